@@ -1,0 +1,16 @@
+"""IK Studio engine: batched forward kinematics, Jacobians and inverse kinematics in taichi.
+
+    import engine as ik
+    ik.init(backend="gpu")
+    scene = ik.Scene()
+    robot = scene.add_entity(ik.morphs.MJCF(file="assets/panda/panda.xml"))
+    scene.build(n_envs=16)
+"""
+
+from . import backend as _backend  # sets taichi's environment before anything imports taichi
+from . import assets, model, morphs
+from .backend import init
+from .entity import RigidEntity
+from .scene import Scene
+
+__all__ = ["RigidEntity", "Scene", "assets", "init", "model", "morphs"]

@@ -1,0 +1,257 @@
+"""``RigidEntity``: one robot in a scene, its per-env state, FK, Jacobians and IK entry points.
+
+State per env: ``qpos`` (n_qs,), link poses (n_links, 3 | 4) kept in step with qpos, and dof
+position targets for :meth:`control_dofs_position`. Every method follows the seed's shape rule:
+a batched scene takes and returns a leading env axis, an unbatched one none. Methods validate all
+input before touching state, so a call that raises leaves the entity as it was.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dofs as dofs_mod
+from . import inputs
+from .backend import float_dtype
+from .elements import RigidJoint, RigidLink
+from .kernels import fk as fk_kernels
+from .kernels.layout import pack_tree
+from .model.tree import KinematicTree
+
+
+class RigidEntity:
+    """A robot added with ``scene.add_entity(morph)``; usable once the scene is built."""
+
+    def __init__(self, scene, tree: KinematicTree, morph, entity_id: int, link_start: int, joint_start: int):
+        self._scene = scene
+        self.tree = tree
+        self.morph = morph
+        self.idx = entity_id
+        self.links = [RigidLink(link.name, i, link_start + i, link.parent, entity_id)
+                      for i, link in enumerate(tree.links)]
+        self.joints = [RigidJoint(j.name, j.type, i, joint_start + i, j.link, tuple(j.qs_idx),
+                                  tuple(j.dofs_idx), entity_id) for i, j in enumerate(tree.joints)]
+        self._link_by_name = {link.name: link for link in self.links}
+        self._joint_by_name = {joint.name: joint for joint in self.joints}
+        self._built = False
+
+    # -- structure ----------------------------------------------------------------------------
+    @property
+    def n_links(self) -> int:
+        return self.tree.n_links
+
+    @property
+    def n_joints(self) -> int:
+        return self.tree.n_joints
+
+    @property
+    def n_qs(self) -> int:
+        return self.tree.n_qs
+
+    @property
+    def n_dofs(self) -> int:
+        return self.tree.n_dofs
+
+    @property
+    def q_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper qpos bounds ``(n_qs,)`` each (inf where unbounded)."""
+        return self.tree.q_limits()
+
+    def get_link(self, name: str) -> RigidLink:
+        """The link called ``name``; KeyError listing the valid names otherwise."""
+        if isinstance(name, RigidLink):
+            return self._own_link(name, "link")
+        if name not in self._link_by_name:
+            raise KeyError(f"name: no link '{name}' in '{self.tree.name}'; links are: "
+                           f"{', '.join(self._link_by_name)}")
+        return self._link_by_name[name]
+
+    def get_joint(self, name: str) -> RigidJoint:
+        """The joint called ``name``; KeyError listing the valid names otherwise."""
+        if name not in self._joint_by_name:
+            raise KeyError(f"name: no joint '{name}' in '{self.tree.name}'; joints are: "
+                           f"{', '.join(self._joint_by_name)}")
+        return self._joint_by_name[name]
+
+    def _own_link(self, link, arg: str = "link") -> RigidLink:
+        if isinstance(link, str):
+            return self.get_link(link)
+        if not isinstance(link, RigidLink):
+            raise TypeError(f"{arg}: expected a RigidLink or a link name, got {type(link).__name__}")
+        if link.entity_id != self.idx or link.idx_local >= self.n_links or \
+                self.links[link.idx_local] is not link and self.links[link.idx_local] != link:
+            raise ValueError(f"{arg}: link '{link.name}' belongs to another entity")
+        return link
+
+    # -- build-time state -----------------------------------------------------------------------
+    def _build(self, n_envs: int) -> None:
+        dtype = float_dtype()
+        self._dtype = dtype
+        self._packed = pack_tree(self.tree, dtype)
+        self._B = n_envs
+        self._qpos = np.tile(self.tree.default_qpos.astype(dtype), (n_envs, 1))
+        self._links_pos = np.zeros((n_envs, self.n_links, 3), dtype)
+        self._links_quat = np.zeros((n_envs, self.n_links, 4), dtype)
+        self._frames = np.zeros((n_envs, max(self.n_joints, 1), 7), dtype)
+        self._dof_target = dofs_mod.qpos_to_dofs(self.tree, self._qpos.astype(float))
+        self._dof_controlled = np.zeros((n_envs, self.n_dofs), dtype=bool)
+        self._velocity_limit = self.tree.velocity_limits()
+        self._built = True
+        self._run_fk(self._qpos, self._links_pos, self._links_quat, self._frames)
+
+    def _destroy(self) -> None:
+        for name in ("_qpos", "_links_pos", "_links_quat", "_frames", "_dof_target", "_dof_controlled"):
+            self.__dict__.pop(name, None)
+        self._built = False
+
+    def _require_built(self) -> None:
+        if not self._built:
+            raise RuntimeError("the scene is not built: call scene.build() first")
+
+    def _run_fk(self, qpos, links_pos, links_quat, frames) -> None:
+        fk_kernels.forward_kinematics(_kernel_array(qpos), *self._packed.args(), links_pos, links_quat, frames)
+
+    # -- index and shape helpers ----------------------------------------------------------------
+    @property
+    def _batched(self) -> bool:
+        return self._scene.is_batched
+
+    def _envs(self, envs_idx) -> np.ndarray:
+        if envs_idx is not None and not self._batched:
+            raise ValueError("envs_idx: the scene was built without n_envs; pass envs_idx=None")
+        idx = inputs.as_index_list("envs_idx", envs_idx, self._B, "env")
+        return np.arange(self._B) if idx is None else idx
+
+    def _out(self, arr: np.ndarray) -> np.ndarray:
+        """Drop the env axis for an unbatched scene."""
+        return arr if self._batched else arr[0]
+
+    def _select(self, name: str, idx, size: int, what: str) -> np.ndarray:
+        sel = inputs.as_index_list(name, idx, size, what)
+        return np.arange(size) if sel is None else sel
+
+    # -- qpos and dofs ----------------------------------------------------------------------------
+    def get_qpos(self, qs_idx_local=None, envs_idx=None) -> np.ndarray:
+        """qpos ``([n_envs,] n_qs)``, or the selected entries / envs."""
+        self._require_built()
+        envs = self._envs(envs_idx)
+        qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
+        return self._out(self._qpos[np.ix_(envs, qs)].astype(float))
+
+    def set_qpos(self, qpos, qs_idx_local=None, envs_idx=None) -> None:
+        """Teleport: write qpos ``([n_envs,] n)`` (n = len(qs_idx_local) or n_qs) and update link poses.
+        Mimic joints are set from their leaders; ball/free quaternions are normalised."""
+        self._require_built()
+        envs = self._envs(envs_idx)
+        qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
+        values = inputs.batched("qpos", qpos, (len(qs),), len(envs), self._batched)
+        full = self._qpos[envs].astype(float)
+        full[:, qs] = values
+        full = self.tree.apply_mimic(dofs_mod.normalize_quaternions(self.tree, full))
+        self._commit_qpos(envs, full)
+
+    def get_dofs_position(self, dofs_idx_local=None, envs_idx=None) -> np.ndarray:
+        """Dof positions ``([n_envs,] n)`` (see :mod:`engine.dofs` for ball and free joints)."""
+        self._require_built()
+        envs = self._envs(envs_idx)
+        dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
+        return self._out(dofs_mod.qpos_to_dofs(self.tree, self._qpos[envs].astype(float))[:, dofs])
+
+    def set_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
+        """Teleport: write dof positions ``([n_envs,] n)`` and update link poses."""
+        self._require_built()
+        envs = self._envs(envs_idx)
+        dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
+        values = inputs.batched("position", position, (len(dofs),), len(envs), self._batched)
+        full = dofs_mod.qpos_to_dofs(self.tree, self._qpos[envs].astype(float))
+        full[:, dofs] = values
+        self._commit_qpos(envs, dofs_mod.dofs_to_qpos(self.tree, full))
+
+    def _commit_qpos(self, envs: np.ndarray, qpos: np.ndarray) -> None:
+        new = self._qpos.copy()
+        new[envs] = qpos
+        self._qpos = new.astype(self._dtype)
+        self._run_fk(self._qpos, self._links_pos, self._links_quat, self._frames)
+
+    def control_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
+        """Set position targets ``([n_envs,] n)``; ``scene.step()`` moves each dof toward its target
+        by at most its velocity limit x dt."""
+        self._require_built()
+        envs = self._envs(envs_idx)
+        dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
+        values = inputs.batched("position", position, (len(dofs),), len(envs), self._batched)
+        self._dof_target[np.ix_(envs, dofs)] = values
+        self._dof_controlled[np.ix_(envs, dofs)] = True
+
+    def _step(self, dt: float) -> None:
+        if not self._dof_controlled.any():
+            return
+        qpos = dofs_mod.step_towards(self.tree, self._qpos.astype(float), self._dof_target,
+                                     self._dof_controlled, self._velocity_limit * dt)
+        self._commit_qpos(np.arange(self._B), qpos)
+
+    # -- link poses, FK, Jacobian -----------------------------------------------------------------
+    def get_links_pos(self, links_idx_local=None, envs_idx=None) -> np.ndarray:
+        """Link origins ``([n_envs,] n_links, 3)`` in the (env-local) world frame, m."""
+        self._require_built()
+        envs = self._envs(envs_idx)
+        links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
+        return self._out(self._links_pos[envs][:, links].astype(float))
+
+    def get_links_quat(self, links_idx_local=None, envs_idx=None) -> np.ndarray:
+        """Link orientations ``([n_envs,] n_links, 4)``, (w, x, y, z)."""
+        self._require_built()
+        envs = self._envs(envs_idx)
+        links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
+        return self._out(self._links_quat[envs][:, links].astype(float))
+
+    def forward_kinematics(self, qpos, qs_idx_local=None, links_idx_local=None, envs_idx=None):
+        """Link poses for a configuration, without touching the scene's state.
+
+        ``qpos``: ``([n_envs,] n)`` with n = len(qs_idx_local) or n_qs; entries not selected by
+        ``qs_idx_local`` are taken from the current state. Returns ``(links_pos, links_quat)`` of
+        shapes ``([n_envs,] n_links, 3)`` and ``([n_envs,] n_links, 4)`` for the selected links/envs.
+        """
+        self._require_built()
+        envs = self._envs(envs_idx)
+        qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
+        links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
+        values = inputs.batched("qpos", qpos, (len(qs),), len(envs), self._batched)
+        full = self._qpos[envs].astype(float)
+        full[:, qs] = values
+        full = self.tree.apply_mimic(dofs_mod.normalize_quaternions(self.tree, full)).astype(self._dtype)
+        n = len(envs)
+        pos = np.empty((n, self.n_links, 3), self._dtype)
+        quat = np.empty((n, self.n_links, 4), self._dtype)
+        frames = np.empty((n, max(self.n_joints, 1), 7), self._dtype)
+        self._run_fk(full, pos, quat, frames)
+        return self._out(pos[:, links].astype(float)), self._out(quat[:, links].astype(float))
+
+    def get_jacobian(self, link, local_point=None, envs_idx=None) -> np.ndarray:
+        """Jacobian ``([n_envs,] 6, n_dofs)`` of a point fixed to ``link`` at the current state.
+
+        ``local_point`` (3,) is in the link frame (default: the link origin). Rows 0-2: linear
+        velocity of the point; rows 3-5: angular velocity; world axes; one column per dof.
+        """
+        self._require_built()
+        link = self._own_link(link)
+        envs = self._envs(envs_idx)
+        point = np.zeros(3) if local_point is None else inputs.as_float_array("local_point", local_point)
+        if point.shape != (3,):
+            raise ValueError(f"local_point: expected shape (3,), got {point.shape}")
+        n = len(envs)
+        q = _kernel_array(self._qpos[envs])
+        pos = np.empty((n, self.n_links, 3), self._dtype)
+        quat = np.empty((n, self.n_links, 4), self._dtype)
+        frames = np.empty((n, max(self.n_joints, 1), 7), self._dtype)
+        J = np.zeros((n, 6, max(self.n_dofs, 1)), self._dtype)
+        fk_kernels.jacobian(q, link.idx_local, point.astype(self._dtype), *self._packed.args(), pos, quat,
+                            frames, J)
+        return self._out(J[:, :, : self.n_dofs].astype(float))
+
+
+def _kernel_array(arr: np.ndarray) -> np.ndarray:
+    """A C-contiguous array with no zero-length axis (taichi cannot take an empty array)."""
+    if arr.shape[-1] == 0:
+        arr = np.zeros(arr.shape[:-1] + (1,), arr.dtype)
+    return np.ascontiguousarray(arr)

@@ -1,0 +1,94 @@
+"""Validation of user input: shapes, dtypes, finiteness and index lists.
+
+Errors name the argument, what it got and what it expects, and are raised before any state
+changes. Shape rule (the seed's): a batched scene takes ``(n_selected_envs, *shape)`` or an
+unbatched ``shape`` that applies to every selected env; an unbatched scene takes ``shape`` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def as_index_list(name: str, value, size: int, what: str) -> np.ndarray | None:
+    """``value`` (None, an int, or a sequence of ints) as an int array of unique indices in
+    ``[0, size)``; None stays None (meaning "all")."""
+    if value is None:
+        return None
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D list of {what} indices, got shape {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise TypeError(f"{name}: expected integer {what} indices, got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    bad = arr[(arr < 0) | (arr >= size)]
+    if bad.size:
+        raise IndexError(f"{name}: {what} index {int(bad[0])} is out of range; expected 0 <= index < {size}")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name}: expected unique {what} indices, got {arr.tolist()}")
+    return arr
+
+
+def as_float_array(name: str, value, allow_nonfinite: bool = False) -> np.ndarray:
+    """``value`` as a float64 array; rejects non-numeric dtypes and NaN / inf."""
+    if value is None:
+        raise TypeError(f"{name}: expected an array of numbers, got None")
+    try:
+        arr = np.asarray(value)
+    except Exception as err:  # ragged nested lists and the like
+        raise ValueError(f"{name}: expected an array of numbers, got {type(value).__name__}: {err}") from None
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if not allow_nonfinite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: expected finite numbers, got NaN or inf")
+    return arr
+
+
+def batched(name: str, value, shape: Sequence[int], n_selected: int, scene_batched: bool) -> np.ndarray:
+    """``value`` as a float array of shape ``(n_selected, *shape)``.
+
+    ``scene_batched`` False: ``value`` must have exactly ``shape`` (n_selected is then 1).
+    """
+    arr = as_float_array(name, value)
+    shape = tuple(shape)
+    if arr.shape == shape:
+        return np.broadcast_to(arr, (n_selected, *shape)).copy()
+    if scene_batched and arr.shape == (n_selected, *shape):
+        return arr
+    expected = f"{shape}" if not scene_batched else f"{shape} or {(n_selected, *shape)}"
+    raise ValueError(f"{name}: expected shape {expected}, got {arr.shape}")
+
+
+def as_mask(name: str, value) -> np.ndarray:
+    """A length-3 boolean mask."""
+    arr = np.asarray(value)
+    if arr.shape != (3,):
+        raise ValueError(f"{name}: expected 3 booleans, got {list(np.atleast_1d(arr).tolist())}")
+    if arr.dtype != bool:
+        if not np.all(np.isin(arr, (0, 1))):
+            raise ValueError(f"{name}: expected 3 booleans, got {arr.tolist()}")
+        arr = arr.astype(bool)
+    return arr
+
+
+def as_positive(name: str, value, integer: bool = False, allow_zero: bool = False) -> float | int:
+    """A positive (or non-negative) finite scalar."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected a number, got {value!r}") from None
+    if not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
+        raise ValueError(f"{name}: expected a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
+    if integer:
+        if x != int(x):
+            raise ValueError(f"{name}: expected an integer, got {value!r}")
+        return int(x)
+    return x

@@ -1,0 +1,6 @@
+"""Taichi kernels over batches of configurations (one thread per env, or per env x IK restart).
+
+Every kernel takes plain arrays (numpy on the CPU, zero-copy; taichi copies them to the device on
+GPU backends), so one compiled kernel serves every robot and every batch size: kernels are
+compiled once per float precision, never per call, robot or env count.
+"""

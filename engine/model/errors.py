@@ -1,0 +1,5 @@
+"""Errors raised while turning a robot file into a :class:`KinematicTree`."""
+
+
+class ModelLoadError(ValueError):
+    """A robot file could not be read: the message names the file and the offending element."""

@@ -1,0 +1,238 @@
+"""The kinematic tree: a robot's links and joints as plain numpy data (no taichi).
+
+Frames. Each link has a *body frame*. Its pose in the world is::
+
+    T_link = T_parent * T_offset(link.pos, link.quat) * M_j1(q1) * M_j2(q2) * ...
+
+where ``M_j`` is the motion of each of the link's joints, applied in order, expressed in the
+link frame: a hinge rotates about ``joint.axis`` through ``joint.pos``; a slide translates along
+``joint.axis``; a ball rotates by its quaternion about ``joint.pos``. A free joint replaces the
+pose outright with its qpos (world position + quaternion). A root link's parent is the world.
+URDF links carry at most one joint (anchor at the link origin); MJCF bodies may carry several.
+
+qpos layout: joints in link order, each taking ``n_qs`` entries (free 7: xyz + wxyz, ball 4: wxyz,
+hinge/slide 1, fixed 0). Dofs: free 6 (world linear velocity, then angular velocity in the body
+frame, as MuJoCo), ball 3 (angular velocity in the joint's rotated frame), hinge/slide 1.
+Hinge/slide motion is ``q - joint.ref`` (MuJoCo's qpos0 reference; 0 for URDF).
+A mimic joint keeps its qpos slot but follows its leader: ``q = multiplier * q_leader + offset``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "free", "ball")
+N_QS = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 1, "free": 7, "ball": 4}
+N_DOFS = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 1, "free": 6, "ball": 3}
+# Integer codes used by the kernels.
+JOINT_CODE = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 2, "ball": 3, "free": 4}
+
+# Velocity limits used where the file states none (rad/s for rotations, m/s for translations).
+DEFAULT_ANGULAR_VELOCITY_LIMIT = 3.0
+DEFAULT_LINEAR_VELOCITY_LIMIT = 1.0
+
+
+@dataclass
+class Visual:
+    """One visual geometry of a link, posed in the link frame.
+
+    ``kind``: "box" (size = full extents x, y, z, m), "sphere" (size = (radius,)),
+    "cylinder" / "capsule" (size = (radius, length) along local z, m), "ellipsoid" (radii) or
+    "mesh" (``mesh_file`` on disk, or ``mesh_data`` vertices/faces already in memory, scaled by
+    ``size``, 3 factors).
+    """
+
+    kind: str
+    size: np.ndarray
+    pos: np.ndarray
+    quat: np.ndarray
+    rgba: np.ndarray = field(default_factory=lambda: np.array([0.7, 0.7, 0.7, 1.0]))
+    mesh_file: Path | None = None
+    mesh_data: tuple[np.ndarray, np.ndarray] | None = None
+
+    @cached_property
+    def mesh(self):
+        """The visual as a ``trimesh.Trimesh`` in the visual's own frame (loaded on first use)."""
+        from .meshes import visual_to_trimesh
+
+        return visual_to_trimesh(self)
+
+
+@dataclass
+class Mimic:
+    """A joint that follows ``leader`` (joint index): ``q = multiplier * q_leader + offset``."""
+
+    leader: int
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass
+class Joint:
+    """A joint of link ``link`` (index). ``pos`` and ``axis`` (unit) are in the link's body frame."""
+
+    name: str
+    type: str
+    link: int
+    pos: np.ndarray
+    axis: np.ndarray
+    lower: float = -np.inf  # rad or m; only for revolute / prismatic
+    upper: float = np.inf
+    velocity_limit: float = np.inf
+    ref: float = 0.0
+    mimic: Mimic | None = None
+    idx: int = -1
+    q_start: int = 0
+    dof_start: int = 0
+
+    @property
+    def n_qs(self) -> int:
+        return N_QS[self.type]
+
+    @property
+    def n_dofs(self) -> int:
+        return N_DOFS[self.type]
+
+    @property
+    def qs_idx(self) -> list[int]:
+        return list(range(self.q_start, self.q_start + self.n_qs))
+
+    @property
+    def dofs_idx(self) -> list[int]:
+        return list(range(self.dof_start, self.dof_start + self.n_dofs))
+
+
+@dataclass
+class Link:
+    """A rigid link. ``pos``/``quat``: body frame offset in the parent frame (the world for a root)."""
+
+    name: str
+    parent: int
+    pos: np.ndarray
+    quat: np.ndarray
+    visuals: list[Visual] = field(default_factory=list)
+    idx: int = -1
+    joints: list[int] = field(default_factory=list)  # joint indices, in application order
+
+
+@dataclass
+class KinematicTree:
+    """Links (parents before children) and joints (grouped by link, in qpos order)."""
+
+    name: str
+    source: Path
+    links: list[Link]
+    joints: list[Joint]
+    default_qpos: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self):
+        self._finalise_layout()
+
+    def _finalise_layout(self) -> None:
+        q = dof = 0
+        for i, link in enumerate(self.links):
+            link.idx = i
+            link.joints = []
+            if link.parent >= i:
+                raise ValueError(f"{self.source}: link '{link.name}' comes before its parent")
+        for j, joint in enumerate(self.joints):
+            if joint.type not in JOINT_TYPES:
+                raise ValueError(f"{self.source}: joint '{joint.name}': unsupported type '{joint.type}'")
+            if j > 0 and joint.link < self.joints[j - 1].link:
+                raise ValueError(f"{self.source}: joints must be grouped in link order")
+            joint.idx = j
+            joint.q_start, joint.dof_start = q, dof
+            q += joint.n_qs
+            dof += joint.n_dofs
+            self.links[joint.link].joints.append(j)
+        for joint in self.joints:
+            if joint.mimic is not None and (joint.n_qs != 1 or self.joints[joint.mimic.leader].n_qs != 1):
+                warnings.warn(f"{self.source}: joint '{joint.name}': mimic ignored (only 1-dof joints can "
+                              f"follow a 1-dof leader; leader is '{self.joints[joint.mimic.leader].name}', "
+                              f"{self.joints[joint.mimic.leader].type})", RuntimeWarning, stacklevel=3)
+                joint.mimic = None
+        for joint in self.joints:  # a mimic of a mimic follows the root leader
+            seen = 0
+            while joint.mimic is not None and self.joints[joint.mimic.leader].mimic is not None:
+                outer = self.joints[joint.mimic.leader].mimic
+                joint.mimic = Mimic(outer.leader, joint.mimic.multiplier * outer.multiplier,
+                                    joint.mimic.multiplier * outer.offset + joint.mimic.offset)
+                seen += 1
+                if seen > len(self.joints):
+                    raise ValueError(f"{self.source}: joint '{joint.name}': mimic cycle")
+        if self.default_qpos.shape != (q,):
+            self.default_qpos = self.neutral_qpos()
+        self.default_qpos = self.apply_mimic(self.default_qpos)
+
+    # -- sizes and lookups ------------------------------------------------------------------
+    @property
+    def n_links(self) -> int:
+        return len(self.links)
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.joints)
+
+    @property
+    def n_qs(self) -> int:
+        return sum(j.n_qs for j in self.joints)
+
+    @property
+    def n_dofs(self) -> int:
+        return sum(j.n_dofs for j in self.joints)
+
+    def link_names(self) -> list[str]:
+        return [link.name for link in self.links]
+
+    def joint_names(self) -> list[str]:
+        return [joint.name for joint in self.joints]
+
+    # -- qpos helpers -------------------------------------------------------------------------
+    def neutral_qpos(self) -> np.ndarray:
+        """Zeros clamped into the limits, identity quaternions for ball and free joints, ``(n_qs,)``."""
+        q = np.zeros(self.n_qs)
+        for joint in self.joints:
+            s = joint.q_start
+            if joint.type == "free":
+                q[s + 3] = 1.0
+            elif joint.type == "ball":
+                q[s] = 1.0
+            elif joint.n_qs == 1:
+                q[s] = np.clip(joint.ref, joint.lower, joint.upper)
+        return q
+
+    def apply_mimic(self, qpos: np.ndarray) -> np.ndarray:
+        """Copy of ``qpos`` ``(..., n_qs)`` with every mimic joint set from its leader."""
+        qpos = np.array(qpos, dtype=float, copy=True)
+        for joint in self.joints:
+            if joint.mimic is not None:
+                leader = self.joints[joint.mimic.leader]
+                qpos[..., joint.q_start] = (joint.mimic.multiplier * qpos[..., leader.q_start]
+                                            + joint.mimic.offset)
+        return qpos
+
+    def q_limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds per qpos entry ``(n_qs,)`` (inf where unbounded)."""
+        lo = np.full(self.n_qs, -np.inf)
+        hi = np.full(self.n_qs, np.inf)
+        for joint in self.joints:
+            if joint.n_qs == 1:
+                lo[joint.q_start], hi[joint.q_start] = joint.lower, joint.upper
+        return lo, hi
+
+    def velocity_limits(self) -> np.ndarray:
+        """Velocity limit per dof ``(n_dofs,)``; the module defaults where the file gives none."""
+        v = np.zeros(self.n_dofs)
+        for joint in self.joints:
+            for k, d in enumerate(joint.dofs_idx):
+                limit = joint.velocity_limit
+                if not np.isfinite(limit) or limit <= 0:
+                    linear = joint.type == "prismatic" or (joint.type == "free" and k < 3)
+                    limit = DEFAULT_LINEAR_VELOCITY_LIMIT if linear else DEFAULT_ANGULAR_VELOCITY_LIMIT
+                v[d] = limit
+        return v

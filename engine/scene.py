@@ -1,0 +1,95 @@
+"""``Scene``: entities, per-env state allocation, stepping, and the visualizer handle."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import backend, inputs
+from . import model as model_mod
+from .entity import RigidEntity
+
+
+class Scene:
+    """A set of robots simulated kinematically over ``n_envs`` parallel environments.
+
+    ``dt`` (s) is the step of :meth:`step`, which moves controlled dofs toward their targets.
+    """
+
+    def __init__(self, dt: float = 0.01):
+        backend.ensure_init()
+        self.dt = inputs.as_positive("dt", dt)
+        self.entities: list[RigidEntity] = []
+        self.n_envs: int | None = None
+        self.env_spacing = np.array([1.0, 1.0])
+        self.is_built = False
+        self._generation = backend.STATE.generation
+        self.t = 0
+
+    # -- building --------------------------------------------------------------------------------
+    def add_entity(self, morph) -> RigidEntity:
+        """Load ``morph`` (an ``engine.morphs`` URDF or MJCF) and add it; returns the entity."""
+        if self.is_built:
+            raise RuntimeError("add_entity: the scene is already built; add entities before build()")
+        tree = model_mod.load(morph)
+        link_start = sum(e.n_links for e in self.entities)
+        joint_start = sum(e.n_joints for e in self.entities)
+        entity = RigidEntity(self, tree, morph, len(self.entities), link_start, joint_start)
+        self.entities.append(entity)
+        return entity
+
+    def build(self, n_envs: int | None = None, env_spacing=(1.0, 1.0)) -> None:
+        """Allocate state for ``n_envs`` envs (None: one env, no env axis anywhere).
+
+        ``env_spacing`` (x, y) in m only lays envs out on screen; poses stay env-local.
+        """
+        if self.is_built:
+            raise RuntimeError("build: the scene is already built")
+        if n_envs is not None:
+            n_envs = inputs.as_positive("n_envs", n_envs, integer=True)
+        spacing = inputs.as_float_array("env_spacing", env_spacing)
+        if spacing.shape != (2,):
+            raise ValueError(f"env_spacing: expected 2 numbers (x, y), got shape {spacing.shape}")
+        self.n_envs = n_envs
+        self.env_spacing = spacing
+        for entity in self.entities:
+            entity._build(self.n_batch)
+        self.is_built = True
+
+    @property
+    def is_batched(self) -> bool:
+        """True when built with ``n_envs``: inputs and outputs carry a leading env axis."""
+        return self.n_envs is not None
+
+    @property
+    def n_batch(self) -> int:
+        """Number of env rows in state arrays (1 for an unbatched scene)."""
+        return 1 if self.n_envs is None else self.n_envs
+
+    def envs_offset(self) -> np.ndarray:
+        """On-screen offset of each env ``(n_batch, 3)``, m: a near-square grid by ``env_spacing``."""
+        n = self.n_batch
+        cols = int(np.ceil(np.sqrt(n)))
+        idx = np.arange(n)
+        offset = np.zeros((n, 3))
+        offset[:, 0] = (idx // cols - (int(np.ceil(n / cols)) - 1) / 2) * self.env_spacing[0]
+        offset[:, 1] = (idx % cols - (cols - 1) / 2) * self.env_spacing[1]
+        return offset
+
+    # -- running ---------------------------------------------------------------------------------
+    def step(self) -> None:
+        """Advance one ``dt``: controlled dofs move toward their targets (kinematic, no physics)."""
+        self._require_built()
+        for entity in self.entities:
+            entity._step(self.dt)
+        self.t += 1
+
+    def destroy(self) -> None:
+        """Free the scene's state; the scene cannot be used afterwards."""
+        for entity in self.entities:
+            entity._destroy()
+        self.entities = []
+        self.is_built = False
+
+    def _require_built(self) -> None:
+        if not self.is_built:
+            raise RuntimeError("the scene is not built: call scene.build() first")

@@ -1,0 +1,108 @@
+"""Plain numpy rotation helpers. Quaternions are (w, x, y, z), unit norm.
+
+Every function accepts a single item or a batch on the leading axes:
+quaternions ``(..., 4)``, vectors ``(..., 3)``, rotation matrices ``(..., 3, 3)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+IDENTITY_QUAT = np.array([1.0, 0.0, 0.0, 0.0])
+
+
+def quat_normalize(q: np.ndarray) -> np.ndarray:
+    """Unit quaternion(s) ``(..., 4)`` with a non-negative w (canonical sign)."""
+    q = np.asarray(q, dtype=float)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(q[..., :1] < 0, -q, q)
+
+
+def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product ``a * b`` of quaternions ``(..., 4)``."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+
+
+def quat_conj(q: np.ndarray) -> np.ndarray:
+    """Conjugate (the inverse of a unit quaternion), ``(..., 4)``."""
+    q = np.asarray(q, dtype=float)
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix ``(..., 3, 3)`` of quaternion(s) ``(..., 4)``."""
+    q = np.asarray(q, dtype=float)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        axis=-2,
+    )
+
+
+def quat_from_matrix(m: np.ndarray) -> np.ndarray:
+    """Unit quaternion ``(4,)`` of one rotation matrix ``(3, 3)`` (Shepperd's method)."""
+    m = np.asarray(m, dtype=float)
+    tr = np.trace(m)
+    if tr > 0:
+        s = 2.0 * np.sqrt(tr + 1.0)
+        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
+    elif m[1, 1] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+    return quat_normalize(np.array(q))
+
+
+def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vector(s) ``(..., 3)`` by quaternion(s) ``(..., 4)``."""
+    return np.einsum("...ij,...j->...i", quat_to_matrix(q), np.asarray(v, dtype=float))
+
+
+def quat_from_axis_angle(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
+    """Quaternion ``(..., 4)`` rotating by ``angle`` (rad) about unit ``axis`` ``(..., 3)``."""
+    axis = np.asarray(axis, dtype=float)
+    half = 0.5 * np.asarray(angle, dtype=float)[..., None]
+    return np.concatenate([np.cos(half), np.sin(half) * axis], axis=-1)
+
+
+def quat_to_rotvec(q: np.ndarray) -> np.ndarray:
+    """Rotation vector ``(..., 3)`` (axis * angle, angle in [0, pi]) of quaternion(s) ``(..., 4)``."""
+    q = quat_normalize(q)
+    v = q[..., 1:]
+    s = np.linalg.norm(v, axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s, q[..., :1])
+    scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0)
+    return v * scale
+
+
+def pose_to_matrix(pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
+    """Homogeneous transform ``(..., 4, 4)`` from position ``(..., 3)`` and quaternion ``(..., 4)``."""
+    pos = np.asarray(pos, dtype=float)
+    r = quat_to_matrix(quat)
+    t = np.zeros(r.shape[:-2] + (4, 4))
+    t[..., :3, :3] = r
+    t[..., :3, 3] = pos
+    t[..., 3, 3] = 1.0
+    return t
