@@ -7,10 +7,12 @@
     scene.build(n_envs=16)
 """
 
-from . import backend as _backend  # sets taichi's environment before anything imports taichi
+# isort: off
+from . import backend  # first: sets taichi's environment before anything imports taichi
+# isort: on
 from . import assets, model, morphs
 from .backend import init
 from .entity import RigidEntity
 from .scene import Scene
 
-__all__ = ["RigidEntity", "Scene", "assets", "init", "model", "morphs"]
+__all__ = ["RigidEntity", "Scene", "assets", "backend", "init", "model", "morphs"]

@@ -30,8 +30,8 @@ def joint_value(r, j, q: ti.template(), joint_i: ti.template(), joint_f: ti.temp
 
 
 @ti.func
-def fk_row(r, q: ti.template(), link_i: ti.template(), link_f: ti.template(), joint_i: ti.template(), joint_f: ti.template(), links_pos: ti.template(), links_quat: ti.template(),
-           frames: ti.template()):
+def fk_row(r, q: ti.template(), link_i: ti.template(), link_f: ti.template(), joint_i: ti.template(),
+           joint_f: ti.template(), links_pos: ti.template(), links_quat: ti.template(), frames: ti.template()):
     """Forward kinematics of row r of ``q`` (B, n_qs): fills the row's link poses and joint frames."""
     for l in range(link_i.shape[0]):
         pos = ti.Vector([link_f[l, 0], link_f[l, 1], link_f[l, 2]])
@@ -80,7 +80,8 @@ def set_column(J: ti.template(), r, row0, d, lin, ang):
 
 
 @ti.func
-def jacobian_row(r, link, point, row0, link_i: ti.template(), joint_i: ti.template(), joint_f: ti.template(), frames: ti.template(), J: ti.template()):
+def jacobian_row(r, link, point, row0, link_i: ti.template(), joint_i: ti.template(), joint_f: ti.template(),
+                 frames: ti.template(), J: ti.template()):
     """Rows ``row0 .. row0+5`` of ``J`` (B, rows, n_dofs) for a world ``point`` fixed to ``link``:
     linear velocity of the point (3), then angular velocity (3), world axes. Zeroes those rows first;
     mimic columns are folded into their leaders."""
