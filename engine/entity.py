@@ -14,12 +14,13 @@ from . import dofs as dofs_mod
 from . import inputs
 from .backend import float_dtype
 from .elements import RigidJoint, RigidLink
+from .ik_api import IKMethods
 from .kernels import fk as fk_kernels
 from .kernels.layout import pack_tree
 from .model.tree import KinematicTree
 
 
-class RigidEntity:
+class RigidEntity(IKMethods):
     """A robot added with ``scene.add_entity(morph)``; usable once the scene is built."""
 
     def __init__(self, scene, tree: KinematicTree, morph, entity_id: int, link_start: int, joint_start: int):

@@ -62,11 +62,13 @@ def _parse(path: Path):
     import yourdfpy
     from lxml import etree
 
+    try:  # strict parse first: yourdfpy silently "recovers" malformed XML into a different robot
+        etree.parse(str(path))
+    except etree.XMLSyntaxError as err:
+        raise ModelLoadError(f"{path}: malformed XML (line {err.lineno}): {err.msg}") from None
     try:
         return yourdfpy.URDF.load(str(path), build_scene_graph=False, load_meshes=False,
                                   build_collision_scene_graph=False, load_collision_meshes=False).robot
-    except etree.XMLSyntaxError as err:
-        raise ModelLoadError(f"{path}: malformed XML: {err}") from None
     except Exception as err:  # yourdfpy raises assorted errors for missing attributes
         raise ModelLoadError(f"{path}: cannot parse URDF: {type(err).__name__}: {err}") from None
 

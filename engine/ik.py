@@ -1,0 +1,207 @@
+"""Inverse kinematics front end: validates a request, runs :func:`engine.kernels.ik.solve`, and
+picks each env's answer among its restarts.
+
+Genesis' parameters and defaults. ``rot_mask`` semantics: all True = full orientation; exactly
+one True = that axis of the link is aligned with the same axis of the target, rotation about it
+free (for any target orientation); all False = orientation free; two True is an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import inputs
+from .kernels import ik as ik_kernels
+
+MAX_THREADS = 1 << 16  # (env x restart) threads per call; bounds scratch memory
+
+
+@dataclass
+class IKResult:
+    """What one IK call found, per env (leading axis dropped for an unbatched scene).
+
+    ``qpos`` ([n_envs,] n_qs); ``error`` ([n_envs,] n_links, 6): masked position (m) and rotation
+    (rad, rotation vector) error of each target, world axes, at ``qpos``; ``success`` ([n_envs,])
+    bool: every target within pos_tol / rot_tol; ``iterations`` ([n_envs,]): solver iterations of
+    the returned sample; ``sample`` ([n_envs,]): which restart it came from (0 = init_qpos).
+    """
+
+    qpos: np.ndarray
+    error: np.ndarray
+    success: np.ndarray
+    iterations: np.ndarray
+    sample: np.ndarray
+
+    @property
+    def pos_error(self) -> np.ndarray:
+        """Norm of each target's masked position error ([n_envs,] n_links), m."""
+        return np.linalg.norm(self.error[..., :3], axis=-1)
+
+    @property
+    def rot_error(self) -> np.ndarray:
+        """Angle of each target's masked rotation error ([n_envs,] n_links), rad."""
+        return np.linalg.norm(self.error[..., 3:], axis=-1)
+
+
+def rot_mode(rot_mask: np.ndarray) -> int:
+    """Kernel code of a rot_mask: 3 full, -1 free, k to align axis k."""
+    n = int(rot_mask.sum())
+    if n == 3:
+        return 3
+    if n == 0:
+        return -1
+    if n == 1:
+        return int(np.argmax(rot_mask))
+    raise ValueError(f"rot_mask: got {rot_mask.tolist()}; two aligned axes fix the third, so use all three "
+                     "(full orientation), one (align that axis) or none")
+
+
+class _Scratch:
+    """Per-entity scratch arrays for the IK kernel, reused while shapes stay the same."""
+
+    def __init__(self):
+        self.key = None
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def get(self, T: int, n_tasks: int, n_qs: int, n_links: int, n_joints: int, n_dofs: int, dtype):
+        key = (T, n_tasks, n_qs, n_links, n_joints, n_dofs, dtype)
+        if key != self.key:
+            m = 6 * n_tasks
+            shapes = dict(q=(T, n_qs), links_pos=(T, n_links, 3), links_quat=(T, n_links, 4),
+                          frames=(T, n_joints, 7), J=(T, m, n_dofs), A=(T, m, m), err=(T, m), dq=(T, n_dofs),
+                          best_q=(T, n_qs), best_err=(T, n_tasks, 6), best_f=(T, 2))
+            self.arrays = {k: np.zeros(v, dtype) for k, v in shapes.items()}
+            self.arrays["best_i"] = np.zeros((T, 3), np.int32)
+            self.key = key
+        return self.arrays
+
+
+def _targets(name: str, values, n_tasks: int, size: int, n_sel: int, batched: bool) -> tuple:
+    """Per-task arrays (n_sel, size) or None, from a list of entries (each None, shared or per env)."""
+    out = []
+    for i, value in enumerate(values):
+        out.append(None if value is None else inputs.batched(f"{name}[{i}]", value, (size,), n_sel, batched))
+    return out
+
+
+def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_limit, max_samples,
+             max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, seed,
+             dofs_idx_local, envs_idx, rest_qpos=None, rest_weight=0.0) -> IKResult:
+    """Validate every argument, run the kernel, choose each env's answer. State is not touched."""
+    entity._require_built()
+    tree = entity.tree
+    n_tasks = len(links)
+    if n_tasks == 0:
+        raise ValueError("links: expected at least one link")
+    links = [entity._own_link(link, f"links[{i}]") for i, link in enumerate(links)]
+    envs = entity._envs(envs_idx)
+    n_sel = len(envs)
+    batched = entity._batched
+    for name, seq in (("poss", poss), ("quats", quats), ("local_points", local_points)):
+        if len(seq) != n_tasks:
+            raise ValueError(f"{name}: expected {n_tasks} entries (one per link), got {len(seq)}")
+    pos_list = _targets("poss", poss, n_tasks, 3, n_sel, batched)
+    quat_list = _targets("quats", quats, n_tasks, 4, n_sel, batched)
+    for i in range(n_tasks):
+        if pos_list[i] is None and quat_list[i] is None:
+            raise ValueError(f"poss[{i}], quats[{i}]: link '{links[i].name}' has neither a position nor an "
+                             "orientation target")
+        if quat_list[i] is not None:
+            norms = np.linalg.norm(quat_list[i], axis=-1, keepdims=True)
+            if np.any(norms < 1e-9):
+                raise ValueError(f"quats[{i}]: expected non-zero (w, x, y, z) quaternions")
+            quat_list[i] = quat_list[i] / norms
+    points = np.zeros((n_tasks, 3))
+    for i, p in enumerate(local_points):
+        if p is not None:
+            arr = inputs.as_float_array(f"local_points[{i}]", p)
+            if arr.shape != (3,):
+                raise ValueError(f"local_points[{i}]: expected shape (3,), got {arr.shape}")
+            points[i] = arr
+    pos_mask = inputs.as_mask("pos_mask", pos_mask)
+    mode = rot_mode(inputs.as_mask("rot_mask", rot_mask))
+    max_samples = inputs.as_positive("max_samples", max_samples, integer=True)
+    max_iters = inputs.as_positive("max_solver_iters", max_solver_iters, integer=True, allow_zero=True)
+    damping = inputs.as_positive("damping", damping)
+    pos_tol = inputs.as_positive("pos_tol", pos_tol)
+    rot_tol = inputs.as_positive("rot_tol", rot_tol)
+    max_step = inputs.as_positive("max_step_size", max_step_size)
+    rest_weight = inputs.as_positive("rest_weight", rest_weight, allow_zero=True)
+    if seed is None:
+        seed = int(np.random.randint(0, 2**31 - 1))
+    elif isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"seed: expected an int or None, got {seed!r}")
+
+    if init_qpos is None:
+        q0 = entity._qpos[envs].astype(float)
+    else:
+        q0 = inputs.batched("init_qpos", init_qpos, (tree.n_qs,), n_sel, batched)
+    q0 = tree.apply_mimic(q0)
+    rest = tree.default_qpos.copy() if rest_qpos is None else inputs.as_float_array("rest_qpos", rest_qpos)
+    if rest.shape != (tree.n_qs,):
+        raise ValueError(f"rest_qpos: expected shape ({tree.n_qs},), got {rest.shape}")
+    active = np.ones(max(tree.n_dofs, 1), np.int32)
+    if dofs_idx_local is not None:
+        sel = inputs.as_index_list("dofs_idx_local", dofs_idx_local, tree.n_dofs, "dof")
+        active[:] = 0
+        active[sel] = 1
+
+    dtype = entity._dtype
+    tasks_i = np.array([[link.idx_local, int(p is not None), mode if q is not None else -1]
+                        for link, p, q in zip(links, pos_list, quat_list)], np.int32)
+    targets = np.zeros((n_sel, n_tasks, 7), dtype)
+    targets[..., 3] = 1.0
+    for i in range(n_tasks):
+        if pos_list[i] is not None:
+            targets[:, i, :3] = pos_list[i]
+        if quat_list[i] is not None:
+            targets[:, i, 3:] = quat_list[i]
+    exhaustive = int(rest_weight > 0)
+    K = max(1, min(max_samples, MAX_THREADS // n_sel))
+    T = n_sel * K
+    lo, hi = tree.q_limits()
+    big = 1e38 if dtype == np.float32 else 1e300
+    q_limits = np.stack([np.clip(lo, -big, big), np.clip(hi, -big, big)], axis=1).astype(dtype)
+    if q_limits.shape[0] == 0:
+        q_limits = np.zeros((1, 2), dtype)
+    params_f = np.array([damping, pos_tol, rot_tol, max_step, rest_weight, *pos_mask], dtype)
+    params_i = np.array([max_iters, max_samples, K, seed % (2**31), int(bool(respect_joint_limit)), exhaustive],
+                        np.int32)
+    n_qs_k = max(tree.n_qs, 1)
+    scratch = entity.__dict__.setdefault("_ik_scratch", _Scratch()).get(
+        T, n_tasks, n_qs_k, tree.n_links, max(tree.n_joints, 1), max(tree.n_dofs, 1), dtype)
+    done = np.full(n_sel, ik_kernels.BIG, np.int32)
+    q0k = np.zeros((n_sel, n_qs_k), dtype)
+    q0k[:, : tree.n_qs] = q0
+    restk = np.zeros(n_qs_k, dtype)
+    restk[: tree.n_qs] = rest
+    s = scratch
+    ik_kernels.solve(q0k, tasks_i, points.astype(dtype), targets, params_f, params_i, *entity._packed.args(),
+                     q_limits, active, restk, s["q"], s["links_pos"], s["links_quat"], s["frames"], s["J"], s["A"],
+                     s["err"], s["dq"], s["best_q"], s["best_err"], s["best_i"], s["best_f"], done)
+    return _choose(entity, s, n_sel, K, exhaustive)
+
+
+def _choose(entity, s, n_sel: int, K: int, exhaustive: int) -> IKResult:
+    """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest score."""
+    tree = entity.tree
+    success_sample = s["best_i"][:, 0].reshape(K, n_sel)
+    score = s["best_f"][:, 0].astype(float).reshape(K, n_sel)
+    rest_dist = s["best_f"][:, 1].astype(float).reshape(K, n_sel)
+    ok = success_sample >= 0
+    if exhaustive:
+        key = np.where(ok, rest_dist, np.inf)
+    else:
+        key = np.where(ok, success_sample.astype(float), np.inf)
+    any_ok = ok.any(axis=0)
+    pick = np.where(any_ok, np.argmin(key, axis=0), np.argmin(score, axis=0))
+    rows = pick * n_sel + np.arange(n_sel)
+    qpos = tree.apply_mimic(s["best_q"][rows, : tree.n_qs].astype(float))
+    sample = np.where(any_ok, success_sample[pick, np.arange(n_sel)], -1)
+    out = IKResult(qpos=qpos, error=s["best_err"][rows].astype(float), success=any_ok,
+                   iterations=s["best_i"][rows, 1].copy(), sample=sample)
+    if not entity._batched:
+        out = IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0])
+    return out

@@ -1,0 +1,87 @@
+"""Session-wide test setup: headless GL, a quiet taichi, the Xvfb display, and the CI skip rule.
+
+* ``PYOPENGL_PLATFORM`` defaults to ``osmesa``: the renderer draws offscreen with no display.
+* ``xvfb_display`` (session fixture): the X display for GUI tests; with no usable ``DISPLAY`` it
+  starts a private Xvfb (1920x1080x24) for the session and stops it at the end.
+* Under ``CI=true`` every skip is reported as a failure (see ``_support.py``); expected failures
+  (``xfail``) are left as they are.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("PYOPENGL_PLATFORM", "osmesa")
+# Quiet taichi: no version banner on import, no telemetry or version check over the network.
+os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
+os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
+
+from _support import in_ci, require_or_fail, skip_or_fail  # noqa: E402
+
+__all__ = ["in_ci", "require_or_fail", "skip_or_fail"]
+
+CI_SKIP_NOTE = "skipped under CI=true, which counts as a failure (a skip must not hide a missing dependency)"
+
+
+def pytest_configure(config):
+    # taichi 1.7.4 calls a locale function that Python 3.11+ deprecates; not ours to fix.
+    config.addinivalue_line("filterwarnings",
+                            "ignore:'locale.getdefaultlocale' is deprecated:DeprecationWarning:taichi")
+
+
+def _display_usable(display: str | None) -> bool:
+    """False for an unset DISPLAY or a local ``:N`` whose X socket is gone."""
+    if not display:
+        return False
+    local = re.fullmatch(r":(\d+)(\.\d+)?", display)
+    return local is None or Path(f"/tmp/.X11-unix/X{local[1]}").exists()
+
+
+@pytest.fixture(scope="session")
+def xvfb_display():
+    """The X display GUI tests use (``":N"``); ``os.environ["DISPLAY"]`` is set for the session."""
+    if _display_usable(os.environ.get("DISPLAY")):
+        yield os.environ["DISPLAY"]
+        return
+    error = None
+    try:
+        from xvfbwrapper import Xvfb
+
+        xvfb = Xvfb(width=1920, height=1080, colordepth=24, timeout=20)
+        xvfb.start()  # picks a free display, waits for /tmp/.X11-unix/XN, sets DISPLAY
+    except Exception as err:  # package or binary missing, or the server died on start
+        error = f"{type(err).__name__}: {err}"
+    if error is not None:
+        skip_or_fail(f"no DISPLAY and Xvfb could not be started ({error}); "
+                     "install the system packages listed in .ci/run")
+    try:
+        yield os.environ["DISPLAY"]
+    finally:
+        xvfb.stop()  # also restores the previous DISPLAY
+
+
+def _reason(longrepr) -> str:
+    return longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    rep = yield
+    if rep.skipped and not hasattr(rep, "wasxfail") and in_ci():
+        rep.outcome = "failed"
+        rep.longrepr = f"{CI_SKIP_NOTE}: {_reason(rep.longrepr)}"
+    return rep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    rep = yield  # a module-level skip (pytest.importorskip, allow_module_level=True) lands here
+    if rep.skipped and in_ci():
+        rep.outcome = "failed"
+        rep.longrepr = f"{CI_SKIP_NOTE}: {_reason(rep.longrepr)}"
+    return rep

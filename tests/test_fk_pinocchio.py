@@ -1,0 +1,132 @@
+"""Batched FK and Jacobians agree with Pinocchio on every catalog URDF that both load.
+
+For each robot and each precision (f64: 1e-9, f32: 1e-4) one scene is built with n_envs=3 and
+two batches of random configurations (within limits; unlimited joints in [-pi, pi]) are set.
+Compared per env: every link's pose (``get_links_pos/quat`` and ``forward_kinematics``), and the
+Jacobian of several links (the last one included) at the link origin and at a local offset point.
+Pinocchio's frame Jacobian gives the origin's velocity (LOCAL_WORLD_ALIGNED); the velocity of a
+point r away (world axes) is v + w x r.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+import zlib
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from pinref import PinReference
+
+import engine
+from engine import assets, model, morphs
+from engine.transforms import quat_to_matrix
+
+N_ENVS = 3
+N_BATCHES = 2  # configurations per robot: N_ENVS * N_BATCHES
+N_JAC_LINKS = 4  # links whose Jacobian is checked (the last one always among them)
+TOL = {"64": 1e-9, "32": 1e-4}
+MIN_ROBOTS = 65
+
+
+@functools.cache
+def _comparable() -> tuple[dict[str, object], dict[str, str]]:
+    """({name: catalog entry} both loaders accept, {name: why excluded})."""
+    ok, excluded = {}, {}
+    for entry in assets.list_robots():
+        if entry.format != "urdf":
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.load(morphs.URDF(file=entry.path))
+        except Exception as err:
+            excluded[entry.name] = f"ours: {type(err).__name__}"
+            continue
+        try:
+            pin.buildModelFromUrdf(str(entry.path))
+        except Exception as err:
+            excluded[entry.name] = f"pinocchio: {type(err).__name__}"
+            continue
+        ok[entry.name] = entry
+    return ok, excluded
+
+
+ROBOTS = sorted(_comparable()[0])
+
+
+@functools.cache
+def _reference(name: str) -> PinReference:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = model.load(morphs.URDF(file=_comparable()[0][name].path))
+    return PinReference(tree)
+
+
+@pytest.fixture(scope="module", params=["64", "32"], ids=["f64", "f32"])
+def precision(request):
+    engine.init(backend="cpu", precision=request.param)
+    return request.param
+
+
+def random_qpos(tree, rng: np.random.Generator, n: int) -> np.ndarray:
+    """``(n, n_qs)`` configurations within the limits; unlimited 1-dof joints in [-pi, pi]."""
+    q = np.tile(tree.neutral_qpos(), (n, 1))
+    for joint in tree.joints:
+        if joint.n_qs != 1:
+            continue
+        lo, hi = joint.lower, joint.upper
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            lo, hi = -np.pi, np.pi
+        q[:, joint.q_start] = rng.uniform(lo, hi, n)
+    return q
+
+
+def test_enough_robots_are_compared():
+    ok, excluded = _comparable()
+    assert len(ok) >= MIN_ROBOTS, f"only {len(ok)} robots load in both; excluded: {excluded}"
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_fk_and_jacobian_match_pinocchio(name, precision):
+    ref = _reference(name)
+    tree = ref.tree
+    assert all(j.n_qs <= 1 for j in tree.joints), "a fixed-base URDF has 1-dof joints only"
+    tol = TOL[precision]
+    scene = engine.Scene()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = scene.add_entity(morphs.URDF(file=tree.source))
+    scene.build(n_envs=N_ENVS)
+    assert robot.get_qpos().dtype == np.float64  # outputs are float64 whatever the precision
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    n = robot.n_links
+    jac_links = sorted({n - 1, *rng.choice(n, size=min(N_JAC_LINKS - 1, n), replace=False).tolist()})
+
+    for _ in range(N_BATCHES):
+        robot.set_qpos(random_qpos(tree, rng, N_ENVS))
+        qpos = robot.get_qpos()  # mimic followers already derived from their leaders
+        pos, quat = robot.get_links_pos(), robot.get_links_quat()
+        fk_pos, fk_quat = robot.forward_kinematics(qpos)
+        assert pos.shape == (N_ENVS, n, 3) and quat.shape == (N_ENVS, n, 4)
+        points = rng.uniform(-0.3, 0.3, (len(jac_links), 3))
+        jac_origin = [robot.get_jacobian(robot.links[l]) for l in jac_links]
+        jac_point = [robot.get_jacobian(robot.links[l], local_point=p) for l, p in zip(jac_links, points)]
+        for e in range(N_ENVS):
+            rots, poss = ref.link_poses(qpos[e])
+            for ours_pos, ours_quat in ((pos[e], quat[e]), (fk_pos[e], fk_quat[e])):
+                np.testing.assert_allclose(ours_pos, poss, atol=tol, rtol=0, err_msg=f"{name}: link positions")
+                np.testing.assert_allclose(quat_to_matrix(ours_quat), rots, atol=tol, rtol=0,
+                                           err_msg=f"{name}: link rotations")
+            for k, l in enumerate(jac_links):
+                link = tree.links[l]
+                J_origin = ref.jacobian(qpos[e], link.name)
+                r = rots[l] @ points[k]
+                J_point = J_origin.copy()
+                J_point[:3] += np.cross(J_origin[3:].T, r).T  # v_point = v_origin + w x r
+                np.testing.assert_allclose(jac_origin[k][e], J_origin, atol=tol, rtol=0,
+                                           err_msg=f"{name}: Jacobian of link '{link.name}' origin")
+                np.testing.assert_allclose(jac_point[k][e], J_point, atol=tol, rtol=0,
+                                           err_msg=f"{name}: Jacobian of link '{link.name}' at {points[k]}")
+    scene.destroy()
