@@ -8,11 +8,12 @@ free (for any target orientation); all False = orientation free; two True is an 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import inputs
+from . import backend, inputs
 from .kernels import ik as ik_kernels
 
 MAX_THREADS = 1 << 16  # (env x restart) threads per call; bounds scratch memory
@@ -43,6 +44,20 @@ class IKResult:
     def rot_error(self) -> np.ndarray:
         """Angle of each target's masked rotation error ([n_envs,] n_links), rad."""
         return np.linalg.norm(self.error[..., 3:], axis=-1)
+
+
+def restart_slots(n_envs: int, max_samples: int) -> int:
+    """How many restarts of one env run side by side (threads = n_envs x slots).
+
+    On a GPU every restart gets its own thread (bounded by :data:`MAX_THREADS`). On the CPU, where
+    a few cores are already kept busy by the envs, extra slots only run restarts that an earlier
+    success makes useless, so slots are added only until there are ~4 threads per core.
+    """
+    if backend.STATE.arch == "cpu":
+        want = -(-4 * (os.cpu_count() or 1) // n_envs)
+    else:
+        want = MAX_THREADS // n_envs
+    return max(1, min(max_samples, want))
 
 
 def rot_mode(rot_mask: np.ndarray) -> int:
@@ -159,7 +174,7 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
         if quat_list[i] is not None:
             targets[:, i, 3:] = quat_list[i]
     exhaustive = int(rest_weight > 0)
-    K = max(1, min(max_samples, MAX_THREADS // n_sel))
+    K = restart_slots(n_sel, max_samples)
     T = n_sel * K
     lo, hi = tree.q_limits()
     big = 1e38 if dtype == np.float32 else 1e300

@@ -157,11 +157,21 @@ def test_matches_pinocchio(name):
     assert fixed <= fixed_frames, f"fixed joints missing from Pinocchio's frames: {fixed - fixed_frames}"
 
     # each joint belongs to the link that is its URDF child (Pinocchio: the BODY frame's parent joint)
-    for jname, pj in pin_joints.items():
+    for jname in pin_joints:
         joint = ours[jname]
         assert tree.links[joint.link].joints == [joint.idx]
-        child_frames = [f for f in pm.frames if f.type == pin.BODY and f.name == tree.links[joint.link].name]
-        assert pm.names[child_frames[0].parentJoint] == jname
+        body = pm.frames[pm.getFrameId(tree.links[joint.link].name, pin.BODY)]
+        assert pm.names[body.parentJoint] == jname
+
+    # tree structure: link -> its joint's frame -> the parent link, in Pinocchio's frame tree too
+    frame_types = (pin.JOINT, pin.FIXED_JOINT)
+    for joint in tree.joints:
+        link = tree.links[joint.link]
+        body = pm.frames[pm.getFrameId(link.name, pin.BODY)]
+        joint_frame = pm.frames[body.parentFrame]
+        assert joint_frame.name == joint.name and joint_frame.type in frame_types, link.name
+        parent = pm.frames[joint_frame.parentFrame]
+        assert parent.type == pin.BODY and parent.name == tree.links[link.parent].name, joint.name
 
     # sizes: continuous joints take 1 qpos here, 2 in Pinocchio
     n_rub = sum(pj.nq == 2 and pj.nv == 1 for pj in pin_joints.values())

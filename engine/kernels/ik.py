@@ -32,6 +32,18 @@ from .fk import BALL, FREE, HINGE, SLIDE, fk_row, jacobian_row
 from .quat import qcolumn, qconj, qexp, qlog, qmul, qnormalize, qrot
 
 BIG = 1 << 30
+STALL_MIN_ITERS = 6    # never give up on a sample before this many iterations
+STALL_RATIO = 0.95      # stalled: the score fell by less than 20% over two iterations ...
+STALL_NEAR = 20.0      # ... while still this far (in tolerances) from the target
+
+
+def loop_block_dim() -> int:
+    """Threads per block of the solve loop. On the CPU a small block keeps the two workers on
+    nearby (env, sample) items, so a restart of an env rarely starts before its earlier samples
+    finished (coarse CPU chunks would run samples 0 and 1 of one env side by side)."""
+    from ..backend import STATE
+
+    return 4 if STATE.arch == "cpu" else 128
 PI = 3.141592653589793
 
 
@@ -253,6 +265,7 @@ def solve(q0: ti.types.ndarray(), tasks_i: ti.types.ndarray(), tasks_f: ti.types
     seed = params_i[3]
     respect_limits = params_i[4]
     exhaustive = params_i[5]
+    ti.loop_config(block_dim=ti.static(loop_block_dim()))
     for t in range(q.shape[0]):
         e = t % B
         best_i[t, 0] = -1
@@ -266,6 +279,8 @@ def solve(q0: ti.types.ndarray(), tasks_i: ti.types.ndarray(), tasks_f: ti.types
                 break
             best_i[t, 2] += 1
             init_sample(t, e, s, q0, q, joint_i, q_limits, dof_active, seed)
+            lag1 = 1e30  # scores of the two previous iterations, for the stall test
+            lag2 = 1e30
             for it in range(max_iters + 1):
                 fk_row(t, q, link_i, link_f, joint_i, joint_f, links_pos, links_quat, frames)
                 ok, score = task_rows(t, e, tasks_i, tasks_f, targets, params_f, link_i, joint_i, joint_f,
@@ -298,6 +313,13 @@ def solve(q0: ti.types.ndarray(), tasks_i: ti.types.ndarray(), tasks_f: ti.types
                         break
                 if it == max_iters:
                     break
+                # a sample that stalls far from the target (a local minimum or a limit) gives way to
+                # the next restart instead of spending its remaining iterations
+                if exhaustive == 0 and s + 1 < n_samples and it >= STALL_MIN_ITERS and \
+                        score > STALL_RATIO * lag2 and score > STALL_NEAR:
+                    break
+                lag2 = lag1
+                lag1 = score
                 # A = J J^T + lambda I, lambda shrinking with the error (Levenberg-Marquardt, Sugihara 2011)
                 e2 = 0.0
                 for a in range(m):

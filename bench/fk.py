@@ -1,0 +1,124 @@
+"""FK and Jacobian throughput of the batched engine on the Panda, beside Pinocchio.
+
+    python bench/fk.py            # full run
+    python bench/fk.py --quick    # a few seconds
+
+For each batch size (n_envs 1 .. 65536) one scene holds the Panda MJCF (``assets/panda``):
+``forward_kinematics(qpos)`` (all links) and ``get_jacobian(hand)`` (after ``set_qpos``) are timed
+through the public API, numpy validation included. Latency is the median over repeats of one
+call (after a warm-up); throughput is n_envs / latency. Memory per env is the bytes of the
+entity's per-env state arrays divided by n_envs. Pinocchio's ``framesForwardKinematics`` on
+example-robot-data's Panda URDF, called once per configuration in a Python loop, is the
+reference; the ratio ours / Pinocchio is given at n_envs = 16384. "kernel us" is the FK kernel
+alone on preallocated arrays, to show what the API's validation and copies cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import engine
+from engine import assets, morphs
+
+SIZES = (1, 16, 1024, 16384, 65536)
+RATIO_AT = 16384
+STATE_ARRAYS = ("_qpos", "_links_pos", "_links_quat", "_frames", "_dof_target", "_dof_controlled")
+
+
+def median_seconds(fn, budget_s: float, min_repeats: int = 5, max_repeats: int = 500) -> float:
+    """Median wall time of one ``fn()`` call: warm-up, then as many repeats as fit ``budget_s``."""
+    for _ in range(2):
+        fn()
+    t0 = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t0
+    repeats = int(np.clip(budget_s / max(first, 1e-9), min_repeats, max_repeats))
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def random_qpos(robot, rng: np.random.Generator, n: int) -> np.ndarray:
+    lo, hi = robot.q_limits
+    return rng.uniform(lo, hi, (n, robot.n_qs))
+
+
+def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
+    scene = engine.Scene()
+    robot = scene.add_entity(morphs.MJCF(file="panda"))
+    scene.build(n_envs=n_envs)
+    hand = robot.get_link("hand")
+    qpos = random_qpos(robot, rng, n_envs)
+    fk = median_seconds(lambda: robot.forward_kinematics(qpos), budget_s)
+    # the FK kernel alone, on preallocated arrays (what the API adds: validation, mimic, copies)
+    dt = robot._dtype
+    q_k = qpos.astype(dt)
+    out = (np.empty((n_envs, robot.n_links, 3), dt), np.empty((n_envs, robot.n_links, 4), dt),
+           np.empty((n_envs, max(robot.n_joints, 1), 7), dt))
+    kernel = median_seconds(lambda: robot._run_fk(q_k, *out), budget_s)
+    robot.set_qpos(qpos)
+    jac = median_seconds(lambda: robot.get_jacobian(hand), budget_s)
+    state_bytes = sum(getattr(robot, name).nbytes for name in STATE_ARRAYS)
+    scene.destroy()
+    return dict(n_envs=n_envs, fk_s=fk, kernel_s=kernel, jac_s=jac, bytes_per_env=state_bytes / n_envs)
+
+
+def bench_pinocchio(n_configs: int, rng: np.random.Generator) -> float:
+    """Configurations/s of ``pin.framesForwardKinematics`` in a Python loop."""
+    import pinocchio as pin
+
+    model = pin.buildModelFromUrdf(str(assets.resolve("erd:panda").path))
+    data = model.createData()
+    lo = np.where(np.isfinite(model.lowerPositionLimit), model.lowerPositionLimit, -np.pi)
+    hi = np.where(np.isfinite(model.upperPositionLimit), model.upperPositionLimit, np.pi)
+    qs = rng.uniform(lo, hi, (n_configs, model.nq))
+    for q in qs[:100]:  # warm-up
+        pin.framesForwardKinematics(model, data, q)
+    rates = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for q in qs:
+            pin.framesForwardKinematics(model, data, q)
+        rates.append(n_configs / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short run: small time budget per measurement")
+    parser.add_argument("--backend", default="cpu", choices=engine.backend.BACKENDS)
+    parser.add_argument("--precision", default="32", choices=engine.backend.PRECISIONS)
+    args = parser.parse_args()
+    budget = 0.2 if args.quick else 1.0
+    arch = engine.init(backend=args.backend, precision=args.precision)
+    rng = np.random.default_rng(0)
+
+    print(f"IK Studio FK / Jacobian benchmark: Panda (assets/panda, link 'hand'), arch={arch}, "
+          f"f{args.precision}{', quick' if args.quick else ''}")
+    rows = [bench_ours(n, budget, rng) for n in SIZES]
+    pin_rate = bench_pinocchio(2_000 if args.quick else 20_000, rng)
+
+    header = (f"{'n_envs':>7} | {'FK us/call':>11} {'FK configs/s':>13} {'kernel us':>10} | {'Jac us/call':>11} "
+              f"{'Jac configs/s':>13} | {'bytes/env':>9}")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['n_envs']:>7} | {r['fk_s'] * 1e6:>11.1f} {r['n_envs'] / r['fk_s']:>13,.0f} "
+              f"{r['kernel_s'] * 1e6:>10.1f} | "
+              f"{r['jac_s'] * 1e6:>11.1f} {r['n_envs'] / r['jac_s']:>13,.0f} | {r['bytes_per_env']:>9.0f}")
+    print(f"\nPinocchio framesForwardKinematics (example-robot-data panda URDF), Python loop: "
+          f"{pin_rate:,.0f} configs/s ({1e6 / pin_rate:.1f} us/config)")
+    at = next(r for r in rows if r["n_envs"] == RATIO_AT)
+    ours = RATIO_AT / at["fk_s"]
+    print(f"FK ours / Pinocchio at n_envs={RATIO_AT}: {ours:,.0f} / {pin_rate:,.0f} = {ours / pin_rate:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
