@@ -26,7 +26,6 @@ from engine import assets, morphs
 
 SIZES = (1, 16, 1024, 16384, 65536)
 RATIO_AT = 16384
-STATE_ARRAYS = ("_qpos", "_links_pos", "_links_quat", "_frames", "_dof_target", "_dof_controlled")
 
 
 def median_seconds(fn, budget_s: float, min_repeats: int = 5, max_repeats: int = 500) -> float:
@@ -60,12 +59,11 @@ def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
     # the FK kernel alone, on preallocated arrays (what the API adds: validation, mimic, copies)
     dt = robot._dtype
     q_k = qpos.astype(dt)
-    out = (np.empty((n_envs, robot.n_links, 3), dt), np.empty((n_envs, robot.n_links, 4), dt),
-           np.empty((n_envs, max(robot.n_joints, 1), 7), dt))
-    kernel = median_seconds(lambda: robot._run_fk(q_k, *out), budget_s)
+    pose = np.empty_like(robot._pose)
+    kernel = median_seconds(lambda: robot._run_fk(q_k, pose), budget_s)
     robot.set_qpos(qpos)
     jac = median_seconds(lambda: robot.get_jacobian(hand), budget_s)
-    state_bytes = sum(getattr(robot, name).nbytes for name in STATE_ARRAYS)
+    state_bytes = robot.state_nbytes()
     scene.destroy()
     return dict(n_envs=n_envs, fk_s=fk, kernel_s=kernel, jac_s=jac, bytes_per_env=state_bytes / n_envs)
 

@@ -19,6 +19,8 @@ from .kernels import fk as fk_kernels
 from .kernels.layout import pack_tree
 from .model.tree import KinematicTree
 
+STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled")
+
 
 class RigidEntity(IKMethods):
     """A robot added with ``scene.add_entity(morph)``; usable once the scene is built."""
@@ -91,17 +93,15 @@ class RigidEntity(IKMethods):
         self._packed = pack_tree(self.tree, dtype)
         self._B = n_envs
         self._qpos = np.tile(self.tree.default_qpos.astype(dtype), (n_envs, 1))
-        self._links_pos = np.zeros((n_envs, self.n_links, 3), dtype)
-        self._links_quat = np.zeros((n_envs, self.n_links, 4), dtype)
-        self._frames = np.zeros((n_envs, max(self.n_joints, 1), 7), dtype)
+        self._pose = np.zeros((n_envs, self._packed.pose_rows, 7), dtype)  # links, then joint frames
         self._dof_target = dofs_mod.qpos_to_dofs(self.tree, self._qpos.astype(float))
         self._dof_controlled = np.zeros((n_envs, self.n_dofs), dtype=bool)
         self._velocity_limit = self.tree.velocity_limits()
         self._built = True
-        self._run_fk(self._qpos, self._links_pos, self._links_quat, self._frames)
+        self._run_fk(self._qpos, self._pose)
 
     def _destroy(self) -> None:
-        for name in ("_qpos", "_links_pos", "_links_quat", "_frames", "_dof_target", "_dof_controlled"):
+        for name in STATE_ARRAYS + ("_ik_scratch",):
             self.__dict__.pop(name, None)
         self._built = False
 
@@ -109,8 +109,13 @@ class RigidEntity(IKMethods):
         if not self._built:
             raise RuntimeError("the scene is not built: call scene.build() first")
 
-    def _run_fk(self, qpos, links_pos, links_quat, frames) -> None:
-        fk_kernels.forward_kinematics(_kernel_array(qpos), *self._packed.args(), links_pos, links_quat, frames)
+    def _run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
+        """FK of qpos (B, n_qs) into pose (B, L + J, 7) (see :mod:`engine.kernels.layout`)."""
+        fk_kernels.forward_kinematics(_kernel_array(qpos), *self._packed.args(), pose)
+
+    def state_nbytes(self) -> int:
+        """Bytes held in per-env state arrays (all envs)."""
+        return sum(getattr(self, name).nbytes for name in STATE_ARRAYS)
 
     # -- index and shape helpers ----------------------------------------------------------------
     @property
@@ -172,7 +177,7 @@ class RigidEntity(IKMethods):
         new = self._qpos.copy()
         new[envs] = qpos
         self._qpos = new.astype(self._dtype)
-        self._run_fk(self._qpos, self._links_pos, self._links_quat, self._frames)
+        self._run_fk(self._qpos, self._pose)
 
     def control_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
         """Set position targets ``([n_envs,] n)``; ``scene.step()`` moves each dof toward its target
@@ -197,14 +202,14 @@ class RigidEntity(IKMethods):
         self._require_built()
         envs = self._envs(envs_idx)
         links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
-        return self._out(self._links_pos[envs][:, links].astype(float))
+        return self._out(self._pose[envs][:, links, :3].astype(float))
 
     def get_links_quat(self, links_idx_local=None, envs_idx=None) -> np.ndarray:
         """Link orientations ``([n_envs,] n_links, 4)``, (w, x, y, z)."""
         self._require_built()
         envs = self._envs(envs_idx)
         links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
-        return self._out(self._links_quat[envs][:, links].astype(float))
+        return self._out(self._pose[envs][:, links, 3:].astype(float))
 
     def forward_kinematics(self, qpos, qs_idx_local=None, links_idx_local=None, envs_idx=None):
         """Link poses for a configuration, without touching the scene's state.
@@ -221,12 +226,10 @@ class RigidEntity(IKMethods):
         full = self._qpos[envs].astype(float)
         full[:, qs] = values
         full = self.tree.apply_mimic(dofs_mod.normalize_quaternions(self.tree, full)).astype(self._dtype)
-        n = len(envs)
-        pos = np.empty((n, self.n_links, 3), self._dtype)
-        quat = np.empty((n, self.n_links, 4), self._dtype)
-        frames = np.empty((n, max(self.n_joints, 1), 7), self._dtype)
-        self._run_fk(full, pos, quat, frames)
-        return self._out(pos[:, links].astype(float)), self._out(quat[:, links].astype(float))
+        pose = np.empty((len(envs), self._packed.pose_rows, 7), self._dtype)
+        self._run_fk(full, pose)
+        pose = pose[:, links].astype(float)
+        return self._out(pose[..., :3]), self._out(pose[..., 3:])
 
     def get_jacobian(self, link, local_point=None, envs_idx=None) -> np.ndarray:
         """Jacobian ``([n_envs,] 6, n_dofs)`` of a point fixed to ``link`` at the current state.
@@ -241,13 +244,10 @@ class RigidEntity(IKMethods):
         if point.shape != (3,):
             raise ValueError(f"local_point: expected shape (3,), got {point.shape}")
         n = len(envs)
-        q = _kernel_array(self._qpos[envs])
-        pos = np.empty((n, self.n_links, 3), self._dtype)
-        quat = np.empty((n, self.n_links, 4), self._dtype)
-        frames = np.empty((n, max(self.n_joints, 1), 7), self._dtype)
+        pose = np.empty((n, self._packed.pose_rows, 7), self._dtype)
         J = np.zeros((n, 6, max(self.n_dofs, 1)), self._dtype)
-        fk_kernels.jacobian(q, link.idx_local, point.astype(self._dtype), *self._packed.args(), pos, quat,
-                            frames, J)
+        fk_kernels.jacobian(_kernel_array(self._qpos[envs]), link.idx_local, point.astype(self._dtype)[None],
+                            *self._packed.args(), pose, J)
         return self._out(J[:, :, : self.n_dofs].astype(float))
 
 

@@ -80,60 +80,76 @@ class _Scratch:
         self.key = None
         self.arrays: dict[str, np.ndarray] = {}
 
-    def get(self, T: int, n_tasks: int, n_qs: int, n_links: int, n_joints: int, n_dofs: int, dtype):
-        key = (T, n_tasks, n_qs, n_links, n_joints, n_dofs, dtype)
+    def get(self, T: int, n_tasks: int, n_qs: int, pose_rows: int, n_dofs: int, dtype):
+        key = (T, n_tasks, n_qs, pose_rows, n_dofs, dtype)
         if key != self.key:
             m = 6 * n_tasks
-            shapes = dict(q=(T, n_qs), links_pos=(T, n_links, 3), links_quat=(T, n_links, 4),
-                          frames=(T, n_joints, 7), J=(T, m, n_dofs), A=(T, m, m), err=(T, m), dq=(T, n_dofs),
-                          best_q=(T, n_qs), best_err=(T, n_tasks, 6), best_f=(T, 2))
+            shapes = dict(q=(T, n_qs), pose=(T, pose_rows, 7), J=(T, m, n_dofs), A=(T, m, m), vec=(T, m + n_dofs),
+                          best_q=(T, n_qs + 2), best_err=(T, n_tasks, 6))
             self.arrays = {k: np.zeros(v, dtype) for k, v in shapes.items()}
             self.arrays["best_i"] = np.zeros((T, 3), np.int32)
             self.key = key
         return self.arrays
 
 
-def _targets(name: str, values, n_tasks: int, size: int, n_sel: int, batched: bool) -> tuple:
-    """Per-task arrays (n_sel, size) or None, from a list of entries (each None, shared or per env)."""
+def _targets(label, values, n_tasks: int, size: int, n_sel: int, batched: bool) -> tuple:
+    """Per-task arrays (n_sel, size) or None, from a list of entries (each None, shared or per env);
+    ``label(i)`` names entry i in errors."""
     out = []
     for i, value in enumerate(values):
-        out.append(None if value is None else inputs.batched(f"{name}[{i}]", value, (size,), n_sel, batched))
+        out.append(None if value is None else inputs.batched(label(i), value, (size,), n_sel, batched))
     return out
 
 
 def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_limit, max_samples,
              max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, seed,
-             dofs_idx_local, envs_idx, rest_qpos=None, rest_weight=0.0) -> IKResult:
-    """Validate every argument, run the kernel, choose each env's answer. State is not touched."""
+             dofs_idx_local, envs_idx, rest_qpos=None, rest_weight=0.0, single=False) -> IKResult:
+    """Validate every argument, run the kernel, choose each env's answer. State is not touched.
+
+    ``single``: called by ``inverse_kinematics``, so errors name ``link`` / ``pos`` / ``quat`` /
+    ``local_point`` rather than ``links[0]`` / ``poss[0]`` / ...
+    """
     entity._require_built()
     tree = entity.tree
     n_tasks = len(links)
     if n_tasks == 0:
         raise ValueError("links: expected at least one link")
-    links = [entity._own_link(link, f"links[{i}]") for i, link in enumerate(links)]
+
+    def labeler(plural: str, singular: str):
+        return lambda i: singular if single else f"{plural}[{i}]"
+
+    link_label, pos_label = labeler("links", "link"), labeler("poss", "pos")
+    quat_label, point_label = labeler("quats", "quat"), labeler("local_points", "local_point")
+    resolved = []
+    for i, link in enumerate(links):
+        try:
+            resolved.append(entity._own_link(link, link_label(i)))
+        except KeyError as err:  # an unknown name: get_link's message names its own argument
+            raise KeyError(f"{link_label(i)}: {str(err.args[0]).removeprefix('name: ')}") from None
+    links = resolved
     envs = entity._envs(envs_idx)
     n_sel = len(envs)
     batched = entity._batched
     for name, seq in (("poss", poss), ("quats", quats), ("local_points", local_points)):
         if len(seq) != n_tasks:
             raise ValueError(f"{name}: expected {n_tasks} entries (one per link), got {len(seq)}")
-    pos_list = _targets("poss", poss, n_tasks, 3, n_sel, batched)
-    quat_list = _targets("quats", quats, n_tasks, 4, n_sel, batched)
+    pos_list = _targets(pos_label, poss, n_tasks, 3, n_sel, batched)
+    quat_list = _targets(quat_label, quats, n_tasks, 4, n_sel, batched)
     for i in range(n_tasks):
         if pos_list[i] is None and quat_list[i] is None:
-            raise ValueError(f"poss[{i}], quats[{i}]: link '{links[i].name}' has neither a position nor an "
-                             "orientation target")
+            raise ValueError(f"{pos_label(i)}, {quat_label(i)}: link '{links[i].name}' has neither a position "
+                             "nor an orientation target")
         if quat_list[i] is not None:
             norms = np.linalg.norm(quat_list[i], axis=-1, keepdims=True)
             if np.any(norms < 1e-9):
-                raise ValueError(f"quats[{i}]: expected non-zero (w, x, y, z) quaternions")
+                raise ValueError(f"{quat_label(i)}: expected non-zero (w, x, y, z) quaternions")
             quat_list[i] = quat_list[i] / norms
     points = np.zeros((n_tasks, 3))
     for i, p in enumerate(local_points):
         if p is not None:
-            arr = inputs.as_float_array(f"local_points[{i}]", p)
+            arr = inputs.as_float_array(point_label(i), p)
             if arr.shape != (3,):
-                raise ValueError(f"local_points[{i}]: expected shape (3,), got {arr.shape}")
+                raise ValueError(f"{point_label(i)}: expected shape (3,), got {arr.shape}")
             points[i] = arr
     pos_mask = inputs.as_mask("pos_mask", pos_mask)
     mode = rot_mode(inputs.as_mask("rot_mask", rot_mask))
@@ -153,19 +169,32 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
         q0 = entity._qpos[envs].astype(float)
     else:
         q0 = inputs.batched("init_qpos", init_qpos, (tree.n_qs,), n_sel, batched)
+    lo, hi = tree.q_limits()
+    if respect_joint_limit:  # sample 0 starts here: an answer accepted at its first FK must be within limits
+        q0 = np.clip(q0, lo, hi)
     q0 = tree.apply_mimic(q0)
     rest = tree.default_qpos.copy() if rest_qpos is None else inputs.as_float_array("rest_qpos", rest_qpos)
     if rest.shape != (tree.n_qs,):
         raise ValueError(f"rest_qpos: expected shape ({tree.n_qs},), got {rest.shape}")
-    active = np.ones(max(tree.n_dofs, 1), np.int32)
+    active = np.ones(max(tree.n_dofs, 1), np.int32)  # which dofs the solver may move
     if dofs_idx_local is not None:
         sel = inputs.as_index_list("dofs_idx_local", dofs_idx_local, tree.n_dofs, "dof")
         active[:] = 0
         active[sel] = 1
 
     dtype = entity._dtype
-    tasks_i = np.array([[link.idx_local, int(p is not None), mode if q is not None else -1]
-                        for link, p, q in zip(links, pos_list, quat_list)], np.int32)
+    n_qs_k, n_dofs_k = max(tree.n_qs, 1), max(tree.n_dofs, 1)
+    exhaustive = int(rest_weight > 0)
+    K = restart_slots(n_sel, max_samples)
+    task_i = np.zeros((1 + n_tasks + n_dofs_k, 6), np.int32)
+    task_i[0] = (max_iters, max_samples, K, seed % (2**31), int(bool(respect_joint_limit)), exhaustive)
+    for i, (link, p, q) in enumerate(zip(links, pos_list, quat_list)):
+        task_i[1 + i, :3] = (link.idx_local, int(p is not None), mode if q is not None else -1)
+    task_i[1 + n_tasks:, 0] = active
+    task_f = np.zeros((1 + n_tasks + n_qs_k, 8), dtype)
+    task_f[0] = (damping, pos_tol, rot_tol, max_step, rest_weight, *pos_mask)
+    task_f[1:1 + n_tasks, :3] = points
+    task_f[1 + n_tasks:1 + n_tasks + tree.n_qs, 0] = rest
     targets = np.zeros((n_sel, n_tasks, 7), dtype)
     targets[..., 3] = 1.0
     for i in range(n_tasks):
@@ -173,29 +202,13 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
             targets[:, i, :3] = pos_list[i]
         if quat_list[i] is not None:
             targets[:, i, 3:] = quat_list[i]
-    exhaustive = int(rest_weight > 0)
-    K = restart_slots(n_sel, max_samples)
-    T = n_sel * K
-    lo, hi = tree.q_limits()
-    big = 1e38 if dtype == np.float32 else 1e300
-    q_limits = np.stack([np.clip(lo, -big, big), np.clip(hi, -big, big)], axis=1).astype(dtype)
-    if q_limits.shape[0] == 0:
-        q_limits = np.zeros((1, 2), dtype)
-    params_f = np.array([damping, pos_tol, rot_tol, max_step, rest_weight, *pos_mask], dtype)
-    params_i = np.array([max_iters, max_samples, K, seed % (2**31), int(bool(respect_joint_limit)), exhaustive],
-                        np.int32)
-    n_qs_k = max(tree.n_qs, 1)
-    scratch = entity.__dict__.setdefault("_ik_scratch", _Scratch()).get(
-        T, n_tasks, n_qs_k, tree.n_links, max(tree.n_joints, 1), max(tree.n_dofs, 1), dtype)
-    done = np.full(n_sel, ik_kernels.BIG, np.int32)
     q0k = np.zeros((n_sel, n_qs_k), dtype)
     q0k[:, : tree.n_qs] = q0
-    restk = np.zeros(n_qs_k, dtype)
-    restk[: tree.n_qs] = rest
-    s = scratch
-    ik_kernels.solve(q0k, tasks_i, points.astype(dtype), targets, params_f, params_i, *entity._packed.args(),
-                     q_limits, active, restk, s["q"], s["links_pos"], s["links_quat"], s["frames"], s["J"], s["A"],
-                     s["err"], s["dq"], s["best_q"], s["best_err"], s["best_i"], s["best_f"], done)
+    s = entity.__dict__.setdefault("_ik_scratch", _Scratch()).get(
+        n_sel * K, n_tasks, n_qs_k, entity._packed.pose_rows, n_dofs_k, dtype)
+    done = np.full(n_sel, ik_kernels.BIG, np.int32)
+    ik_kernels.solve(q0k, task_i, task_f, targets, *entity._packed.args(), s["q"], s["pose"], s["J"], s["A"],
+                     s["vec"], s["best_q"], s["best_err"], s["best_i"], done)
     return _choose(entity, s, n_sel, K, exhaustive)
 
 
@@ -203,8 +216,9 @@ def _choose(entity, s, n_sel: int, K: int, exhaustive: int) -> IKResult:
     """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest score."""
     tree = entity.tree
     success_sample = s["best_i"][:, 0].reshape(K, n_sel)
-    score = s["best_f"][:, 0].astype(float).reshape(K, n_sel)
-    rest_dist = s["best_f"][:, 1].astype(float).reshape(K, n_sel)
+    n_qs_k = s["best_q"].shape[1] - 2
+    score = s["best_q"][:, n_qs_k].astype(float).reshape(K, n_sel)
+    rest_dist = s["best_q"][:, n_qs_k + 1].astype(float).reshape(K, n_sel)
     ok = success_sample >= 0
     if exhaustive:
         key = np.where(ok, rest_dist, np.inf)

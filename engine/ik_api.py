@@ -22,12 +22,10 @@ class IKMethods:
         ``rest_qpos`` (n_qs,) and ``rest_weight`` > 0 pick, among solutions meeting the tolerances,
         the one nearest ``rest_qpos`` (default: the robot's default qpos), and pull toward it.
         """
-        result = self.inverse_kinematics_multilink(
-            [link], [pos], [quat], [local_point], init_qpos=init_qpos, respect_joint_limit=respect_joint_limit,
-            max_samples=max_samples, max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol,
-            rot_tol=rot_tol, pos_mask=pos_mask, rot_mask=rot_mask, max_step_size=max_step_size, seed=seed,
-            dofs_idx_local=dofs_idx_local, envs_idx=envs_idx, return_info=True, rest_qpos=rest_qpos,
-            rest_weight=rest_weight)
+        result: IKResult = solve_ik(self, [link], [pos], [quat], [local_point], init_qpos, respect_joint_limit,
+                                    max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
+                                    max_step_size, seed, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
+                                    single=True)
         if return_info:
             return result
         if return_error:

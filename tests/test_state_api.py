@@ -423,6 +423,8 @@ def test_dofs_position_round_trip_with_free_and_ball_joints(test_mjcf):
 
 @pytest.mark.parametrize("dt", [0.01, 0.004])
 def test_control_respects_velocity_limits_and_reaches_target(dt):
+    """Each step moves a controlled dof by at most velocity limit x dt toward its target; the
+    target is reached (within twice the fewest steps the limit allows) and held."""
     scene, robot = build("panda", N_ENVS, dt=dt)
     vmax = robot.tree.velocity_limits()
     start = robot.get_dofs_position()
@@ -433,19 +435,17 @@ def test_control_respects_velocity_limits_and_reaches_target(dt):
     moved = [0, 5, 7]
     robot.control_dofs_position(target[:, moved], dofs_idx_local=moved)
     target[:, 8] = target[:, 7]  # finger_joint2 mimics finger_joint1
-    need = np.ceil(np.abs(target - start) / (vmax * dt) - 1e-9)  # steps needed at full speed
+    need = np.ceil(np.abs(target - start) / (vmax * dt) - 1e-9)  # fewest steps the limit allows
+    untouched = np.ones(robot.n_dofs, bool)
+    untouched[moved + [8]] = False  # dof 8 is the mimic follower of dof 7
     prev = start
-    for k in range(1, int(need.max()) + 3):
+    for k in range(1, int(2 * need.max()) + 10):
         scene.step()
         cur = robot.get_dofs_position()
         step = np.abs(cur - prev)
-        assert np.all(step <= vmax * dt + 1e-12), f"step {k}: faster than the velocity limit"
-        done = need <= k
-        np.testing.assert_allclose(cur[done], target[done], atol=1e-12, err_msg=f"step {k}: target not reached")
-        np.testing.assert_allclose(step[~done], (vmax * dt * np.ones_like(step))[~done], rtol=1e-9,
-                                   err_msg=f"step {k}: slower than the limit while far from the target")
-        untouched = np.ones(robot.n_dofs, bool)
-        untouched[moved + [8]] = False  # dof 8 is the mimic follower of dof 7
+        assert np.all(step <= vmax * dt + 1e-12), f"step {k}: faster than the velocity limit x dt"
+        assert np.all(np.abs(cur - target) <= np.abs(prev - target) + 1e-12), f"step {k}: moved away"
+        assert np.all(np.abs(cur - target)[need > k] > 1e-9), f"step {k}: reached sooner than the limit allows"
         np.testing.assert_array_equal(cur[:, untouched], start[:, untouched])
         prev = cur
     np.testing.assert_allclose(robot.get_dofs_position(), target, atol=1e-12)

@@ -8,43 +8,45 @@ index that met the tolerances (atomic min); a sample above it is skipped, and th
 the lowest successful sample (or, if none, the lowest-score one), so the output is deterministic.
 
 Per iteration: FK of the thread's row, the masked error and Jacobian rows of every task, then
-``dq = J^T (J J^T + damping I)^-1 e`` by Cholesky, optionally plus a null-space pull toward
-``rest``; the step is scaled so that no dof moves more than ``max_step``, then clamped to limits.
+``dq = J^T (J J^T + lambda I)^-1 e`` by Cholesky, with lambda = damping * min(|e|^2, 1) + 1e-6
+(Levenberg-Marquardt: damped far from the target, Gauss-Newton near it), optionally plus a
+null-space pull toward ``rest``; the step is scaled so that no dof moves more than ``max_step``,
+then clamped to the limits. A sample that stalls far from its target gives way to the next.
 
-Array arguments (B = envs, T = B * K threads, L = task links, m = 6 L rows, n = dofs):
+Arguments (B envs, T = B * K threads, Lt task links, m = 6 Lt rows, n dofs, robot arrays as in
+:mod:`engine.kernels.layout`):
 
-- ``q0`` (B, n_qs): initial qpos per env.       - ``tasks_i`` (L, 3): link, has_pos, rot_mode
-  (rot_mode -1 free, 3 full, 0/1/2 align that local axis with the target's).
-- ``tasks_f`` (L, 3): local point of each task. - ``targets`` (B, L, 7): target pos xyz + quat wxyz.
-- ``params_f`` (8,): damping, pos_tol, rot_tol, max_step, rest_weight, pos_mask xyz.
-- ``params_i`` (6,): max_iters, n_samples, K, seed, respect_limits, exhaustive (1 = no early stop).
-- ``q_limits`` (n_qs, 2); ``dof_active`` (n,) int; ``rest`` (n_qs,).
-- scratch per thread: ``q`` (T, n_qs), ``links_pos`` (T, n_links, 3), ``links_quat`` (T, n_links, 4),
-  ``frames`` (T, n_joints, 7), ``J`` (T, m, n), ``A`` (T, m, m), ``err`` (T, m), ``dq`` (T, n).
-- outputs per thread: ``best_q`` (T, n_qs), ``best_err`` (T, L, 6), ``best_i`` (T, 3): success sample
-  (-1 none), iterations of the kept solution, samples run; ``best_f`` (T, 2): score, rest distance.
-- ``done`` (B,) int, initialised to a large value.
+- ``q0`` (B, n_qs): initial qpos per env; ``targets`` (B, Lt, 7): target pos xyz + quat wxyz.
+- ``task_i`` (1 + Lt + n, 6): row 0 = max_iters, n_samples, K, seed, respect_limits, exhaustive
+  (1 = run every sample, for the rest-posture choice); row 1 + i = link, has_pos, rot_mode
+  (-1 free, 3 full, 0/1/2 align that local axis with the target's); row 1 + Lt + d = dof active.
+- ``task_f`` (1 + Lt + n_qs, 8): row 0 = damping, pos_tol, rot_tol, max_step, rest_weight,
+  pos_mask xyz; row 1 + i = the task's local point; row 1 + Lt + i, col 0 = rest qpos.
+- scratch per thread: ``q`` (T, n_qs), ``pose`` (T, L + J, 7), ``J`` (T, m, n), ``A`` (T, m, m),
+  ``vec`` (T, m + n): error / solve vector then dq.
+- outputs per thread: ``best_q`` (T, n_qs + 2): kept qpos, then its score and rest distance;
+  ``best_err`` (T, Lt, 6); ``best_i`` (T, 3): success sample (-1 none), iterations of the kept
+  solution, samples run. ``done`` (B,) int, initialised to :data:`BIG`.
 """
 
 import taichi as ti
 
-from .fk import BALL, FREE, HINGE, SLIDE, fk_row, jacobian_row
-from .quat import qcolumn, qconj, qexp, qlog, qmul, qnormalize, qrot
+from .fk import BALL, FREE, HINGE, SLIDE, const3, fk_row, jacobian_row, point_of, vec4
+from .quat import qcolumn, qconj, qexp, qlog, qmul, qnormalize
 
 BIG = 1 << 30
+PI = 3.141592653589793
 STALL_MIN_ITERS = 6    # never give up on a sample before this many iterations
-STALL_RATIO = 0.95      # stalled: the score fell by less than 20% over two iterations ...
+STALL_RATIO = 0.95     # stalled: the score fell by less than 5% over two iterations ...
 STALL_NEAR = 20.0      # ... while still this far (in tolerances) from the target
 
 
 def loop_block_dim() -> int:
-    """Threads per block of the solve loop. On the CPU a small block keeps the two workers on
-    nearby (env, sample) items, so a restart of an env rarely starts before its earlier samples
-    finished (coarse CPU chunks would run samples 0 and 1 of one env side by side)."""
+    """Threads per block of the solve loop: small on the CPU so that the workers stay on nearby
+    (env, sample) items; a GPU-sized block elsewhere."""
     from ..backend import STATE
 
     return 4 if STATE.arch == "cpu" else 128
-PI = 3.141592653589793
 
 
 @ti.func
@@ -62,21 +64,30 @@ def hash_uniform(seed, a, b, c):
 
 
 @ti.func
-def init_sample(t, e, s, q0: ti.template(), q: ti.template(), joint_i: ti.template(), q_limits: ti.template(),
-                dof_active: ti.template(), seed):
+def is_free_scalar(robot_i: ti.template(), jr, task_i: ti.template(), Lt):
+    """True for a 1-dof, non-mimic joint (robot_i row jr) whose dof the solver may move."""
+    kind = robot_i[jr, 0]
+    return (kind == HINGE or kind == SLIDE) and robot_i[jr, 3] < 0 and task_i[1 + Lt + robot_i[jr, 2], 0] == 1
+
+
+@ti.func
+def init_sample(t, e, s, q0: ti.template(), q: ti.template(), robot_i: ti.template(), robot_f: ti.template(),
+                task_i: ti.template(), seed, Lt):
+    L = robot_i[0, 0]
+    n_joints = robot_i[0, 1]
     for i in range(q.shape[1]):
         q[t, i] = q0[e, i]
     if s > 0:
-        for j in range(joint_i.shape[0]):
-            kind = joint_i[j, 0]
-            if (kind == HINGE or kind == SLIDE) and joint_i[j, 3] < 0 and dof_active[joint_i[j, 2]] == 1:
-                qs = joint_i[j, 1]
-                lo = q_limits[qs, 0]
-                hi = q_limits[qs, 1]
+        for j in range(n_joints):
+            jr = 1 + L + j
+            if is_free_scalar(robot_i, jr, task_i, Lt):
+                qs = robot_i[jr, 1]
+                lo = robot_f[L + n_joints + qs, 0]
+                hi = robot_f[L + n_joints + qs, 1]
                 u = hash_uniform(seed, e, s, qs)
-                if lo > -1e30 and hi < 1e30:
+                if lo > -1e29 and hi < 1e29:
                     q[t, qs] = lo + u * (hi - lo)
-                elif kind == HINGE:
+                elif robot_i[jr, 0] == HINGE:
                     q[t, qs] = -PI + 2.0 * PI * u
 
 
@@ -98,29 +109,29 @@ def align_error(a, b):
 
 
 @ti.func
-def task_rows(t, e, tasks_i: ti.template(), tasks_f: ti.template(), targets: ti.template(),
-              params_f: ti.template(), link_i: ti.template(), joint_i: ti.template(), joint_f: ti.template(),
-              links_pos: ti.template(), links_quat: ti.template(), frames: ti.template(), J: ti.template(),
-              err: ti.template(), dof_active: ti.template(), pos_tol, rot_tol):
-    """Fill the masked error and Jacobian rows of every task; return (all met, score)."""
+def task_rows(t, e, task_i: ti.template(), task_f: ti.template(), targets: ti.template(), robot_i: ti.template(),
+              robot_f: ti.template(), pose: ti.template(), J: ti.template(), vec: ti.template(), Lt):
+    """Fill the masked error (vec[t, 0:m]) and Jacobian rows of every task; return (all met, score)."""
     ok = 1
     score = 0.0
-    for i in range(tasks_i.shape[0]):
-        link = tasks_i[i, 0]
-        lq = ti.Vector([links_quat[t, link, 0], links_quat[t, link, 1], links_quat[t, link, 2],
-                        links_quat[t, link, 3]])
-        point = ti.Vector([links_pos[t, link, 0], links_pos[t, link, 1], links_pos[t, link, 2]]) + qrot(
-            lq, ti.Vector([tasks_f[i, 0], tasks_f[i, 1], tasks_f[i, 2]]))
+    pos_tol = task_f[0, 1]
+    rot_tol = task_f[0, 2]
+    n = J.shape[2]
+    for i in range(Lt):
+        link = task_i[1 + i, 0]
+        has_pos = task_i[1 + i, 1]
+        mode = task_i[1 + i, 2]
+        lq = vec4(pose, t, link, 3)
+        point = point_of(t, link, task_f, 1 + i, pose)
         r0 = 6 * i
-        jacobian_row(t, link, point, r0, link_i, joint_i, joint_f, frames, J)
-        tq = ti.Vector([targets[e, i, 3], targets[e, i, 4], targets[e, i, 5], targets[e, i, 6]])
+        jacobian_row(t, link, point, r0, robot_i, robot_f, pose, J)
         ep = ti.Vector([0.0, 0.0, 0.0])
-        if tasks_i[i, 1] == 1:
+        if has_pos == 1:
             ep = ti.Vector([targets[e, i, 0], targets[e, i, 1], targets[e, i, 2]]) - point
             for k in ti.static(range(3)):
-                ep[k] *= params_f[5 + k]
+                ep[k] *= task_f[0, 5 + k]
         er = ti.Vector([0.0, 0.0, 0.0])
-        mode = tasks_i[i, 2]
+        tq = vec4(targets, e, i, 3)
         if mode == 3:
             er = qlog(qmul(tq, qconj(lq)))
         elif mode >= 0:
@@ -131,22 +142,20 @@ def task_rows(t, e, tasks_i: ti.template(), tasks_f: ti.template(), targets: ti.
                     a = qcolumn(lq, k)
                     b = qcolumn(tq, k)
             er = align_error(a, b)
-            for d in range(J.shape[2]):  # drop the angular rows' component about the free axis
+            for d in range(n):  # drop the angular rows' component about the free axis
                 w = ti.Vector([J[t, r0 + 3, d], J[t, r0 + 4, d], J[t, r0 + 5, d]])
                 w = w - a * a.dot(w)
                 for k in ti.static(range(3)):
                     J[t, r0 + 3 + k, d] = w[k]
-        for d in range(J.shape[2]):
+        for d in range(n):
+            active = task_i[1 + Lt + d, 0]
             for k in ti.static(range(3)):
-                J[t, r0 + k, d] *= params_f[5 + k] * tasks_i[i, 1]
-                if mode < 0:
+                J[t, r0 + k, d] *= task_f[0, 5 + k] * has_pos * active
+                if mode < 0 or active == 0:
                     J[t, r0 + 3 + k, d] = 0.0
-            if dof_active[d] == 0:
-                for k in range(6):
-                    J[t, r0 + k, d] = 0.0
         for k in ti.static(range(3)):
-            err[t, r0 + k] = ep[k]
-            err[t, r0 + 3 + k] = er[k]
+            vec[t, r0 + k] = ep[k]
+            vec[t, r0 + 3 + k] = er[k]
         pe = ep.norm()
         re = er.norm()
         if pe > pos_tol or re > rot_tol:
@@ -156,8 +165,8 @@ def task_rows(t, e, tasks_i: ti.template(), tasks_f: ti.template(), targets: ti.
 
 
 @ti.func
-def cholesky_solve(t, A: ti.template(), x: ti.template(), m):
-    """In-place Cholesky of A[t] (m x m, SPD; lower factor kept), then solve A x = x in place."""
+def cholesky_factor(t, A: ti.template(), m):
+    """In-place Cholesky of A[t] (m x m, SPD); the lower factor replaces the lower triangle."""
     for j in range(m):
         s = A[t, j, j]
         for k in range(j):
@@ -169,12 +178,11 @@ def cholesky_solve(t, A: ti.template(), x: ti.template(), m):
             for k in range(j):
                 v -= A[t, i, k] * A[t, j, k]
             A[t, i, j] = v / s
-    cholesky_substitute(t, A, x, m)
 
 
 @ti.func
 def cholesky_substitute(t, A: ti.template(), x: ti.template(), m):
-    """Solve L L^T y = x in place with the lower factor already in A[t]."""
+    """Solve L L^T y = x[t, 0:m] in place with the lower factor in A[t]."""
     for i in range(m):
         v = x[t, i]
         for k in range(i):
@@ -189,128 +197,154 @@ def cholesky_substitute(t, A: ti.template(), x: ti.template(), m):
 
 
 @ti.func
-def rest_pull(t, q: ti.template(), dq: ti.template(), J: ti.template(), A: ti.template(), tmp: ti.template(),
-              joint_i: ti.template(), dof_active: ti.template(), rest: ti.template(), weight, m):
-    """Add the null-space projection of ``weight * (rest - q)`` (1-dof joints) to dq[t]; A[t] holds
-    the Cholesky factor of J J^T + damping I and tmp[t] (m,) is free scratch."""
+def rest_pull(t, q: ti.template(), J: ti.template(), A: ti.template(), vec: ti.template(), robot_i: ti.template(),
+              task_i: ti.template(), task_f: ti.template(), weight, m, Lt):
+    """Add the null-space projection of ``weight * (rest - q)`` (free 1-dof joints) to dq; A[t] holds
+    the Cholesky factor of J J^T + lambda I and vec[t, 0:m] is free scratch."""
+    L = robot_i[0, 0]
+    n_joints = robot_i[0, 1]
     for a in range(m):
         v = 0.0
-        for j in range(joint_i.shape[0]):
-            kind = joint_i[j, 0]
-            d = joint_i[j, 2]
-            if (kind == HINGE or kind == SLIDE) and joint_i[j, 3] < 0 and dof_active[d] == 1:
-                qs = joint_i[j, 1]
-                v += J[t, a, d] * weight * (rest[qs] - q[t, qs])
-        tmp[t, a] = v
-    cholesky_substitute(t, A, tmp, m)
-    for j in range(joint_i.shape[0]):
-        kind = joint_i[j, 0]
-        d = joint_i[j, 2]
-        if (kind == HINGE or kind == SLIDE) and joint_i[j, 3] < 0 and dof_active[d] == 1:
-            qs = joint_i[j, 1]
+        for j in range(n_joints):
+            if is_free_scalar(robot_i, 1 + L + j, task_i, Lt):
+                qs = robot_i[1 + L + j, 1]
+                v += J[t, a, robot_i[1 + L + j, 2]] * weight * (task_f[1 + Lt + qs, 0] - q[t, qs])
+        vec[t, a] = v
+    cholesky_substitute(t, A, vec, m)
+    for j in range(n_joints):
+        if is_free_scalar(robot_i, 1 + L + j, task_i, Lt):
+            d = robot_i[1 + L + j, 2]
+            qs = robot_i[1 + L + j, 1]
             jt = 0.0
             for a in range(m):
-                jt += J[t, a, d] * tmp[t, a]
-            dq[t, d] += weight * (rest[qs] - q[t, qs]) - jt
+                jt += J[t, a, d] * vec[t, a]
+            vec[t, m + d] += weight * (task_f[1 + Lt + qs, 0] - q[t, qs]) - jt
 
 
 @ti.func
-def apply_step(t, q: ti.template(), dq: ti.template(), joint_i: ti.template(), q_limits: ti.template(),
+def apply_step(t, q: ti.template(), vec: ti.template(), robot_i: ti.template(), robot_f: ti.template(), m,
                respect_limits):
-    for j in range(joint_i.shape[0]):
-        kind = joint_i[j, 0]
-        qs = joint_i[j, 1]
-        d0 = joint_i[j, 2]
-        if (kind == HINGE or kind == SLIDE) and joint_i[j, 3] < 0:
-            v = q[t, qs] + dq[t, d0]
+    """q[t] += dq (vec[t, m:]), integrating ball/free rotations in the body frame; clamp to limits."""
+    L = robot_i[0, 0]
+    n_joints = robot_i[0, 1]
+    for j in range(n_joints):
+        jr = 1 + L + j
+        kind = robot_i[jr, 0]
+        qs = robot_i[jr, 1]
+        d0 = m + robot_i[jr, 2]
+        if (kind == HINGE or kind == SLIDE) and robot_i[jr, 3] < 0:
+            v = q[t, qs] + vec[t, d0]
             if respect_limits == 1:
-                v = ti.min(ti.max(v, q_limits[qs, 0]), q_limits[qs, 1])
+                v = ti.min(ti.max(v, robot_f[L + n_joints + qs, 0]), robot_f[L + n_joints + qs, 1])
             q[t, qs] = v
         elif kind == BALL or kind == FREE:
             qa = qs
             da = d0
             if kind == FREE:
                 for k in ti.static(range(3)):
-                    q[t, qs + k] += dq[t, d0 + k]
+                    q[t, qs + k] += vec[t, d0 + k]
                 qa = qs + 3
                 da = d0 + 3
             cur = ti.Vector([q[t, qa], q[t, qa + 1], q[t, qa + 2], q[t, qa + 3]])
-            new = qnormalize(qmul(cur, qexp(ti.Vector([dq[t, da], dq[t, da + 1], dq[t, da + 2]]))))
+            new = qnormalize(qmul(cur, qexp(ti.Vector([vec[t, da], vec[t, da + 1], vec[t, da + 2]]))))
             for k in ti.static(range(4)):
                 q[t, qa + k] = new[k]
 
 
+@ti.func
+def solve_step(t, q: ti.template(), J: ti.template(), A: ti.template(), vec: ti.template(), robot_i: ti.template(),
+               robot_f: ti.template(), task_i: ti.template(), task_f: ti.template(), m, n, Lt):
+    """One damped Gauss-Newton step from the rows task_rows filled in."""
+    e2 = 0.0
+    for a in range(m):
+        e2 += vec[t, a] * vec[t, a]
+    lam = task_f[0, 0] * ti.min(e2, 1.0) + 1e-6
+    for a in range(m):
+        for b in range(a + 1):
+            v = 0.0
+            for d in range(n):
+                v += J[t, a, d] * J[t, b, d]
+            A[t, a, b] = v
+        A[t, a, a] += lam
+    cholesky_factor(t, A, m)
+    cholesky_substitute(t, A, vec, m)
+    for d in range(n):
+        v = 0.0
+        for a in range(m):
+            v += J[t, a, d] * vec[t, a]
+        vec[t, m + d] = v
+    if task_f[0, 4] > 0:
+        rest_pull(t, q, J, A, vec, robot_i, task_i, task_f, task_f[0, 4], m, Lt)
+    big = 0.0
+    for d in range(n):
+        big = ti.max(big, ti.abs(vec[t, m + d]))
+    if big > task_f[0, 3]:
+        for d in range(n):
+            vec[t, m + d] *= task_f[0, 3] / big
+    apply_step(t, q, vec, robot_i, robot_f, m, task_i[0, 4])
+
+
 @ti.kernel
-def solve(q0: ti.types.ndarray(), tasks_i: ti.types.ndarray(), tasks_f: ti.types.ndarray(),
-          targets: ti.types.ndarray(), params_f: ti.types.ndarray(), params_i: ti.types.ndarray(),
-          link_i: ti.types.ndarray(), link_f: ti.types.ndarray(), joint_i: ti.types.ndarray(),
-          joint_f: ti.types.ndarray(), q_limits: ti.types.ndarray(), dof_active: ti.types.ndarray(),
-          rest: ti.types.ndarray(), q: ti.types.ndarray(), links_pos: ti.types.ndarray(),
-          links_quat: ti.types.ndarray(), frames: ti.types.ndarray(), J: ti.types.ndarray(),
-          A: ti.types.ndarray(), err: ti.types.ndarray(), dq: ti.types.ndarray(), best_q: ti.types.ndarray(),
-          best_err: ti.types.ndarray(), best_i: ti.types.ndarray(), best_f: ti.types.ndarray(),
-          done: ti.types.ndarray()):
+def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.ndarray(),
+          targets: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot_f: ti.types.ndarray(),
+          q: ti.types.ndarray(), pose: ti.types.ndarray(), J: ti.types.ndarray(), A: ti.types.ndarray(),
+          vec: ti.types.ndarray(), best_q: ti.types.ndarray(), best_err: ti.types.ndarray(),
+          best_i: ti.types.ndarray(), done: ti.types.ndarray()):
     B = q0.shape[0]
     m = J.shape[1]
     n = J.shape[2]
     n_qs = q.shape[1]
-    damping = params_f[0]
-    pos_tol = params_f[1]
-    rot_tol = params_f[2]
-    max_step = params_f[3]
-    rest_weight = params_f[4]
-    max_iters = params_i[0]
-    n_samples = params_i[1]
-    K = params_i[2]
-    seed = params_i[3]
-    respect_limits = params_i[4]
-    exhaustive = params_i[5]
+    Lt = targets.shape[1]
+    max_iters = task_i[0, 0]
+    n_samples = task_i[0, 1]
+    K = task_i[0, 2]
+    seed = task_i[0, 3]
+    exhaustive = task_i[0, 5]
+    rest_weight = task_f[0, 4]
     ti.loop_config(block_dim=ti.static(loop_block_dim()))
     for t in range(q.shape[0]):
         e = t % B
         best_i[t, 0] = -1
         best_i[t, 1] = 0
         best_i[t, 2] = 0
-        best_f[t, 0] = 1e30
-        best_f[t, 1] = 1e30
+        best_q[t, n_qs] = 1e30
+        best_q[t, n_qs + 1] = 1e30
         s = t // B
         while s < n_samples:
             if exhaustive == 0 and ti.atomic_min(done[e], BIG) < s:
                 break
             best_i[t, 2] += 1
-            init_sample(t, e, s, q0, q, joint_i, q_limits, dof_active, seed)
+            init_sample(t, e, s, q0, q, robot_i, robot_f, task_i, seed, Lt)
             lag1 = 1e30  # scores of the two previous iterations, for the stall test
             lag2 = 1e30
             for it in range(max_iters + 1):
-                fk_row(t, q, link_i, link_f, joint_i, joint_f, links_pos, links_quat, frames)
-                ok, score = task_rows(t, e, tasks_i, tasks_f, targets, params_f, link_i, joint_i, joint_f,
-                                      links_pos, links_quat, frames, J, err, dof_active, pos_tol, rot_tol)
+                fk_row(t, q, robot_i, robot_f, pose)
+                ok, score = task_rows(t, e, task_i, task_f, targets, robot_i, robot_f, pose, J, vec, Lt)
                 rest_dist = 0.0
-                for i in range(n_qs):
-                    if rest_weight > 0:
-                        rest_dist += (q[t, i] - rest[i]) ** 2
+                if rest_weight > 0:
+                    for i in range(n_qs):
+                        rest_dist += (q[t, i] - task_f[1 + Lt + i, 0]) ** 2
                 # keep: any success beats failure; among successes the nearest rest (exhaustive)
                 better = False
                 if ok == 1:
-                    if best_i[t, 0] < 0 or (exhaustive == 1 and rest_dist < best_f[t, 1] - 1e-12):
+                    if best_i[t, 0] < 0 or (exhaustive == 1 and rest_dist < best_q[t, n_qs + 1] - 1e-12):
                         better = True
-                elif best_i[t, 0] < 0 and score < best_f[t, 0]:
+                elif best_i[t, 0] < 0 and score < best_q[t, n_qs]:
                     better = True
                 if better:
                     if ok == 1 and best_i[t, 0] < 0:
                         best_i[t, 0] = s
                     best_i[t, 1] = it
-                    best_f[t, 0] = score
-                    best_f[t, 1] = rest_dist
+                    best_q[t, n_qs] = score
+                    best_q[t, n_qs + 1] = rest_dist
                     for i in range(n_qs):
                         best_q[t, i] = q[t, i]
-                    for i in range(tasks_i.shape[0]):
+                    for i in range(Lt):
                         for k in ti.static(range(6)):
-                            best_err[t, i, k] = err[t, 6 * i + k]
-                if ok == 1:
-                    if exhaustive == 0:
-                        ti.atomic_min(done[e], s)
-                        break
+                            best_err[t, i, k] = vec[t, 6 * i + k]
+                if ok == 1 and exhaustive == 0:
+                    ti.atomic_min(done[e], s)
+                    break
                 if it == max_iters:
                     break
                 # a sample that stalls far from the target (a local minimum or a limit) gives way to
@@ -320,32 +354,5 @@ def solve(q0: ti.types.ndarray(), tasks_i: ti.types.ndarray(), tasks_f: ti.types
                     break
                 lag2 = lag1
                 lag1 = score
-                # A = J J^T + lambda I, lambda shrinking with the error (Levenberg-Marquardt, Sugihara 2011)
-                e2 = 0.0
-                for a in range(m):
-                    e2 += err[t, a] * err[t, a]
-                lam = damping * ti.min(e2, 1.0) + 1e-6
-                for a in range(m):
-                    for b in range(a + 1):
-                        v = 0.0
-                        for d in range(n):
-                            v += J[t, a, d] * J[t, b, d]
-                        A[t, a, b] = v
-                        A[t, b, a] = v
-                    A[t, a, a] += lam
-                cholesky_solve(t, A, err, m)
-                for d in range(n):
-                    v = 0.0
-                    for a in range(m):
-                        v += J[t, a, d] * err[t, a]
-                    dq[t, d] = v
-                if rest_weight > 0:
-                    rest_pull(t, q, dq, J, A, err, joint_i, dof_active, rest, rest_weight, m)
-                big = 0.0
-                for d in range(n):
-                    big = ti.max(big, ti.abs(dq[t, d]))
-                if big > max_step:
-                    for d in range(n):
-                        dq[t, d] *= max_step / big
-                apply_step(t, q, dq, joint_i, q_limits, respect_limits)
+                solve_step(t, q, J, A, vec, robot_i, robot_f, task_i, task_f, m, n, Lt)
             s += K

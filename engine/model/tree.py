@@ -150,6 +150,7 @@ class KinematicTree:
             q += joint.n_qs
             dof += joint.n_dofs
             self.links[joint.link].joints.append(j)
+        self._n_qs, self._n_dofs = q, dof
         for joint in self.joints:
             if joint.mimic is not None and (joint.n_qs != 1 or self.joints[joint.mimic.leader].n_qs != 1):
                 warnings.warn(f"{self.source}: joint '{joint.name}': mimic ignored (only 1-dof joints can "
@@ -180,11 +181,11 @@ class KinematicTree:
 
     @property
     def n_qs(self) -> int:
-        return sum(j.n_qs for j in self.joints)
+        return self._n_qs
 
     @property
     def n_dofs(self) -> int:
-        return sum(j.n_dofs for j in self.joints)
+        return self._n_dofs
 
     def link_names(self) -> list[str]:
         return [link.name for link in self.links]
