@@ -31,7 +31,7 @@ Arguments (B envs, T = B * K threads, Lt task links, m = 6 Lt rows, n dofs, robo
 
 import taichi as ti
 
-from .fk import BALL, FREE, HINGE, SLIDE, const3, fk_row, jacobian_row, point_of, vec4
+from .fk import BALL, FREE, HINGE, SLIDE, fk_row, jacobian_row, point_of, vec4
 from .quat import qcolumn, qconj, qexp, qlog, qmul, qnormalize
 
 BIG = 1 << 30
