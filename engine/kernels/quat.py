@@ -78,13 +78,3 @@ def qcolumn(q, k: ti.template()):
     e = ti.Vector([0.0, 0.0, 0.0])
     e[k] = 1.0
     return qrot(q, e)
-
-
-@ti.func
-def load3(a, i, j, k0: ti.template()):
-    return ti.Vector([a[i, j, k0], a[i, j, k0 + 1], a[i, j, k0 + 2]])
-
-
-@ti.func
-def load4(a, i, j, k0: ti.template()):
-    return ti.Vector([a[i, j, k0], a[i, j, k0 + 1], a[i, j, k0 + 2], a[i, j, k0 + 3]])
