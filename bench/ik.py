@@ -25,7 +25,9 @@ Comparison: pytorch_kinematics' batched ``PseudoInverseIK`` on example-robot-dat
 ``--pk-retries`` (10) initial configurations: the default pose plus seeded uniform random ones.
 Its targets are its own FK of the same joint configurations (its base / hand frames may differ
 from the MJCF's), and its answer per problem (first converged retry, else the lowest error) is
-checked by its own FK with the same tolerances. pytorch_kinematics has no multilink IK ("n/a").
+checked by its own FK with the same tolerances. It runs in a child process, after ours: in the
+taichi process, torch's OpenMP threads competed with taichi's CPU threads and pk's calls ran up to
+~15x slower on a 2-core machine. pytorch_kinematics has no multilink IK ("n/a").
 Install the comparison with::
 
     pip install torch==2.13.0 pytorch-kinematics      # or: pip install -e ".[bench]"
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import multiprocessing
 import os
 import sys
 import warnings
@@ -193,20 +196,37 @@ class PkSingle:
         return dict(s=seconds, ok=float(ok.mean()), rep=float(rep.mean()), disagree=int(np.sum(ok != rep)))
 
 
-def load_pk(default_q: np.ndarray, args) -> tuple[PkSingle | None, str]:
-    """The comparison solver, or None and why not."""
-    if args.no_pk:
-        return None, "pytorch_kinematics: skipped (--no-pk)"
+def run_pk(sizes, pk_max: int, lo: np.ndarray, hi: np.ndarray, default_q: np.ndarray, args) -> dict:
+    """pk's figures for each n_envs <= ``pk_max`` and a line saying what ran (in the child process)."""
     try:
         import pytorch_kinematics  # noqa: F401
         import torch
     except ImportError as exc:
-        return None, (f"pytorch_kinematics: not importable ({exc}); pk columns skipped. "
-                      "Install with: pip install torch==2.13.0 pytorch-kinematics")
+        return dict(results=None, note=f"pytorch_kinematics: not importable ({exc}); pk columns skipped. "
+                                       "Install with: pip install torch==2.13.0 pytorch-kinematics")
     solver = PkSingle(default_q, args)
-    return solver, (f"pytorch_kinematics {_version('pytorch-kinematics')}, torch {torch.__version__}, "
-                    f"{torch.get_num_threads()} threads: PseudoInverseIK, {args.pk_retries} retries, "
-                    f"max_iterations {PK_MAX_ITERATIONS}, f32, cpu")
+    low, high = solver.limits[:, 0].numpy(), solver.limits[:, 1].numpy()
+    results = {}
+    for n in sizes:
+        if n <= pk_max:
+            # the URDF's arm limits are the MJCF's; the clip only guards against a future mismatch
+            results[n] = solver.bench(np.clip(random_qpos(lo, hi, n, args.seed)[:, : solver.dof], low, high))
+            print(f"  pk   n_envs={n} done", file=sys.stderr, flush=True)
+    note = (f"pytorch_kinematics {_version('pytorch-kinematics')}, torch {torch.__version__} "
+            f"({torch.get_num_threads()} threads, own process): PseudoInverseIK, {args.pk_retries} retries, "
+            f"max_iterations {PK_MAX_ITERATIONS}, f32, cpu")
+    return dict(results=results, note=note)
+
+
+def bench_pk(sizes, pk_max: int, lo: np.ndarray, hi: np.ndarray, default_q: np.ndarray,
+             args) -> tuple[dict | None, str]:
+    """:func:`run_pk` in a fresh process: with taichi's CPU threads and torch's OpenMP threads in one
+    process, pk's calls ran up to ~15x slower on a 2-core machine, depending on the run."""
+    if args.no_pk:
+        return None, "pytorch_kinematics: skipped (--no-pk)"
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        out = pool.apply(run_pk, (list(sizes), pk_max, lo, hi, default_q, args))
+    return out["results"], out["note"]
 
 
 def _version(dist: str) -> str:
@@ -282,7 +302,8 @@ def main(argv=None) -> None:
     args.budget = 0.3 if args.quick else 1.5  # seconds of timed repeats per figure, beyond the minimum
     pk_max = args.pk_max_envs or (QUICK_PK_MAX_ENVS if args.quick else max(sizes))
 
-    with warnings.catch_warnings(record=True) as caught:
+    # quiet: taichi prints one "Starting on arch" line per backend it tries; the header says which won
+    with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("always", RuntimeWarning)
         arch = engine.init(backend=args.backend, precision="32", logging_level="error")
     fell_back = " (fell back: no GPU backend here)" if any("not available" in str(w.message) for w in caught) else ""
@@ -295,27 +316,25 @@ def main(argv=None) -> None:
     lo, hi = robot.q_limits
     default_q = robot.tree.default_qpos.copy()
     probe.destroy()
-    pk_solver, pk_note = load_pk(default_q, args)
+
+    ours: dict[tuple[str, int], dict] = {}
+    for n in sizes:
+        res = bench_ours(n, random_qpos(lo, hi, n, args.seed), args)
+        for case in ("single", "multi"):
+            ours[(case, n)] = res[case]
+        sys.stdout.flush()
+        print(f"  ours n_envs={n} done", file=sys.stderr, flush=True)
+    pk, pk_note = bench_pk(sizes, pk_max, lo, hi, default_q, args)
     print(pk_note)
     print()
 
-    ours: dict[tuple[str, int], dict] = {}
-    pk: dict[int, dict] = {}
     rows = []
     for n in sizes:
-        qpos = random_qpos(lo, hi, n, args.seed)
-        res = bench_ours(n, qpos, args)
-        for case in ("single", "multi"):
-            ours[(case, n)] = res[case]
-        if pk_solver is not None and n <= pk_max:
-            # the URDF's arm limits are the MJCF's; the clip only guards against a future mismatch
-            pk_q = np.clip(qpos[:, : pk_solver.dof], pk_solver.limits[:, 0].numpy(), pk_solver.limits[:, 1].numpy())
-            pk[n] = pk_solver.bench(pk_q)
         for case in ("single", "multi"):
             r = ours[(case, n)]
             row = [case, n, fmt_ms(r["s"]), fmt_rate(n / r["s"]), fmt_pct(r["ok"]), fmt_pct(r["rep"])]
-            if pk_solver is not None:
-                p = pk.get(n) if case == "single" else None
+            if pk is not None:
+                p = pk.get(n)
                 if case == "multi":
                     row += ["n/a"] * 5
                 elif p is None:
@@ -326,10 +345,9 @@ def main(argv=None) -> None:
                     row += [fmt_ms(p["s"]), fmt_rate(n / p["s"]), fmt_pct(p["ok"]), fmt_pct(p["rep"]),
                             f"{p['s'] / r['s']:.1f}x"]
             rows.append(row)
-        print(f"  done n_envs={n}", file=sys.stderr, flush=True)
 
     headers = ["case", "n_envs", "ms/call", "solves/s", "ok(FK)", "rep"]
-    if pk_solver is not None:
+    if pk is not None:
         headers += ["pk ms/call", "pk solves/s", "pk ok(FK)", "pk rep", "ours vs pk"]
     print_table(headers, rows, left=1)
     print()
@@ -339,9 +357,9 @@ def main(argv=None) -> None:
           "(IKResult.success / pk converged_any); ours vs pk: how many times faster per call.")
     notes = [f"ours {case} n_envs={n}: FK check and IKResult.success disagree on {r['disagree']} env(s)"
              for (case, n), r in ours.items() if r["disagree"]]
-    notes += [f"pk n_envs={n}: {p['error']}" for n, p in pk.items() if "error" in p]
+    notes += [f"pk n_envs={n}: {p['error']}" for n, p in (pk or {}).items() if "error" in p]
     notes += [f"pk n_envs={n}: FK check and converged_any disagree on {p['disagree']} problem(s)"
-              for n, p in pk.items() if p.get("disagree")]
+              for n, p in (pk or {}).items() if p.get("disagree")]
     for note in notes:
         print("note:", note)
     line, pk_line = summary(ours, pk)

@@ -97,6 +97,7 @@ class RigidEntity(IKMethods):
         self._dof_target = dofs_mod.qpos_to_dofs(self.tree, self._qpos.astype(float))
         self._dof_controlled = np.zeros((n_envs, self.n_dofs), dtype=bool)
         self._velocity_limit = self.tree.velocity_limits()
+        self._q_limits = self.tree.q_limits()
         self._built = True
         self._run_fk(self._qpos, self._pose)
 

@@ -17,6 +17,7 @@ from . import backend, inputs
 from .kernels import ik as ik_kernels
 
 MAX_THREADS = 1 << 16  # (env x restart) threads per call; bounds scratch memory
+_CPU_COUNT = os.cpu_count() or 1
 
 
 @dataclass
@@ -54,7 +55,7 @@ def restart_slots(n_envs: int, max_samples: int) -> int:
     success makes useless, so slots are added only until there are ~4 threads per core.
     """
     if backend.STATE.arch == "cpu":
-        want = -(-4 * (os.cpu_count() or 1) // n_envs)
+        want = -(-4 * _CPU_COUNT // n_envs)
     else:
         want = MAX_THREADS // n_envs
     return max(1, min(max_samples, want))
@@ -84,7 +85,7 @@ class _Scratch:
         key = (T, n_tasks, n_qs, pose_rows, n_dofs, dtype)
         if key != self.key:
             m = 6 * n_tasks
-            shapes = dict(q=(T, n_qs), pose=(T, pose_rows, 7), J=(T, m, n_dofs), A=(T, m, m), vec=(T, m + n_dofs),
+            shapes = dict(q=(T, n_qs), pose=(T, pose_rows, 7), J=(T, m, n_dofs), A=(T, m, m), vec=(T, 2 * m + 2 * n_dofs),
                           best_q=(T, n_qs + 2), best_err=(T, n_tasks, 6))
             self.arrays = {k: np.zeros(v, dtype) for k, v in shapes.items()}
             self.arrays["best_i"] = np.zeros((T, 3), np.int32)
@@ -169,7 +170,7 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
         q0 = entity._qpos[envs].astype(float)
     else:
         q0 = inputs.batched("init_qpos", init_qpos, (tree.n_qs,), n_sel, batched)
-    lo, hi = tree.q_limits()
+    lo, hi = entity._q_limits
     if respect_joint_limit:  # sample 0 starts here: an answer accepted at its first FK must be within limits
         q0 = np.clip(q0, lo, hi)
     q0 = tree.apply_mimic(q0)

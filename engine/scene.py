@@ -24,6 +24,7 @@ class Scene:
         self.is_built = False
         self._generation = backend.STATE.generation
         self.t = 0
+        self._visualizer = None  # engine.vis.Visualizer, made on first use (debug objects live there)
 
     # -- building --------------------------------------------------------------------------------
     def add_entity(self, morph) -> RigidEntity:
@@ -85,10 +86,59 @@ class Scene:
 
     def destroy(self) -> None:
         """Free the scene's state; the scene cannot be used afterwards."""
+        if self._visualizer is not None:
+            self._visualizer.close()
         for entity in self.entities:
             entity._destroy()
         self.entities = []
         self.is_built = False
+
+    # -- visualizer: debug objects never enter the simulation state (see engine.vis) ---------------
+    @property
+    def visualizer(self):
+        """The scene's :class:`engine.vis.Visualizer` (created on first use)."""
+        if self._visualizer is None:
+            from .vis import Visualizer
+
+            self._visualizer = Visualizer(self)
+        return self._visualizer
+
+    @visualizer.setter
+    def visualizer(self, vis) -> None:
+        from .vis import Visualizer
+
+        if not isinstance(vis, Visualizer) or vis.scene is not self:
+            raise TypeError("visualizer: expected an engine.vis.Visualizer made for this scene")
+        if self._visualizer is not None and self._visualizer is not vis:
+            vis.debug = self._visualizer.debug  # debug objects drawn so far move over
+            self._visualizer.close()
+        self._visualizer = vis
+
+    def draw_debug_frame(self, T, axis_length=0.1, origin_size=0.015, axis_radius=0.005, env_idx=0):
+        """Draw axes (x red, y green, z blue) at ``T`` (4, 4) or (n_envs, 4, 4); returns a handle."""
+        return self.visualizer.draw_debug_frame(T, axis_length, origin_size, axis_radius, env_idx)
+
+    def draw_debug_sphere(self, pos, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0):
+        return self.visualizer.draw_debug_sphere(pos, radius, color, env_idx)
+
+    def draw_debug_spheres(self, poss, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0):
+        return self.visualizer.draw_debug_spheres(poss, radius, color, env_idx)
+
+    def draw_debug_line(self, start, end, radius=0.002, color=(1.0, 0.0, 0.0, 0.5), env_idx=0):
+        return self.visualizer.draw_debug_line(start, end, radius, color, env_idx)
+
+    def draw_debug_arrow(self, pos, vec, radius=0.006, color=(1.0, 0.0, 0.0, 0.5), env_idx=0):
+        return self.visualizer.draw_debug_arrow(pos, vec, radius, color, env_idx)
+
+    def update_debug_objects(self) -> None:
+        """Re-pose debug objects whose handles moved (``handle.set_pose``); meshes are not rebuilt."""
+        self.visualizer.update_debug_objects()
+
+    def clear_debug_object(self, handle) -> None:
+        self.visualizer.clear_debug_object(handle)
+
+    def clear_debug_objects(self) -> None:
+        self.visualizer.clear_debug_objects()
 
     def _require_built(self) -> None:
         if not self.is_built:

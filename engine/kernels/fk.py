@@ -6,6 +6,7 @@ Robot constants ``robot_i`` / ``robot_f`` and pose buffers are laid out as in
 
 import taichi as ti
 
+from .launch import fast
 from .quat import qaxis_angle, qcolumn, qmul, qnormalize, qrot
 
 FIXED, HINGE, SLIDE, BALL, FREE = 0, 1, 2, 3, 4
@@ -141,6 +142,7 @@ def point_of(r, link, local: ti.template(), i, pose: ti.template()):
     return vec3(pose, r, link, 0) + qrot(vec4(pose, r, link, 3), const3(local, i, 0))
 
 
+@fast
 @ti.kernel
 def forward_kinematics(q: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot_f: ti.types.ndarray(),
                        pose: ti.types.ndarray()):
@@ -149,6 +151,7 @@ def forward_kinematics(q: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot
         fk_row(r, q, robot_i, robot_f, pose)
 
 
+@fast
 @ti.kernel
 def jacobian(q: ti.types.ndarray(), link: ti.i32, local: ti.types.ndarray(), robot_i: ti.types.ndarray(),
              robot_f: ti.types.ndarray(), pose: ti.types.ndarray(), J: ti.types.ndarray()):

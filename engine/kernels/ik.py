@@ -23,7 +23,7 @@ Arguments (B envs, T = B * K threads, Lt task links, m = 6 Lt rows, n dofs, robo
 - ``task_f`` (1 + Lt + n_qs, 8): row 0 = damping, pos_tol, rot_tol, max_step, rest_weight,
   pos_mask xyz; row 1 + i = the task's local point; row 1 + Lt + i, col 0 = rest qpos.
 - scratch per thread: ``q`` (T, n_qs), ``pose`` (T, L + J, 7), ``J`` (T, m, n), ``A`` (T, m, m),
-  ``vec`` (T, m + n): error / solve vector then dq.
+  ``vec`` (T, 2m + 2n): solve vector, dq, a copy of the error, the posture pull.
 - outputs per thread: ``best_q`` (T, n_qs + 2): kept qpos, then its score and rest distance;
   ``best_err`` (T, Lt, 6); ``best_i`` (T, 3): success sample (-1 none), iterations of the kept
   solution, samples run. ``done`` (B,) int, initialised to :data:`BIG`.
@@ -32,6 +32,7 @@ Arguments (B envs, T = B * K threads, Lt task links, m = 6 Lt rows, n dofs, robo
 import taichi as ti
 
 from .fk import BALL, FREE, HINGE, SLIDE, fk_row, jacobian_row, point_of, vec4
+from .launch import fast
 from .quat import qcolumn, qconj, qexp, qlog, qmul, qnormalize
 
 BIG = 1 << 30
@@ -198,27 +199,29 @@ def cholesky_substitute(t, A: ti.template(), x: ti.template(), m):
 
 @ti.func
 def rest_pull(t, q: ti.template(), J: ti.template(), A: ti.template(), vec: ti.template(), robot_i: ti.template(),
-              task_i: ti.template(), task_f: ti.template(), weight, m, Lt):
-    """Add the null-space projection of ``weight * (rest - q)`` (free 1-dof joints) to dq; A[t] holds
-    the Cholesky factor of J J^T + lambda I and vec[t, 0:m] is free scratch."""
+              task_i: ti.template(), task_f: ti.template(), weight, m, n, Lt):
+    """Null-space projection of ``weight * (rest - q)`` (free 1-dof joints) into vec[t, 2m+n:2m+2n]
+    (zero elsewhere); A[t] holds the Cholesky factor of J J^T + lambda I and vec[t, 0:m] is free."""
     L = robot_i[0, 0]
     n_joints = robot_i[0, 1]
-    for a in range(m):
-        v = 0.0
-        for j in range(n_joints):
-            if is_free_scalar(robot_i, 1 + L + j, task_i, Lt):
-                qs = robot_i[1 + L + j, 1]
-                v += J[t, a, robot_i[1 + L + j, 2]] * weight * (task_f[1 + Lt + qs, 0] - q[t, qs])
-        vec[t, a] = v
-    cholesky_substitute(t, A, vec, m)
+    o = 2 * m + n
+    for d in range(n):
+        vec[t, o + d] = 0.0
     for j in range(n_joints):
         if is_free_scalar(robot_i, 1 + L + j, task_i, Lt):
-            d = robot_i[1 + L + j, 2]
             qs = robot_i[1 + L + j, 1]
-            jt = 0.0
-            for a in range(m):
-                jt += J[t, a, d] * vec[t, a]
-            vec[t, m + d] += weight * (task_f[1 + Lt + qs, 0] - q[t, qs]) - jt
+            vec[t, o + robot_i[1 + L + j, 2]] = weight * (task_f[1 + Lt + qs, 0] - q[t, qs])
+    for a in range(m):
+        v = 0.0
+        for d in range(n):
+            v += J[t, a, d] * vec[t, o + d]
+        vec[t, a] = v
+    cholesky_substitute(t, A, vec, m)
+    for d in range(n):
+        jt = 0.0
+        for a in range(m):
+            jt += J[t, a, d] * vec[t, a]
+        vec[t, o + d] -= jt
 
 
 @ti.func
@@ -252,13 +255,12 @@ def apply_step(t, q: ti.template(), vec: ti.template(), robot_i: ti.template(), 
 
 
 @ti.func
-def solve_step(t, q: ti.template(), J: ti.template(), A: ti.template(), vec: ti.template(), robot_i: ti.template(),
-               robot_f: ti.template(), task_i: ti.template(), task_f: ti.template(), m, n, Lt):
-    """One damped Gauss-Newton step from the rows task_rows filled in."""
-    e2 = 0.0
+def lm_direction(t, q: ti.template(), J: ti.template(), A: ti.template(), vec: ti.template(),
+                 robot_i: ti.template(), task_i: ti.template(), task_f: ti.template(), m, n, Lt, lam):
+    """dq (vec[t, m:m+n]) = J^T (J J^T + lam I)^-1 e, e read from its copy at vec[t, m+n:m+n+m]; the
+    factor stays in A[t]."""
     for a in range(m):
-        e2 += vec[t, a] * vec[t, a]
-    lam = task_f[0, 0] * ti.min(e2, 1.0) + 1e-6
+        vec[t, a] = vec[t, m + n + a]
     for a in range(m):
         for b in range(a + 1):
             v = 0.0
@@ -273,17 +275,83 @@ def solve_step(t, q: ti.template(), J: ti.template(), A: ti.template(), vec: ti.
         for a in range(m):
             v += J[t, a, d] * vec[t, a]
         vec[t, m + d] = v
-    if task_f[0, 4] > 0:
-        rest_pull(t, q, J, A, vec, robot_i, task_i, task_f, task_f[0, 4], m, Lt)
+
+
+@ti.func
+def block_limits(t, q: ti.template(), J: ti.template(), vec: ti.template(), robot_i: ti.template(),
+                 robot_f: ti.template(), m, o, zero_columns):
+    """Dofs resting on a joint limit whose step (vec[t, o:o+n]) points outward: zero it (and, with
+    ``zero_columns``, their Jacobian column, so that a new solve lets the other joints do their
+    share). Returns how many were found."""
+    L = robot_i[0, 0]
+    n_joints = robot_i[0, 1]
+    blocked = 0
+    for j in range(n_joints):
+        jr = 1 + L + j
+        kind = robot_i[jr, 0]
+        if (kind == HINGE or kind == SLIDE) and robot_i[jr, 3] < 0:
+            qs = robot_i[jr, 1]
+            d = robot_i[jr, 2]
+            lo = robot_f[L + n_joints + qs, 0]
+            hi = robot_f[L + n_joints + qs, 1]
+            tol = 1e-5 * (1.0 + ti.abs(q[t, qs]))
+            step = vec[t, o + d]
+            if (q[t, qs] <= lo + tol and step < 0) or (q[t, qs] >= hi - tol and step > 0):
+                blocked += 1
+                vec[t, o + d] = 0.0
+                if zero_columns == 1:
+                    for a in range(m):
+                        J[t, a, d] = 0.0
+    return blocked
+
+
+@ti.func
+def solve_step(t, q: ti.template(), J: ti.template(), A: ti.template(), vec: ti.template(), robot_i: ti.template(),
+               robot_f: ti.template(), task_i: ti.template(), task_f: ti.template(), m, n, Lt, it):
+    """One damped Gauss-Newton step from the rows task_rows filled in. With joint limits on, dofs
+    held at a limit are dropped and the step solved again (an active set), so that a target at
+    the edge of the workspace is reached instead of stalling against the clamp."""
+    e2 = 0.0
+    for a in range(m):
+        e2 += vec[t, a] * vec[t, a]
+        vec[t, m + n + a] = vec[t, a]
+    lam = task_f[0, 0] * ti.min(e2, 1.0) + 1e-6
+    lm_direction(t, q, J, A, vec, robot_i, task_i, task_f, m, n, Lt, lam)
+    limits = task_i[0, 4]
+    if limits == 1:
+        if block_limits(t, q, J, vec, robot_i, robot_f, m, m, 1) > 0:
+            lm_direction(t, q, J, A, vec, robot_i, task_i, task_f, m, n, Lt, lam)
+            block_limits(t, q, J, vec, robot_i, robot_f, m, m, 0)
+    max_step = task_f[0, 3]
     big = 0.0
     for d in range(n):
         big = ti.max(big, ti.abs(vec[t, m + d]))
-    if big > task_f[0, 3]:
+    if big > max_step:
         for d in range(n):
-            vec[t, m + d] *= task_f[0, 3] / big
+            vec[t, m + d] *= max_step / big
+        big = max_step
+    # the posture pull (task priority): in the task's null space, within what the step has left and
+    # shrinking over the iterations, so that the last ones converge on the task (a null-space move
+    # is only null to first order)
+    if task_f[0, 4] > 0 and big < max_step:
+        o = 2 * m + n
+        rest_pull(t, q, J, A, vec, robot_i, task_i, task_f, task_f[0, 4], m, n, Lt)
+        if limits == 1:
+            block_limits(t, q, J, vec, robot_i, robot_f, m, o, 0)
+        pull = 0.0
+        for d in range(n):
+            pull = ti.max(pull, ti.abs(vec[t, o + d]))
+        left = 1.0 - ti.cast(it + 1, ti.f32) / ti.cast(task_i[0, 0], ti.f32)
+        budget = (max_step - big) * left * left
+        scale = 1.0
+        if pull > budget:
+            scale = budget / pull
+        for d in range(n):
+            vec[t, m + d] += scale * vec[t, o + d]
     apply_step(t, q, vec, robot_i, robot_f, m, task_i[0, 4])
 
 
+@fast
 @ti.kernel
 def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.ndarray(),
           targets: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot_f: ti.types.ndarray(),
@@ -354,5 +422,5 @@ def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.n
                     break
                 lag2 = lag1
                 lag1 = score
-                solve_step(t, q, J, A, vec, robot_i, robot_f, task_i, task_f, m, n, Lt)
+                solve_step(t, q, J, A, vec, robot_i, robot_f, task_i, task_f, m, n, Lt, it)
             s += K

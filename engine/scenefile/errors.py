@@ -69,9 +69,11 @@ def format_loc(loc: Iterable[str | int]) -> str:
     return out
 
 
-def custom(message: str) -> PydanticCustomError:
-    """A pydantic error whose message is ``message`` verbatim (braces included)."""
-    return PydanticCustomError("scenefile", "{message}", {"message": message})
+def custom(message: str, at: str | None = None) -> PydanticCustomError:
+    """A pydantic error whose message is ``message`` verbatim (braces included); ``at`` names a key
+    of the model being validated, for errors a model validator finds in one of its keys."""
+    ctx = {"message": message} if at is None else {"message": message, "at": at}
+    return PydanticCustomError("scenefile", "{message}", ctx)
 
 
 def show(value, limit: int = 60) -> str:
@@ -156,6 +158,8 @@ def _message(err: dict, fields_at) -> str:
     if kind in ("too_short", "too_long"):
         return f"expected {'at least' if kind == 'too_short' else 'at most'} " \
                f"{ctx.get('min_length', ctx.get('max_length'))} items, got {ctx.get('actual_length')}"
+    if kind == "invalid_key":
+        return f"expected a text key, got {show(err['loc'][-1] if err['loc'] else value)}"
     if kind in ("value_error", "assertion_error"):
         msg = err["msg"]
         for prefix in ("Value error, ", "Assertion failed, "):
@@ -172,6 +176,9 @@ def issues_from_validation(exc: ValidationError, fields_at=lambda loc: [],
     seen = set()
     for err in exc.errors(include_url=False):
         loc = _clean_loc(tuple(err["loc"]), union_tags or {})
+        at = (err.get("ctx") or {}).get("at") if err["type"] == "scenefile" else None
+        if at:
+            loc = (*loc, at)
         message = _message({**err, "loc": loc}, fields_at)
         if (loc, message) not in seen:
             seen.add((loc, message))

@@ -1,0 +1,7 @@
+"""``python -m app`` runs the ``ikstudio`` command line (see :mod:`app.cli`)."""
+
+import sys
+
+from app.cli import main
+
+sys.exit(main())

@@ -1,0 +1,385 @@
+"""The ``ikstudio`` command line (also ``python -m app``).
+
+    ikstudio [SCENE]                      open the GUI on SCENE (default: scenes/batched_panda.yaml)
+    ikstudio record SCENE -o demo.mp4     render a video headless (--frames N | --seconds S, --size, --fps)
+    ikstudio check SCENE...               validate scene files; print every problem
+    ikstudio robots                       list the robot catalog
+    ikstudio bench                        a short batched IK benchmark, success checked by FK
+
+Exit status: 0 success, 1 failure (a bad scene, a failed check or render), 2 usage error. Errors are
+printed as one short message, never a traceback (``--debug`` shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+# Quiet taichi before anything imports it: no banner, no telemetry or version check.
+os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
+os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_SCENE = REPO / "scenes" / "batched_panda.yaml"
+COMMANDS = ("record", "check", "robots", "bench", "gui")
+MAX_ERROR_LINES = 20
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class CliError(Exception):
+    """A failure to report as ``ikstudio: error: ...`` with exit status ``code``."""
+
+    def __init__(self, message: str, code: int = EXIT_FAIL):
+        super().__init__(message)
+        self.code = code
+
+
+# -- argument parsing -------------------------------------------------------------------------------
+
+
+def _size(text: str) -> tuple[int, int]:
+    parts = text.lower().replace("×", "x").split("x")
+    try:
+        w, h = (int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT such as 1280x720, got {text!r}") from None
+    if not (16 <= w <= 8192 and 16 <= h <= 8192):
+        raise argparse.ArgumentTypeError(f"expected width and height in [16, 8192], got {text!r}")
+    return w, h
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}") from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"expected a positive {kind.__name__}, got {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def _add_backend(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=("gpu", "cuda", "vulkan", "cpu"), default="gpu",
+                   help="compute backend (default: gpu, which falls back to the CPU when there is none)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ikstudio",
+        description="IK Studio: batched inverse kinematics, scene files, videos.",
+        epilog="Without a command, `ikstudio [SCENE]` opens the GUI on SCENE (default: "
+               "scenes/batched_panda.yaml). `ikstudio COMMAND --help` describes a command.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", help="show Python tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("gui", help="open the GUI on a scene (the default command)")
+    p.add_argument("scene", nargs="?", help="scene file (default: scenes/batched_panda.yaml)")
+    _add_backend(p)
+
+    p = sub.add_parser("record", help="render a scene to a video, headless",
+                       description="Render SCENE to a video, headless, stepping the IK once per frame.")
+    p.add_argument("scene", help="scene file (.yaml)")
+    p.add_argument("-o", "--output", help="video file (.mp4); default: the scene's record.output, "
+                                          "else SCENE_NAME.mp4 in the current folder")
+    length = p.add_mutually_exclusive_group()
+    length.add_argument("--frames", type=_positive(int), help="number of frames (default: the scene's)")
+    length.add_argument("--seconds", type=_positive(float), help="length in seconds of video")
+    p.add_argument("--size", type=_size, metavar="WxH", help="resolution, e.g. 1280x720 (default: the scene's)")
+    p.add_argument("--fps", type=_positive(float), help="frames per second (default: the scene's, else 30)")
+    p.add_argument("--n-envs", type=_positive(int), help="override the scene's number of envs")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_backend(p)
+
+    p = sub.add_parser("check", help="validate scene files", description="Validate scene files: structure, "
+                                                                          "robot, link names, groups.")
+    p.add_argument("scenes", nargs="+", metavar="SCENE", help="scene files")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only problems")
+
+    p = sub.add_parser("robots", help="list the robot catalog", description="List the robots a scene can "
+                                                                            "name (robot: NAME).")
+    p.add_argument("--family", help="only this family (arm, dual_arm, humanoid, quadruped, hand, ...)")
+
+    p = sub.add_parser("bench", help="a short batched IK benchmark",
+                       description="Solve random reachable targets (poses of random configurations) in "
+                                   "batches; print solves per second and the success rate, checked by FK.")
+    p.add_argument("--robot", default="panda", help="catalog name or robot file (default: panda)")
+    p.add_argument("--link", default=None, help="end-effector link (default: hand for the Panda, else the last)")
+    p.add_argument("--n-envs", type=_positive(int), default=1024, help="batch size (default: 1024)")
+    p.add_argument("--calls", type=_positive(int), default=5, help="timed IK calls (default: 5)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    _add_backend(p)
+    return parser
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _silenced_fds():
+    """Silence stdout and stderr at the file-descriptor level (taichi's C++ logs bypass Python)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = []
+    try:
+        with open(os.devnull, "w") as devnull:
+            for fd in (1, 2):
+                try:
+                    saved.append((fd, os.dup(fd)))
+                    os.dup2(devnull.fileno(), fd)
+                except OSError:
+                    pass
+            yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+
+
+def init_engine(backend: str) -> str:
+    """``engine.init(backend)`` without taichi's console noise; a one-line note on a CPU fallback."""
+    import engine
+
+    with warnings.catch_warnings(record=True) as caught, _silenced_fds(), contextlib.redirect_stdout(sys.stderr):
+        warnings.simplefilter("always")
+        arch = engine.init(backend=backend)
+    if backend != "cpu" and arch == "cpu" and caught:
+        print(f"note: no {'GPU' if backend == 'gpu' else backend} backend here; running on the CPU", file=sys.stderr)
+    return arch
+
+
+def _print_scene_error(err) -> None:
+    lines = str(err).splitlines()
+    if len(lines) > MAX_ERROR_LINES:
+        lines = lines[:MAX_ERROR_LINES] + [f"... and {len(lines) - MAX_ERROR_LINES} more problems"]
+    print("\n".join(lines), file=sys.stderr)
+
+
+def _load(path: str):
+    from engine import scenefile
+
+    return scenefile.load(path)
+
+
+def _summary(spec) -> str:
+    n_t = len(spec.targets)
+    groups = spec.groups()
+    return (f"robot {spec.robot.file}, {spec.envs.n_envs} env{'s' * (spec.envs.n_envs != 1)}, "
+            f"{n_t} target{'s' * (n_t != 1)} in {len(groups)} IK call{'s' * (len(groups) != 1)} per frame")
+
+
+# -- commands ---------------------------------------------------------------------------------------
+
+
+def cmd_gui(args) -> int:
+    scene = args.scene or str(DEFAULT_SCENE)
+    _load(scene)  # a bad scene is reported here, before any window opens
+    try:
+        gui = importlib.import_module("app.gui")
+    except ModuleNotFoundError as err:
+        if err.name not in ("app.gui", "app"):
+            raise CliError(f"the GUI cannot start: a package it needs is missing ({err.name}); "
+                           "reinstall with `pip install -e .[dev]`") from None
+        print("ikstudio: the desktop GUI is not part of this build yet (app.gui is missing).\n"
+              f"  Render a video instead:  ikstudio record {scene} -o demo.mp4\n"
+              f"  Validate a scene:        ikstudio check {scene}", file=sys.stderr)
+        return EXIT_USAGE
+    if not hasattr(gui, "run"):
+        print("ikstudio: app.gui has no run(scene_path); the GUI is not wired up yet", file=sys.stderr)
+        return EXIT_USAGE
+    init_engine(args.backend)
+    result = gui.run(scene)
+    return int(result) if isinstance(result, int) else EXIT_OK
+
+
+def cmd_record(args) -> int:
+    spec = _load(args.scene)
+    record = spec.record
+    fps = args.fps if args.fps is not None else spec.fps
+    if args.frames is not None:
+        n_frames = args.frames
+    elif args.seconds is not None:
+        n_frames = max(1, round(args.seconds * fps))
+    elif record is not None:
+        n_frames = record.frames if record.frames is not None else max(1, round(record.n_frames / spec.fps * fps))
+    else:
+        n_frames = round(4 * fps)
+    if args.output:
+        out = Path(args.output)
+    elif record is not None and record.output:
+        out = spec.resolve_path(record.output)
+    else:
+        out = Path(Path(args.scene).stem + ".mp4")
+    if out.suffix.lower() not in (".mp4", ".mkv", ".mov", ".avi"):
+        raise CliError(f"output: expected a video file ending in .mp4 (or .mkv, .mov, .avi), got '{out}'",
+                       EXIT_USAGE)
+    if not out.parent.resolve().is_dir():
+        raise CliError(f"output: folder '{out.parent}' does not exist")
+    arch = init_engine(args.backend)
+    scene, runner = spec.build(n_envs=args.n_envs)
+    print(f"recording {args.scene}: {_summary(spec)}, {n_frames} frames at {fps:g} fps on {arch}",
+          file=sys.stderr)
+    try:
+        stats = runner.record(out, n_frames=n_frames, fps=fps, res=args.size, progress=not args.no_progress)
+    except RuntimeError as err:
+        raise CliError(f"cannot record: {err}") from None
+    print(f"wrote {out}: {stats['frames']} frames ({stats['frames'] / fps:.2f} s of video at {fps:g} fps) "
+          f"in {stats['seconds']:.2f} s, {stats['fps']:.1f} frames/s")
+    return EXIT_OK
+
+
+def cmd_check(args) -> int:
+    from engine.scenefile import SceneFileError
+
+    failed = 0
+    for path in args.scenes:
+        try:
+            spec = _load(path)
+        except SceneFileError as err:
+            failed += 1
+            _print_scene_error(err)
+            continue
+        if not args.quiet:
+            print(f"ok: {path} ({_summary(spec)})")
+    if len(args.scenes) > 1 and not args.quiet:
+        print(f"{len(args.scenes) - failed} of {len(args.scenes)} scene files ok")
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+def cmd_robots(args) -> int:
+    from engine import assets
+
+    entries = assets.list_robots()
+    if args.family:
+        families = sorted({e.family for e in entries})
+        if args.family not in families:
+            raise CliError(f"--family: expected one of {', '.join(families)}, got {args.family!r}", EXIT_USAGE)
+        entries = [e for e in entries if e.family == args.family]
+    width = max((len(e.name) for e in entries), default=4)
+    print(f"{'name':{width}}  format  {'family':18}  source")
+    for e in entries:
+        print(f"{e.name:{width}}  {e.format:6}  {e.family:18}  {e.source}")
+    print(f"{len(entries)} robots; use a name in a scene file as `robot: NAME`")
+    return EXIT_OK
+
+
+def cmd_bench(args) -> int:
+    import numpy as np
+
+    import engine
+    from engine.transforms import quat_conj, quat_mul, quat_to_rotvec
+
+    arch = init_engine(args.backend)
+    scene = engine.Scene()
+    try:
+        morph = engine.morphs.from_file(args.robot)
+    except (FileNotFoundError, ValueError) as err:
+        raise CliError(f"--robot: {err}", EXIT_USAGE) from None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        robot = scene.add_entity(morph)
+    n = args.n_envs
+    scene.build(n_envs=n)
+    if args.link is None:
+        link = robot.get_link("hand") if "hand" in robot._link_by_name else robot.links[-1]
+    else:
+        try:
+            link = robot.get_link(args.link)
+        except KeyError as err:
+            raise CliError(f"--link: {err.args[0]}", EXIT_USAGE) from None
+    rng = np.random.default_rng(args.seed)
+    lo, hi = robot.q_limits
+    lo, hi = np.where(np.isfinite(lo), lo, -np.pi), np.where(np.isfinite(hi), hi, np.pi)
+    start = robot.get_qpos()
+    pos_tol, rot_tol = 5e-4, 5e-3
+
+    def targets():
+        pos, quat = robot.forward_kinematics(rng.uniform(lo, hi, (n, robot.n_qs)))
+        return pos[:, link.idx_local], quat[:, link.idx_local]
+
+    def solve(pos, quat, seed):
+        robot.set_qpos(start)
+        return robot.inverse_kinematics(link=link, pos=pos, quat=quat, seed=seed, return_info=True)
+
+    print(f"bench: {args.robot} link '{link.name}', {n} envs x {args.calls} calls, 6-D targets from random "
+          f"configurations, on {arch}")
+    t0 = time.perf_counter()
+    solve(*targets(), seed=args.seed)  # compiles the kernels (cached on disk for the next run)
+    print(f"  first call (compile + solve): {time.perf_counter() - t0:.2f} s")
+    times, reported, verified = [], [], []
+    for call in range(args.calls):
+        pos, quat = targets()
+        t0 = time.perf_counter()
+        result = solve(pos, quat, seed=args.seed + 1 + call)
+        times.append(time.perf_counter() - t0)
+        fk_pos, fk_quat = robot.forward_kinematics(result.qpos)
+        pos_err = np.linalg.norm(fk_pos[:, link.idx_local] - pos, axis=-1)
+        rot_err = np.linalg.norm(quat_to_rotvec(quat_mul(fk_quat[:, link.idx_local], quat_conj(quat))), axis=-1)
+        ok = (pos_err <= pos_tol * 1.05 + 1e-6) & (rot_err <= rot_tol * 1.05 + 1e-6)
+        reported.append(np.mean(result.success))
+        verified.append(np.mean(ok))
+    t = float(np.median(times))
+    print(f"  {t * 1e3:.1f} ms per call (median), {n / t:,.0f} solves/s")
+    print(f"  success: {100 * np.mean(reported):.1f}% reported by IK, {100 * np.mean(verified):.1f}% verified by FK "
+          f"(pos <= {pos_tol:g} m, rot <= {rot_tol:g} rad)")
+    return EXIT_OK
+
+
+HANDLERS = {"gui": cmd_gui, "record": cmd_record, "check": cmd_check, "robots": cmd_robots, "bench": cmd_bench}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # `ikstudio [SCENE]`: no command given -> the GUI (argparse's subcommands cannot be optional).
+    first = next((a for a in argv if a != "--debug"), None)
+    if first is None or first not in COMMANDS and first not in ("-h", "--help"):
+        argv = [*(["--debug"] if "--debug" in argv else []), "gui", *[a for a in argv if a != "--debug"]]
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse: 0 for --help, 2 for usage errors
+        return int(exit_.code or 0)
+    debug = args.debug or os.environ.get("IKSTUDIO_DEBUG") == "1"
+    from engine.scenefile import SceneFileError
+
+    try:
+        return HANDLERS[args.command](args)
+    except SceneFileError as err:
+        if debug:
+            raise
+        _print_scene_error(err)
+        return EXIT_FAIL
+    except CliError as err:
+        if debug:
+            raise
+        print(f"ikstudio: error: {err}", file=sys.stderr)
+        return err.code
+    except BrokenPipeError:  # `ikstudio robots | head`: the reader left; say nothing more
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print("ikstudio: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # anything else: one line, not a traceback (--debug shows it)
+        if debug:
+            raise
+        print(f"ikstudio: error: {type(err).__name__}: {err} (run with --debug for the traceback)", file=sys.stderr)
+        return EXIT_FAIL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""Scene files: YAML descriptions of a robot, its envs, IK targets and their motion, camera and recording.
+
+    from engine import scenefile
+    spec = scenefile.load("scenes/batched_panda.yaml")   # SceneFileError names file, key path, problem
+    scene, runner = spec.build()
+    frame = runner.step()                                # one batched IK call per target group
+    scenefile.save(spec, "copy.yaml")
+"""
+
+from .errors import Issue, SceneFileError
+from .io import check_spec, dumps, load, loads, save, spec_issues, to_dict
+from .models import (
+    CameraSpec,
+    CircleMotion,
+    EnvsSpec,
+    Figure8Motion,
+    KeyframesMotion,
+    KeyPose,
+    OffsetMotion,
+    RecordSpec,
+    RobotSpec,
+    SceneSpec,
+    SolverSpec,
+    TargetSpec,
+)
+from .runner import Runner, RunnerFrame
+
+__all__ = ["CameraSpec", "CircleMotion", "EnvsSpec", "Figure8Motion", "Issue", "KeyPose", "KeyframesMotion",
+           "OffsetMotion", "RecordSpec", "RobotSpec", "Runner", "RunnerFrame", "SceneFileError", "SceneSpec",
+           "SolverSpec", "TargetSpec", "check_spec", "dumps", "load", "loads", "save", "spec_issues", "to_dict"]

@@ -1,0 +1,278 @@
+"""Building a scene file into an engine Scene, and the :class:`Runner` that plays it.
+
+The runner owns time. Each :meth:`Runner.step` computes every target's pose for the current time
+(its motion pattern, per env), runs one batched IK call per target group starting from the current
+qpos (so consecutive frames warm-start), writes the answer with ``set_qpos``, moves the target
+frames drawn in the visualizer (when the scene has one), and advances time by ``dt``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import patterns
+from .errors import Issue, SceneFileError
+from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec
+
+
+@dataclass
+class RunnerFrame:
+    """What one :meth:`Runner.step` did.
+
+    ``index`` / ``t``: the frame number and the time (s) its targets were computed for. ``qpos``
+    (n_envs, n_qs) after the step. ``success`` (n_envs,): every target of every group within
+    tolerance. ``pos_error`` / ``rot_error`` (n_envs, n_targets): masked error norms, m / rad, in
+    the file's target order. ``ik_ms``: wall time of the IK calls; ``group_ms`` per group.
+    ``targets``: per target ``(pos (n_envs, 3) | None, quat (n_envs, 4) | None)``.
+    """
+
+    index: int
+    t: float
+    qpos: np.ndarray
+    success: np.ndarray
+    pos_error: np.ndarray
+    rot_error: np.ndarray
+    ik_ms: float
+    group_ms: list[float] = field(default_factory=list)
+    targets: list = field(default_factory=list)
+
+    @property
+    def success_rate(self) -> float:
+        return float(np.mean(self.success)) if self.success.size else 1.0
+
+
+class _Track:
+    """One target's motion, with its per-env parameters drawn once."""
+
+    def __init__(self, target: TargetSpec, n_envs: int):
+        self.n = n_envs
+        self.pos = None if target.pos is None else np.array(target.pos, float)
+        self.quat = target.orientation()
+        self.motion = m = target.motion
+        if isinstance(m, CircleMotion):
+            self.omega = patterns.uniform_speeds(m.speed[0], m.speed[1], n_envs, m.seed)
+        elif isinstance(m, OffsetMotion):
+            if m.offsets is not None:
+                self.offsets = np.array(m.offsets, float)
+            elif m.grid is not None:
+                self.offsets = patterns.offsets_grid(n_envs, np.array(m.grid))
+            else:
+                self.offsets = patterns.offsets_random(n_envs, np.array(m.random), m.seed)
+        elif isinstance(m, Figure8Motion):
+            self.phases = m.phase + np.arange(n_envs) * m.env_phase
+        elif isinstance(m, KeyframesMotion):
+            self.k_times = np.array(m.times, float)
+            self.k_pos = None if m.poses[0].pos is None else np.array([p.pos for p in m.poses], float)
+            quats = [p.orientation() for p in m.poses]
+            self.k_quat = None if quats[0] is None else np.array(quats)
+            self.delays = np.arange(n_envs) * m.stagger
+
+    def at(self, t: float) -> tuple[np.ndarray | None, np.ndarray | None]:
+        n, m = self.n, self.motion
+        pos = None if self.pos is None else np.tile(self.pos, (n, 1))
+        quat = None if self.quat is None else np.tile(self.quat, (n, 1))
+        if isinstance(m, CircleMotion):
+            pos = patterns.circle(t, self.pos + np.array(m.center), m.radius, self.omega, m.phase, m.plane)
+        elif isinstance(m, OffsetMotion):
+            pos = pos + self.offsets
+        elif isinstance(m, Figure8Motion):
+            pos = patterns.figure8(t, self.pos + np.array(m.center), m.radius, m.period, self.phases, m.plane)
+        elif isinstance(m, KeyframesMotion):
+            kpos, kquat = patterns.keyframes(t - self.delays, self.k_times, self.k_pos, self.k_quat, m.loop)
+            pos = kpos if kpos is not None else pos
+            quat = kquat if kquat is not None else quat
+        return pos, quat
+
+
+class Runner:
+    """Plays a :class:`SceneSpec` on a built scene: ``targets_at(t)``, ``step()``, ``record()``.
+
+    ``dt`` (s) defaults to ``1 / spec.fps``. ``debug_frames``: draw each target as a frame in the
+    scene's visualizer (if the scene has one) and move it every step.
+    """
+
+    def __init__(self, spec: SceneSpec, scene, robot, debug_frames: bool = True):
+        self.spec = spec
+        self.scene = scene
+        self.robot = robot
+        self.n_envs = scene.n_batch
+        self.dt = 1.0 / spec.fps
+        self.t = 0.0
+        self.frame_index = 0
+        self.debug_frames = debug_frames
+        self._links = [robot.get_link(target.link) for target in spec.targets]
+        self._tracks = [_Track(target, self.n_envs) for target in spec.targets]
+        self.groups = spec.groups()
+        self._frames: list | None = None  # debug frame handles, one per target
+
+    # -- targets ----------------------------------------------------------------------------------
+    def targets_at(self, t: float) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
+        """Per target, ``(pos (n_envs, 3), quat (n_envs, 4))`` at time ``t`` (s); None where the target
+        has no position (or orientation) constraint."""
+        return [track.at(float(t)) for track in self._tracks]
+
+    # -- running ----------------------------------------------------------------------------------
+    def step(self, dt: float | None = None) -> RunnerFrame:
+        """Solve the targets of the current time, apply the answer, advance time by ``dt``."""
+        dt = self.dt if dt is None else float(dt)
+        if not np.isfinite(dt) or dt < 0:
+            raise ValueError(f"dt: expected a non-negative number of seconds, got {dt!r}")
+        solver = self.spec.solver
+        targets = self.targets_at(self.t)
+        n, n_targets = self.n_envs, len(targets)
+        success = np.ones(n, bool)
+        pos_error = np.zeros((n, n_targets))
+        rot_error = np.zeros((n, n_targets))
+        group_ms = []
+        for g, (_name, idx) in enumerate(self.groups):
+            first = self.spec.targets[idx[0]]
+            seed = None if solver.seed is None else (solver.seed + 7919 * self.frame_index + g) % (2**31 - 1)
+            t0 = time.perf_counter()
+            result = self.robot.inverse_kinematics_multilink(
+                links=[self._links[i] for i in idx], poss=[targets[i][0] for i in idx],
+                quats=[targets[i][1] for i in idx], pos_mask=first.pos_mask, rot_mask=first.rot_mask,
+                respect_joint_limit=solver.respect_joint_limit, max_samples=solver.max_samples,
+                max_solver_iters=solver.max_solver_iters, damping=solver.damping, pos_tol=solver.pos_tol,
+                rot_tol=solver.rot_tol, max_step_size=solver.max_step_size, seed=seed,
+                rest_weight=solver.rest_weight, return_info=True)
+            group_ms.append((time.perf_counter() - t0) * 1e3)
+            self.robot.set_qpos(result.qpos)
+            success &= np.asarray(result.success, bool).reshape(n)
+            pos_error[:, idx] = np.asarray(result.pos_error).reshape(n, len(idx))
+            rot_error[:, idx] = np.asarray(result.rot_error).reshape(n, len(idx))
+        self.scene.step()
+        self._draw_targets(targets)
+        frame = RunnerFrame(self.frame_index, self.t, self.robot.get_qpos().reshape(n, -1), success, pos_error,
+                            rot_error, float(sum(group_ms)), group_ms, targets)
+        self.t += dt
+        self.frame_index += 1
+        return frame
+
+    def run(self, n_frames: int) -> list[RunnerFrame]:
+        """``n_frames`` steps; their frames."""
+        return [self.step() for _ in range(int(n_frames))]
+
+    def reset(self) -> None:
+        """Back to time 0 and the robot's default configuration."""
+        self.t = 0.0
+        self.frame_index = 0
+        self.robot.set_qpos(np.tile(self.robot.tree.default_qpos, (self.n_envs, 1)))
+
+    # -- visualizer -------------------------------------------------------------------------------
+    @property
+    def has_visualizer(self) -> bool:
+        return hasattr(type(self.scene), "visualizer")
+
+    def _target_poses(self, targets) -> np.ndarray:
+        """Per target, world transforms (n_envs, 4, 4); the link's current pose fills in what is free."""
+        from ..transforms import quat_to_matrix
+
+        links_pos = self.robot.get_links_pos().reshape(self.n_envs, -1, 3)
+        links_quat = self.robot.get_links_quat().reshape(self.n_envs, -1, 4)
+        out = []
+        for link, (pos, quat) in zip(self._links, targets):
+            pos = links_pos[:, link.idx_local] if pos is None else pos
+            quat = links_quat[:, link.idx_local] if quat is None else quat
+            T = np.tile(np.eye(4), (self.n_envs, 1, 1))
+            T[:, :3, :3] = quat_to_matrix(patterns.normalize(quat))
+            T[:, :3, 3] = pos
+            out.append(T)
+        return out
+
+    def _draw_targets(self, targets) -> None:
+        if not self.debug_frames or not targets or not hasattr(self.scene, "draw_debug_frame"):
+            return
+        poses = self._target_poses(targets)
+        if self._frames is None:
+            self._frames = [self.scene.draw_debug_frame(T) for T in poses]
+        else:
+            for handle, T in zip(self._frames, poses):
+                handle.set_pose(T)
+        if hasattr(self.scene, "update_debug_objects"):
+            self.scene.update_debug_objects()
+
+    def clear_debug_frames(self) -> None:
+        """Remove the target frames this runner drew."""
+        if self._frames and hasattr(self.scene, "clear_debug_object"):
+            for handle in self._frames:
+                self.scene.clear_debug_object(handle)
+        self._frames = None
+
+    def apply_camera(self, res: tuple[int, int] | None = None) -> None:
+        """Point the visualizer's camera as the file says (``camera``), at ``res`` or ``record.resolution``."""
+        if not self.has_visualizer:
+            raise RuntimeError("this engine has no visualizer (engine.vis); cannot render")
+        vis = self.scene.visualizer
+        camera = vis.camera
+        record = self.spec.record
+        size = res if res is not None else (record.resolution if record is not None else None)
+        if size is not None:
+            camera.res = tuple(size)
+        if self.spec.camera is not None:
+            camera.fov = self.spec.camera.fov
+            camera.look_at(self.spec.camera.pos, self.spec.camera.lookat)
+        elif hasattr(vis, "frame_all"):
+            vis.frame_all()  # no camera in the file: fit every env cell, at the final aspect ratio
+
+    def record(self, path, n_frames: int | None = None, fps: float | None = None,
+               res: tuple[int, int] | None = None, progress: bool = True) -> dict:
+        """Render ``n_frames`` (default: the file's) to the video ``path`` headless, stepping once per frame.
+
+        Returns ``{"path", "frames", "seconds", "fps"}``: frames written, wall-clock seconds, and
+        the recording speed in frames per second.
+        """
+        try:
+            from .. import vis
+        except ImportError as err:
+            raise RuntimeError(f"recording needs the visualizer (engine.vis), which is not available: {err}") from None
+        if not hasattr(vis, "record_frames") or not self.has_visualizer:
+            raise RuntimeError("recording needs the visualizer (engine.vis.record_frames and scene.visualizer), "
+                               "which this engine does not have yet")
+        record = self.spec.record
+        n_frames = int(n_frames if n_frames is not None else (record.n_frames if record is not None else 120))
+        fps = float(fps if fps is not None else self.spec.fps)
+        self.dt = 1.0 / fps
+        self.apply_camera(res)
+        t0 = time.perf_counter()
+        vis.record_frames(self.scene, str(path), n_frames, lambda i: self.step(), fps=fps, progress=progress)
+        seconds = time.perf_counter() - t0
+        return {"path": Path(path), "frames": n_frames, "seconds": seconds, "fps": n_frames / max(seconds, 1e-9)}
+
+
+def make_morph(spec: SceneSpec):
+    """The engine morph of the spec's robot (catalog name or file resolved)."""
+    from .. import morphs
+    from .io import resolve_robot
+
+    path, fmt = resolve_robot(spec.robot.file, spec.base_dir)
+    r = spec.robot
+    if fmt == "urdf":
+        return morphs.URDF(file=path, pos=r.pos, quat=r.quat, scale=r.scale,
+                           fixed=True if r.fixed is None else r.fixed)
+    return morphs.MJCF(file=path, pos=r.pos, quat=r.quat, scale=r.scale)
+
+
+def build(spec: SceneSpec, n_envs: int | None = None, debug_frames: bool = True):
+    """``(scene, runner)`` for ``spec``; ``n_envs`` overrides the file's. Raises :class:`SceneFileError`."""
+    from .. import Scene
+    from .io import check_spec
+
+    file = str(spec.source) if spec.source is not None else "<spec>"
+    if n_envs is not None and (isinstance(n_envs, bool) or not isinstance(n_envs, int | np.integer) or n_envs < 1):
+        raise ValueError(f"n_envs: expected a positive integer, got {n_envs!r}")
+    check_spec(spec, n_envs)
+    try:
+        morph = make_morph(spec)
+        scene = Scene(dt=1.0 / spec.fps)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the robot file's own notes (ignored mimics)
+            robot = scene.add_entity(morph)
+    except (ValueError, OSError, KeyError, TypeError) as err:
+        raise SceneFileError(file, [Issue(("robot",), f"cannot load the robot: {err}")]) from None
+    scene.build(n_envs=int(n_envs if n_envs is not None else spec.envs.n_envs), env_spacing=spec.envs.env_spacing)
+    return scene, Runner(spec, scene, robot, debug_frames=debug_frames)

@@ -1,0 +1,208 @@
+"""Geometry for the renderer: link visuals merged per (link, colour), levels of detail, the debug
+shapes and the ground grid, and their conversion to instanced pyrender meshes.
+
+Every renderable is a :class:`MeshSpec` (a trimesh in the frame its instances are posed in, plus
+its material); the renderer turns each into ONE pyrender mesh drawn once per instance pose.
+A link's visuals that share a colour are merged into one mesh in the link frame, so a link costs
+one draw call per colour however many envs there are.
+
+Levels of detail: ``"full"`` keeps every face; ``"decimated"`` caps each visual's mesh at
+``max_faces`` faces, with trimesh's quadric decimation when its optional backend
+(``fast_simplification``) is installed and :func:`cluster_vertices` (ours) otherwise.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..transforms import pose_to_matrix
+
+LODS = ("full", "decimated")
+_DECIMATED: dict[tuple, object] = {}  # (visual key, max_faces) -> decimated trimesh
+
+
+@dataclass(eq=False)
+class MeshSpec:
+    """A trimesh and its look. ``mode`` "triangles" or "lines" (a line list, 2 vertices a line)."""
+
+    mesh: object
+    rgba: tuple
+    mode: str = "triangles"
+    smooth: bool = True
+    double_sided: bool = False
+    emissive: float = 0.0
+    metallic: float = 0.0
+    roughness: float = 0.65
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_faces(self) -> int:
+        return len(self.mesh.faces) if self.mode == "triangles" else 0
+
+    def tinted(self, tint: tuple, amount: float = 0.75) -> MeshSpec:
+        """The same geometry with its colour pulled ``amount`` of the way to ``tint`` (alpha: tint's)."""
+        rgb = (1 - amount) * np.asarray(self.rgba[:3]) + amount * np.asarray(tint[:3])
+        return MeshSpec(self.mesh, tuple(rgb.tolist()) + (tint[3],), self.mode, self.smooth, self.double_sided,
+                        max(self.emissive, 0.15))
+
+
+# -- level of detail ------------------------------------------------------------------------------
+def cluster_vertices(mesh, max_faces: int):
+    """Decimate by vertex clustering: snap vertices to a grid, merge each cell into its mean, drop
+    collapsed and duplicate faces. The finest grid that leaves at most ``max_faces`` faces wins."""
+    import trimesh
+
+    v = np.asarray(mesh.vertices, float)
+    f = np.asarray(mesh.faces, np.int64)
+    lo = v.min(axis=0)
+    extent = max(float((v.max(axis=0) - lo).max()), 1e-9)
+    best, lo_k, hi_k = None, 1, 1024  # cells along the longest side
+    while hi_k - lo_k > 1:
+        k = (lo_k + hi_k) // 2
+        out = _cluster(v, f, lo, extent / k, k + 1)
+        if len(out[1]) <= max_faces:
+            best, lo_k = out, k
+        else:
+            hi_k = k
+    if best is None:
+        best = _cluster(v, f, lo, extent, 2)
+    return trimesh.Trimesh(vertices=best[0], faces=best[1], process=False)
+
+
+def _cluster(v: np.ndarray, f: np.ndarray, lo: np.ndarray, cell: float, n: int):
+    ijk = np.minimum(((v - lo) / cell).astype(np.int64), n - 1)
+    key = ijk[:, 0] + n * (ijk[:, 1] + n * ijk[:, 2])
+    _, inverse = np.unique(key, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    count = np.bincount(inverse).astype(float)
+    verts = np.stack([np.bincount(inverse, weights=v[:, i]) for i in range(3)], axis=1) / count[:, None]
+    faces = inverse[f]
+    keep = (faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 0] != faces[:, 2])
+    faces = faces[keep]
+    if len(faces):
+        m = len(verts)
+        canon = np.sort(faces, axis=1)
+        _, first = np.unique(canon[:, 0] + m * (canon[:, 1] + m * canon[:, 2]), return_index=True)
+        faces = faces[np.sort(first)]
+    return verts, faces
+
+
+def decimate(mesh, max_faces: int, key=None):
+    """``mesh`` with at most ``max_faces`` faces (itself when already small enough). Cached by ``key``."""
+    if mesh is None or len(mesh.faces) <= max_faces:
+        return mesh
+    cache_key = None if key is None else (key, int(max_faces))
+    if cache_key is not None and cache_key in _DECIMATED:
+        return _DECIMATED[cache_key]
+    out = None
+    try:
+        out = mesh.simplify_quadric_decimation(face_count=int(max_faces))
+        if not 0 < len(out.faces) <= max_faces * 1.1:
+            out = None
+    except (ImportError, ValueError, TypeError, AttributeError):  # backend missing or API changed
+        out = None
+    if out is None:
+        out = cluster_vertices(mesh, max_faces)
+    if cache_key is not None:
+        _DECIMATED[cache_key] = out
+    return out
+
+
+def _visual_key(visual):
+    if visual.mesh_file is None:
+        return None
+    return str(visual.mesh_file), tuple(np.round(np.asarray(visual.size, float), 9))
+
+
+# -- link visuals -------------------------------------------------------------------------------
+def link_specs(tree, lod: str = "full", max_faces: int = 3000) -> list[tuple[int, MeshSpec]]:
+    """``[(link index, MeshSpec)]``: each link's visuals merged per colour, in the link frame."""
+    import trimesh
+
+    if lod not in LODS:
+        raise ValueError(f"lod: expected one of {LODS}, got {lod!r}")
+    out = []
+    for link in tree.links:
+        by_color: dict[tuple, list] = {}
+        for visual in link.visuals:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                mesh = visual.mesh
+            if mesh is None or len(mesh.faces) == 0:
+                continue
+            if lod == "decimated":
+                mesh = decimate(mesh, max_faces, _visual_key(visual))
+            if visual.kind != "mesh":
+                mesh = mesh.smooth_shaded  # sharp edges of boxes and cylinder caps stay sharp
+            mesh = trimesh.Trimesh(vertices=mesh.vertices, faces=mesh.faces, process=False)
+            mesh.apply_transform(pose_to_matrix(visual.pos, visual.quat))
+            rgba = tuple(float(x) for x in np.clip(visual.rgba, 0, 1))
+            by_color.setdefault(rgba, []).append(mesh)
+        for rgba, meshes in by_color.items():
+            merged = meshes[0] if len(meshes) == 1 else trimesh.util.concatenate(meshes)
+            out.append((link.idx, MeshSpec(merged, rgba)))
+    return out
+
+
+# -- debug shapes and the ground --------------------------------------------------------------------
+def unit_shape(shape: str):
+    """The unit mesh of a debug shape: sphere r=1 at the origin; cylinder / cone r=1, z from 0 to 1."""
+    import trimesh
+
+    if shape == "sphere":
+        return trimesh.creation.icosphere(subdivisions=2, radius=1.0)
+    if shape == "cylinder":
+        m = trimesh.creation.cylinder(radius=1.0, height=1.0, sections=16)
+        m.apply_translation((0, 0, 0.5))
+        return m.smooth_shaded
+    if shape == "cone":
+        return trimesh.creation.cone(radius=1.0, height=1.0, sections=16).smooth_shaded
+    raise ValueError(f"shape: unknown debug shape {shape!r}")
+
+
+def debug_spec(shape: str, rgba: tuple) -> MeshSpec:
+    return MeshSpec(unit_shape(shape), tuple(rgba), emissive=0.35)
+
+
+def ground_specs(lo, hi, spacing: float = 0.25) -> dict[str, MeshSpec]:
+    """A ground plane and grid lines (every ``spacing`` m) covering ``lo..hi`` (x, y) at z = 0."""
+    import trimesh
+
+    lo = np.floor(np.asarray(lo, float) / spacing) * spacing
+    hi = np.ceil(np.asarray(hi, float) / spacing) * spacing
+    z = -1e-3
+    plane = trimesh.Trimesh(vertices=[[lo[0], lo[1], z], [hi[0], lo[1], z], [hi[0], hi[1], z], [lo[0], hi[1], z]],
+                            faces=[[0, 1, 2], [0, 2, 3]], process=False)
+    segs = []
+    for x in np.arange(lo[0], hi[0] + spacing / 2, spacing):
+        segs += [[x, lo[1], 0.0], [x, hi[1], 0.0]]
+    for y in np.arange(lo[1], hi[1] + spacing / 2, spacing):
+        segs += [[lo[0], y, 0.0], [hi[0], y, 0.0]]
+    lines = trimesh.Trimesh(vertices=np.array(segs), faces=np.zeros((0, 3), int), process=False)
+    return {"plane": MeshSpec(plane, (0.30, 0.31, 0.33, 1.0), double_sided=True, roughness=0.9),
+            "lines": MeshSpec(lines, (0.50, 0.52, 0.55, 1.0), mode="lines", emissive=0.3)}
+
+
+# -- pyrender -----------------------------------------------------------------------------------
+def to_pyrender(spec: MeshSpec, poses: np.ndarray):
+    """One pyrender Mesh (a single primitive) drawn at each of ``poses`` (N, 4, 4)."""
+    import pyrender
+
+    rgba = spec.rgba
+    material = pyrender.MetallicRoughnessMaterial(
+        baseColorFactor=rgba, metallicFactor=spec.metallic, roughnessFactor=spec.roughness,
+        emissiveFactor=tuple(spec.emissive * c for c in rgba[:3]),
+        alphaMode="BLEND" if rgba[3] < 1 else "OPAQUE", doubleSided=spec.double_sided)
+    verts = np.asarray(spec.mesh.vertices, np.float32)
+    if spec.mode == "lines":
+        normals = np.tile(np.float32([0, 0, 1]), (len(verts), 1))
+        prim = pyrender.Primitive(positions=verts, normals=normals, material=material, mode=pyrender.GLTF.LINES,
+                                  poses=poses)
+    else:
+        normals = np.asarray(spec.mesh.vertex_normals, np.float32)
+        prim = pyrender.Primitive(positions=verts, normals=normals, indices=np.asarray(spec.mesh.faces, np.uint32),
+                                  material=material, mode=pyrender.GLTF.TRIANGLES, poses=poses)
+    return pyrender.Mesh([prim])

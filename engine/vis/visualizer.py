@@ -1,0 +1,299 @@
+"""``Visualizer``: the scene's renderer front end (see :mod:`engine.vis` for the API summary).
+
+Per frame, in the caller's thread: link poses are read from the entities (env-local), composed with
+each env's on-screen offset (``scene.envs_offset()``) into one (n_envs, 4, 4) pose array per link
+mesh, split by env tint; debug objects add their cached instance poses. The render thread draws
+the result (:mod:`engine.vis.renderer`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+import weakref
+from concurrent.futures import Future
+
+import numpy as np
+
+from .. import inputs
+from ..transforms import pose_to_matrix
+from . import meshes
+from .camera import Camera
+from .debug import DebugObject, DebugObjects, as_color
+from .recorder import VideoRecorder
+from .renderer import FrameRequest, RenderThread
+
+AUTO_DECIMATE_ENVS = 16  # lod=None: "decimated" from this many envs up
+
+
+class Visualizer:
+    """Renders ``scene`` offscreen: every env on a grid, link meshes instanced across envs.
+
+    ``res`` (width, height) px; ``camera`` a :class:`Camera` (default: framed on all envs when first
+    needed); ``lod`` "full" | "decimated" | None (decimated when n_envs >= 16);
+    ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid`` the ground grid.
+    """
+
+    def __init__(self, scene, res=(1280, 720), camera: Camera | None = None, lod: str | None = None,
+                 max_faces_per_mesh: int = 3000, show_grid: bool = True, bg_color=(0.16, 0.17, 0.19, 1.0)):
+        if lod is not None and lod not in meshes.LODS:
+            raise ValueError(f"lod: expected one of {meshes.LODS} or None (auto), got {lod!r}")
+        if camera is not None and not isinstance(camera, Camera):
+            raise TypeError(f"camera: expected an engine.vis.Camera, got {type(camera).__name__}")
+        self._scene = scene
+        self._camera = camera if camera is not None else Camera(res=res)  # a given camera keeps its res
+        self._auto_frame = camera is None
+        self._lod = lod
+        self.max_faces_per_mesh = inputs.as_positive("max_faces_per_mesh", max_faces_per_mesh, integer=True)
+        self.show_grid = bool(show_grid)
+        self.bg_color = as_color("bg_color", bg_color)
+        self.debug = DebugObjects(scene)
+        self._tint: np.ndarray | None = None  # (n_batch, 4), NaN rows untinted
+        self._link_specs: list | None = None  # [(entity idx, link idx, key)]
+        self._specs: dict = {}
+        self._thread: RenderThread | None = None
+        self._lock = threading.Lock()
+        self._latest: np.ndarray | None = None
+        self._pending: list[Future] = []
+        self._recorder: VideoRecorder | None = None
+        self.last_timing: dict = {}
+        self._closed = False
+        atexit.register(_close_at_exit, weakref.ref(self))
+
+    # -- properties ---------------------------------------------------------------------------------
+    @property
+    def scene(self):
+        return self._scene
+
+    @property
+    def camera(self) -> Camera:
+        """The camera; framed on all env cells the first time it is read after ``scene.build``."""
+        if self._auto_frame and self._scene.is_built:
+            self._auto_frame = False
+            self.frame_all()
+        return self._camera
+
+    @camera.setter
+    def camera(self, value: Camera) -> None:
+        if not isinstance(value, Camera):
+            raise TypeError(f"camera: expected an engine.vis.Camera, got {type(value).__name__}")
+        self._camera, self._auto_frame = value, False
+
+    @property
+    def lod(self) -> str:
+        """The level of detail in use: the one given, else by env count once the scene is built."""
+        if self._lod is not None:
+            return self._lod
+        return "decimated" if self._scene.is_built and self._scene.n_batch >= AUTO_DECIMATE_ENVS else "full"
+
+    @property
+    def render_thread_id(self) -> int | None:
+        """``threading.get_ident()`` of the render thread (None before the first frame)."""
+        return None if self._thread is None else self._thread.ident
+
+    # -- camera ---------------------------------------------------------------------------------------
+    def scene_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Axis-aligned box (lo, hi) around every env's links, the ground at z = 0 included, m."""
+        self._scene._require_built()
+        offsets = self._scene.envs_offset()
+        lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+        for entity in self._scene.entities:
+            pos = entity.get_links_pos().reshape(self._scene.n_batch, -1, 3) + offsets[:, None]
+            lo, hi = np.minimum(lo, pos.min(axis=(0, 1))), np.maximum(hi, pos.max(axis=(0, 1)))
+        if not np.all(np.isfinite(lo)):
+            lo, hi = offsets.min(axis=0), offsets.max(axis=0)
+        pad = 0.15  # link geometry around the link origins
+        lo, hi = lo - pad, hi + pad
+        lo[2], hi[2] = min(lo[2], 0.0), max(hi[2], 0.3)
+        return lo, hi
+
+    def frame_all(self, direction=(1.0, 0.55, 0.6)) -> Camera:
+        """Point the camera at the scene so every env cell fits the image; returns the camera."""
+        lo, hi = self.scene_bounds()
+        self._auto_frame = False
+        return self._camera.frame_bounds(lo, hi, direction)
+
+    # -- debug objects (scene.draw_debug_* delegate here) ----------------------------------------------
+    def draw_debug_frame(self, T, axis_length=0.1, origin_size=0.015, axis_radius=0.005, env_idx=0) -> DebugObject:
+        return self.debug.frame(T, axis_length, origin_size, axis_radius, env_idx)
+
+    def draw_debug_sphere(self, pos, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
+        return self.debug.sphere(pos, radius, color, env_idx)
+
+    def draw_debug_spheres(self, poss, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
+        return self.debug.spheres(poss, radius, color, env_idx)
+
+    def draw_debug_line(self, start, end, radius=0.002, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
+        return self.debug.line(start, end, radius, color, env_idx)
+
+    def draw_debug_arrow(self, pos, vec, radius=0.006, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
+        return self.debug.arrow(pos, vec, radius, color, env_idx)
+
+    def update_debug_objects(self) -> None:
+        self.debug.update()
+
+    def clear_debug_object(self, handle) -> None:
+        self.debug.remove(handle)
+
+    def clear_debug_objects(self) -> None:
+        self.debug.clear()
+
+    # -- env tints ----------------------------------------------------------------------------------
+    def set_env_tint(self, envs_idx, rgba) -> None:
+        """Tint the robots of ``envs_idx`` (None: all envs) with ``rgba`` (3 or 4 numbers in [0, 1]),
+        or remove their tint with ``rgba=None``."""
+        self._scene._require_built()
+        n = self._scene.n_batch
+        idx = inputs.as_index_list("envs_idx", envs_idx, n, "env")
+        idx = np.arange(n) if idx is None else idx
+        color = None if rgba is None else as_color("rgba", rgba)
+        if self._tint is None or len(self._tint) != n:
+            self._tint = np.full((n, 4), np.nan)
+        self._tint[idx] = np.nan if color is None else color
+
+    def env_tints(self) -> np.ndarray:
+        """(n_envs, 4) tint per env, NaN rows for untinted envs."""
+        n = self._scene.n_batch
+        return np.full((n, 4), np.nan) if self._tint is None else self._tint.copy()
+
+    # -- frames -------------------------------------------------------------------------------------
+    def _ensure_meshes(self) -> None:
+        if self._link_specs is not None:
+            return
+        self._scene._require_built()
+        lod, link_specs = self.lod, []
+        for e, entity in enumerate(self._scene.entities):
+            for i, (link_idx, spec) in enumerate(meshes.link_specs(entity.tree, lod, self.max_faces_per_mesh)):
+                key = ("link", e, link_idx, i)
+                self._specs[key] = spec
+                link_specs.append((e, link_idx, key))
+        self._link_specs = link_specs
+        offsets = self._scene.envs_offset()
+        margin = np.array([0.6, 0.6]) + 0.5 * self._scene.env_spacing
+        ground = meshes.ground_specs(offsets[:, :2].min(axis=0) - margin, offsets[:, :2].max(axis=0) + margin)
+        for name, spec in ground.items():
+            self._specs[("ground", name)] = spec
+        self._ground_poses = np.eye(4, dtype=np.float32)[None]
+
+    def _request(self, record: bool) -> FrameRequest:
+        t0 = time.perf_counter()
+        self._ensure_meshes()
+        scene, cam = self._scene, self.camera
+        n = scene.n_batch
+        offsets = scene.envs_offset()
+        tint = self.env_tints()
+        tinted = ~np.isnan(tint[:, 0])
+        groups = [(None, np.flatnonzero(~tinted))]
+        for color in {tuple(row) for row in tint[tinted]}:
+            groups.append((color, np.flatnonzero(np.all(tint == color, axis=1))))
+        poses: dict = {}
+        link_T = {}
+        for e, entity in enumerate(scene.entities):
+            pos = entity.get_links_pos().reshape(n, -1, 3)
+            quat = entity.get_links_quat().reshape(n, -1, 4)
+            T = pose_to_matrix(pos, quat).astype(np.float32)
+            T[..., :3, 3] += offsets[:, None].astype(np.float32)
+            link_T[e] = T
+        for e, link_idx, key in self._link_specs:
+            for color, envs in groups:
+                k = key if color is None else key + (color,)
+                if color is not None and k not in self._specs:
+                    self._specs[k] = self._specs[key].tinted(color)
+                poses[k] = link_T[e][envs, link_idx]
+        for (shape, rgba), p in self.debug.instance_poses(offsets).items():
+            k = ("debug", shape, rgba)
+            if k not in self._specs:
+                self._specs[k] = meshes.debug_spec(shape, rgba)
+            poses[k] = p
+        if self.show_grid:
+            poses[("ground", "plane")] = poses[("ground", "lines")] = self._ground_poses
+        sink = self._recorder.append if record and self._recorder is not None else None
+        req = FrameRequest(cam.res, cam.pose, float(np.deg2rad(cam.fov)), cam.znear, cam.zfar, poses,
+                           dict(self._specs), self.bg_color, sink)
+        req.timing["scene_ms"] = (time.perf_counter() - t0) * 1e3
+        return req
+
+    def _thread_for_render(self) -> RenderThread:
+        if self._closed:
+            raise RuntimeError("the visualizer is closed")
+        if self._thread is None:
+            self._thread = RenderThread()
+        return self._thread
+
+    def request_frame(self) -> Future:
+        """Snapshot the current state now and render it in the render thread; returns a Future of the
+        (H, W, 3) uint8 image (also appended to the video while recording). Does not block."""
+        with self._lock:
+            req = self._request(record=True)
+            fut = self._thread_for_render().render(req)
+            t0 = time.perf_counter()
+            self._pending = [f for f in self._pending if not f.done()] + [fut]
+        fut.add_done_callback(lambda f: self._finished(f, req, t0))
+        return fut
+
+    def _finished(self, fut: Future, req: FrameRequest, t0: float) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            return
+        req.timing["total_ms"] = req.timing.get("scene_ms", 0.0) + (time.perf_counter() - t0) * 1e3
+        self._latest = fut.result()
+        self.last_timing = dict(req.timing)
+
+    def update(self) -> np.ndarray:
+        """Render the current state (no stepping) and wait for it; returns the image (H, W, 3) uint8.
+        While recording, the frame is appended to the video."""
+        return self.request_frame().result()
+
+    def render(self) -> np.ndarray:
+        """The latest frame (H, W, 3) uint8, after any frame still being drawn; draws one if none yet."""
+        for fut in list(self._pending):
+            fut.result()
+        if self._latest is None:
+            return self.update()
+        return self._latest
+
+    # -- recording ----------------------------------------------------------------------------------
+    @property
+    def is_recording(self) -> bool:
+        return self._recorder is not None
+
+    def start_recording(self, path, fps: float = 30) -> None:
+        """Stream every following ``update()`` / ``request_frame()`` frame to the video ``path`` (.mp4)."""
+        if self._recorder is not None:
+            raise RuntimeError(f"already recording to '{self._recorder.path}'; call stop_recording() first")
+        self._recorder = VideoRecorder(path, fps=fps)
+
+    def stop_recording(self):
+        """Finish the video after the frames already requested; returns its path (None if not recording)."""
+        recorder, self._recorder = self._recorder, None
+        if recorder is None:
+            return None
+        if self._thread is not None and self._thread.is_alive:
+            self._thread.submit(lambda gl: recorder.close()).result()
+        recorder.close()
+        return recorder.path
+
+    # -- teardown ----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop recording (finishing the file), stop the render thread and free GL. Idempotent."""
+        if self._closed:
+            return
+        try:
+            self.stop_recording()
+        finally:
+            self._closed = True
+            if self._thread is not None:
+                self._thread.close()
+                self._thread = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _close_at_exit(ref) -> None:
+    vis = ref()
+    if vis is not None:
+        vis.close()

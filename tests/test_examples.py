@@ -1,0 +1,34 @@
+"""The seed's two scripts run headless: each exits 0 and its summary line reports every IK solve met.
+
+Each script runs in its own process (as a user would start it) on the CPU, with a few steps.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SUCCESS_LINE = re.compile(r"^IK success: (\d+)/(\d+) (?:steps|solves) \(([\d.]+)%\)", re.MULTILINE)
+
+
+@pytest.mark.parametrize("script,steps", [("advanced_IK_multilink.py", 60), ("batched_IK.py", 60)])
+def test_example_runs_and_reports_success(script, steps):
+    env = dict(os.environ, ENABLE_TAICHI_HEADER_PRINT="0", TI_ENABLE_TELEMETRY="0", TI_SKIP_VERSION_CHECK="ON")
+    # this checkout's engine, whatever an installed one says
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), "--steps", str(steps), "--backend", "cpu"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{script} exited {proc.returncode}:\n{output[-3000:]}"
+    step_lines = [line for line in proc.stdout.splitlines() if line.startswith("step ")]
+    assert len(step_lines) == steps, f"expected one line per step:\n{proc.stdout[-2000:]}"
+    match = SUCCESS_LINE.search(proc.stdout)
+    assert match, f"no summary line in the output of {script}:\n{proc.stdout[-2000:]}"
+    solved, total = int(match[1]), int(match[2])
+    assert total > 0 and solved == total, f"{script}: {match[0]}"

@@ -1,0 +1,228 @@
+"""The offscreen renderer (OSMesa, no display): every env cell drawn, debug frame axes where their
+pose projects, clearing, per-env tint, the render thread, and the mesh levels of detail.
+
+Pixels are checked against :meth:`Camera.project` (plain numpy), so these also pin the camera
+model to what pyrender draws. A reference render of the same env grid with no robot gives the
+background (ground grid included) to compare against.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from _support import skip_or_fail
+
+import engine
+from engine import morphs
+from engine.transforms import pose_to_matrix
+from engine.vis import Camera, Visualizer
+from engine.vis import meshes as vis_meshes
+
+N_ENVS = 16
+RES = (1280, 720)
+FRAME_Z = 1.45  # above every robot: nothing between the camera and a frame drawn there
+
+
+@pytest.fixture(scope="module")
+def setup():
+    engine.init(backend="cpu", precision="32")
+    scene = engine.Scene()
+    robot = scene.add_entity(morphs.MJCF(file="panda"))
+    scene.build(n_envs=N_ENVS, env_spacing=(1.0, 1.0))
+    rng = np.random.default_rng(3)
+    q = np.tile(robot.tree.default_qpos, (N_ENVS, 1))
+    q[:, :7] += rng.uniform(-0.5, 0.5, (N_ENVS, 7))
+    robot.set_qpos(q)
+    vis = Visualizer(scene, res=RES)
+    scene.visualizer = vis
+    try:
+        first = vis.update()
+    except RuntimeError as err:
+        vis.close()
+        skip_or_fail(f"no offscreen GL here: {err}")
+    empty = engine.Scene()
+    empty.build(n_envs=N_ENVS, env_spacing=(1.0, 1.0))
+    empty.visualizer = Visualizer(empty, camera=vis.camera.copy())
+    background = empty.visualizer.update()
+    yield scene, robot, vis, first, background
+    vis.close()
+    empty.visualizer.close()
+
+
+def link_pixels(scene, robot, vis, env: int) -> np.ndarray:
+    """Projected pixels (n_links, 2) of one env's link origins, in its cell."""
+    pos = robot.get_links_pos()[env] + scene.envs_offset()[env]
+    return vis.camera.project(pos)
+
+
+def window(img: np.ndarray, px, r: int = 4) -> np.ndarray:
+    x, y = int(px[0]), int(px[1])
+    return img[max(y - r, 0): y + r + 1, max(x - r, 0): x + r + 1].reshape(-1, 3).astype(int)
+
+
+def test_image_shape_and_frame_from_render(setup):
+    _, _, vis, first, _ = setup
+    assert first.shape == (RES[1], RES[0], 3) and first.dtype == np.uint8
+    assert vis.render() is not None and vis.render().shape == first.shape
+    assert vis.lod == "decimated"  # 16 envs: decimated by default
+
+
+def test_every_env_cell_shows_its_robot(setup):
+    scene, robot, vis, _, background = setup
+    img = vis.update()
+    for env in range(N_ENVS):
+        px = link_pixels(scene, robot, vis, env)
+        assert np.all((px >= 0) & (px < RES)), f"env {env}: robot projects outside the image"
+        changed = [np.abs(window(img, p) - window(background, p)).max(axis=1) > 40 for p in px]
+        hits = sum(int(c.any()) for c in changed)
+        assert hits >= len(px) - 2, f"env {env}: only {hits}/{len(px)} links show robot pixels"
+    # far from every robot (the top image rows are sky) nothing changed
+    np.testing.assert_array_equal(img[:20], background[:20])
+
+
+def axis_tips(vis, T_world: np.ndarray, length: float) -> np.ndarray:
+    """Pixels (3, 2) of points 80% along the x, y and z axes of a frame at T_world."""
+    pts = T_world[:3, 3] + 0.8 * length * T_world[:3, :3].T
+    return vis.camera.project(pts)
+
+
+def dominant(img: np.ndarray, px, channel: int, r: int = 2) -> bool:
+    pix = window(img, px, r)
+    others = np.delete(pix, channel, axis=1)
+    return bool(np.any(pix[:, channel] - others.max(axis=1) > 80))
+
+
+def test_debug_frame_axes_appear_where_the_pose_projects_and_clear(setup):
+    scene, _, vis, _, _ = setup
+    before = vis.update()
+    length = 0.3
+    R = pose_to_matrix(np.zeros(3), [np.cos(0.3), 0.0, 0.0, np.sin(0.3)])  # turned 0.6 rad about z
+    T = R.copy()
+    T[:3, 3] = (0.0, 0.0, FRAME_Z)
+    T_all = np.tile(T, (N_ENVS, 1, 1))
+    handle = scene.draw_debug_frame(T_all, axis_length=length, axis_radius=0.012, origin_size=0.02)
+    img = vis.update()
+    offsets = scene.envs_offset()
+    for env in range(N_ENVS):
+        Tw = T.copy()
+        Tw[:3, 3] += offsets[env]
+        for axis, px in enumerate(axis_tips(vis, Tw, length)):
+            assert dominant(img, px, axis), f"env {env}: axis {'xyz'[axis]} not drawn at pixel {px.round(1)}"
+            assert not dominant(before, px, axis)
+    scene.clear_debug_object(handle)
+    assert not handle.is_drawn
+    after = vis.update()
+    np.testing.assert_array_equal(after, before)
+
+
+def test_moved_handle_is_redrawn_without_rebuilding_meshes(setup):
+    scene, _, vis, _, _ = setup
+    T = np.eye(4)
+    T[:3, 3] = (0.0, 0.0, FRAME_Z)
+    handle = scene.draw_debug_frame(T, axis_length=0.3, axis_radius=0.012, env_idx=N_ENVS - 1)
+    vis.update()
+    n_meshes = len(vis._thread.gl.nodes)
+    offset = scene.envs_offset()[N_ENVS - 1]
+    T2 = T.copy()
+    T2[:3, 3] += (0.0, 0.3, 0.0)
+    handle.T = T2
+    scene.update_debug_objects()
+    img = vis.update()
+    assert len(vis._thread.gl.nodes) == n_meshes  # same meshes, new instance poses
+    Tw = T2.copy()
+    Tw[:3, 3] += offset
+    for axis, px in enumerate(axis_tips(vis, Tw, 0.3)):
+        assert dominant(img, px, axis)
+    scene.clear_debug_objects()
+
+
+def test_tinted_env_changes_colour_and_untinting_restores_it(setup):
+    scene, robot, vis, _, _ = setup
+    before = vis.update()
+    env, other = 5, 6
+    vis.set_env_tint([env], (1.0, 0.0, 0.0, 1.0))
+    img = vis.update()
+    red = [dominant(img, p, 0, r=3) for p in link_pixels(scene, robot, vis, env)]
+    assert sum(red) >= 5, f"tinted env {env}: only {sum(red)} links look red"
+    for p in link_pixels(scene, robot, vis, env):
+        assert not dominant(before, p, 0, r=3)
+    other_px = link_pixels(scene, robot, vis, other)
+    for p in other_px:
+        np.testing.assert_array_equal(window(img, p), window(before, p))
+    vis.set_env_tint(None, None)
+    np.testing.assert_array_equal(vis.update(), before)
+
+
+def test_set_env_tint_validates(setup):
+    _, _, vis, _, _ = setup
+    with pytest.raises(IndexError, match="envs_idx"):
+        vis.set_env_tint([N_ENVS], (1, 0, 0))
+    with pytest.raises(ValueError, match="rgba"):
+        vis.set_env_tint([0], (2, 0, 0))
+    with pytest.raises(ValueError, match="rgba"):
+        vis.set_env_tint([0], (1, 0))
+
+
+def test_renderer_runs_in_its_own_thread(setup):
+    _, _, vis, _, _ = setup
+    fut = vis.request_frame()
+    img = fut.result(timeout=60)
+    assert img.shape == (RES[1], RES[0], 3)
+    assert vis.render_thread_id is not None and vis.render_thread_id != threading.get_ident()
+    gl_thread = vis._thread.submit(lambda gl: threading.get_ident()).result(timeout=60)
+    assert gl_thread == vis.render_thread_id
+    # frames may be requested from another thread too (the GUI's)
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("img", vis.request_frame().result(timeout=60)))
+    t.start()
+    t.join(60)
+    np.testing.assert_array_equal(out["img"], img)
+
+
+def test_projection_matches_a_rendered_sphere(setup):
+    scene, _, vis, _, _ = setup
+    cam = vis.camera
+    before = vis.update()
+    p = np.array([0.3, -0.2, FRAME_Z])
+    handle = scene.draw_debug_sphere(p, radius=0.03, color=(0.0, 1.0, 1.0, 1.0), env_idx=0)
+    img = vis.update()
+    diff = np.abs(img.astype(int) - before.astype(int)).max(axis=2) > 40
+    ys, xs = np.nonzero(diff)
+    center = np.array([xs.mean() + 0.5, ys.mean() + 0.5])
+    np.testing.assert_allclose(center, cam.project(p + scene.envs_offset()[0]), atol=1.5)
+    scene.clear_debug_object(handle)
+
+
+def test_camera_resolution_change_rerenders(setup):
+    _, _, vis, _, _ = setup
+    cam = vis.camera
+    old = cam.res
+    try:
+        cam.res = (320, 181)
+        assert vis.update().shape == (181, 320, 3)
+    finally:
+        cam.res = old
+    assert vis.update().shape == (old[1], old[0], 3)
+
+
+def test_lod_decimation_caps_faces():
+    import trimesh
+
+    mesh = trimesh.creation.icosphere(subdivisions=5)  # 20480 faces
+    small = vis_meshes.cluster_vertices(mesh, 1500)
+    assert 300 < len(small.faces) <= 1500
+    np.testing.assert_allclose(small.bounds, mesh.bounds, atol=0.1)
+    assert len(vis_meshes.decimate(mesh, 2000).faces) <= 2000 * 1.1
+    assert vis_meshes.decimate(mesh, 10**6) is mesh
+
+
+def test_visualizer_rejects_bad_options(setup):
+    scene = setup[0]
+    with pytest.raises(ValueError, match="lod"):
+        Visualizer(scene, lod="low")
+    with pytest.raises(TypeError, match="camera"):
+        Visualizer(scene, camera="front")
+    with pytest.raises(ValueError, match="res"):
+        Camera(res=(0, 10))
