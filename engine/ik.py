@@ -85,8 +85,8 @@ class _Scratch:
         key = (T, n_tasks, n_qs, pose_rows, n_dofs, dtype)
         if key != self.key:
             m = 6 * n_tasks
-            shapes = dict(q=(T, n_qs), pose=(T, pose_rows, 7), J=(T, m, n_dofs), A=(T, m, m), vec=(T, 2 * m + 2 * n_dofs),
-                          best_q=(T, n_qs + 2), best_err=(T, n_tasks, 6))
+            shapes = dict(q=(T, n_qs), pose=(T, pose_rows, 7), J=(T, m, n_dofs), A=(T, m, m),
+                          vec=(T, 2 * m + 2 * n_dofs), best_q=(T, n_qs + 2), best_err=(T, n_tasks, 6))
             self.arrays = {k: np.zeros(v, dtype) for k, v in shapes.items()}
             self.arrays["best_i"] = np.zeros((T, 3), np.int32)
             self.key = key
