@@ -25,9 +25,11 @@ Comparison: pytorch_kinematics' batched ``PseudoInverseIK`` on example-robot-dat
 ``--pk-retries`` (10) initial configurations: the default pose plus seeded uniform random ones.
 Its targets are its own FK of the same joint configurations (its base / hand frames may differ
 from the MJCF's), and its answer per problem (first converged retry, else the lowest error) is
-checked by its own FK with the same tolerances. It runs in a child process, after ours: in the
-taichi process, torch's OpenMP threads competed with taichi's CPU threads and pk's calls ran up to
-~15x slower on a 2-core machine. pytorch_kinematics has no multilink IK ("n/a").
+checked by its own FK with the same tolerances. It runs after ours in a child process, so torch's
+OpenMP threads and taichi's CPU threads never share a process (on a 2-core machine pk's calls were
+often ~10x slower after taichi kernels had run in the same process). On a machine shared with other
+work torch's spinning OpenMP threads are very sensitive to the load: ``--pk-threads 1`` steadies pk's
+figures there. pytorch_kinematics has no multilink IK ("n/a").
 Install the comparison with::
 
     pip install torch==2.13.0 pytorch-kinematics      # or: pip install -e ".[bench]"
@@ -204,6 +206,8 @@ def run_pk(sizes, pk_max: int, lo: np.ndarray, hi: np.ndarray, default_q: np.nda
     except ImportError as exc:
         return dict(results=None, note=f"pytorch_kinematics: not importable ({exc}); pk columns skipped. "
                                        "Install with: pip install torch==2.13.0 pytorch-kinematics")
+    if args.pk_threads:
+        torch.set_num_threads(args.pk_threads)
     solver = PkSingle(default_q, args)
     low, high = solver.limits[:, 0].numpy(), solver.limits[:, 1].numpy()
     results = {}
@@ -220,8 +224,7 @@ def run_pk(sizes, pk_max: int, lo: np.ndarray, hi: np.ndarray, default_q: np.nda
 
 def bench_pk(sizes, pk_max: int, lo: np.ndarray, hi: np.ndarray, default_q: np.ndarray,
              args) -> tuple[dict | None, str]:
-    """:func:`run_pk` in a fresh process: with taichi's CPU threads and torch's OpenMP threads in one
-    process, pk's calls ran up to ~15x slower on a 2-core machine, depending on the run."""
+    """:func:`run_pk` in a fresh process (no taichi threads beside torch's)."""
     if args.no_pk:
         return None, "pytorch_kinematics: skipped (--no-pk)"
     with multiprocessing.get_context("spawn").Pool(1) as pool:
@@ -291,6 +294,7 @@ def main(argv=None) -> None:
                         help=f"n_envs {' '.join(map(str, QUICK_SIZES))}, 3 repeats, pk up to {QUICK_PK_MAX_ENVS} envs")
     parser.add_argument("--no-pk", action="store_true", help="skip the pytorch_kinematics comparison")
     parser.add_argument("--pk-retries", type=int, default=10, help="pytorch_kinematics initial configurations")
+    parser.add_argument("--pk-threads", type=int, help="torch threads for pk (default: torch's default)")
     parser.add_argument("--pk-max-envs", type=int, help="run pk only up to this n_envs (default: all)")
     parser.add_argument("--repeats", type=int, help="minimum timed repeats per figure (>= 3; default 5, quick 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random targets and restarts")

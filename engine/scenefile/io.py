@@ -197,7 +197,7 @@ def load(path: str | os.PathLike, check: bool = True) -> SceneSpec:
     file = os.fspath(path)
     p = Path(file)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_bytes().decode("utf-8")  # no newline translation: YAML handles \r itself
     except FileNotFoundError:
         raise SceneFileError(file, [Issue((), "no such file")]) from None
     except IsADirectoryError:
@@ -375,6 +375,9 @@ class _Dumper(yaml.SafeDumper):
     def ignore_aliases(self, data):
         return True
 
+    def increase_indent(self, flow=False, indentless=False):  # "targets:\n  - link: ..." (indented lists)
+        return super().increase_indent(flow, False)
+
 
 def _represent_list(dumper: yaml.SafeDumper, data: list):
     flow = all(not isinstance(x, dict | list) for x in data)
@@ -388,6 +391,14 @@ def _represent_float(dumper: yaml.SafeDumper, data: float):
         else yaml.SafeDumper.represent_float(dumper, data)
 
 
+def _represent_str(dumper: yaml.SafeDumper, data: str):
+    # PyYAML writes a lone NEL / line separator raw in single quotes and reads it back as a space:
+    # any string with a line break or a control character goes double-quoted (escaped).
+    special = any(c in "\x85\u2028\u2029\r" or (not c.isprintable() and c not in "\n") for c in data)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"' if special else None)
+
+
+_Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(float, _represent_float)
 
@@ -442,4 +453,4 @@ def save(spec: SceneSpec, path: str | os.PathLike) -> None:
     """Write ``spec`` to ``path`` as YAML (relative paths re-based on the new file's folder)."""
     p = Path(path)
     text = dumps(spec, base_dir=p.resolve().parent if spec.source is not None else None)
-    p.write_text(text, encoding="utf-8")
+    p.write_bytes(text.encode("utf-8"))

@@ -105,10 +105,17 @@ class Runner:
         self.t = 0.0
         self.frame_index = 0
         self.debug_frames = debug_frames
-        self._links = [robot.get_link(target.link) for target in spec.targets]
-        self._tracks = [_Track(target, self.n_envs) for target in spec.targets]
-        self.groups = spec.groups()
         self._frames: list | None = None  # debug frame handles, one per target
+        self.retarget()
+
+    def retarget(self) -> None:
+        """Re-read ``spec.targets`` after an edit (poses, masks, groups, links, added or removed
+        targets); the current time and robot state are kept."""
+        self._links = [self.robot.get_link(target.link) for target in self.spec.targets]
+        self._tracks = [_Track(target, self.n_envs) for target in self.spec.targets]
+        self.groups = self.spec.groups()
+        if self._frames is not None and len(self._frames) != len(self.spec.targets):
+            self.clear_debug_frames()
 
     # -- targets ----------------------------------------------------------------------------------
     def targets_at(self, t: float) -> list[tuple[np.ndarray | None, np.ndarray | None]]:

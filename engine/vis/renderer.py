@@ -72,7 +72,7 @@ class GLScene:
             raise RuntimeError(f"could not create an offscreen GL context (PYOPENGL_PLATFORM="
                                f"{os.environ.get('PYOPENGL_PLATFORM')!r}): {err}. Install libosmesa6 "
                                f"for software rendering, or set PYOPENGL_PLATFORM=egl on a GPU.") from err
-        _fix_program_cache(self.renderer._renderer)
+        _tune_renderer(self.renderer._renderer)
         self.res = tuple(res)
         for key, (node, mesh, _) in self.nodes.items():
             self.nodes[key] = (node, mesh, None)
@@ -122,13 +122,15 @@ class GLScene:
             self.renderer = None
 
 
-def _fix_program_cache(renderer) -> None:
-    """Key pyrender's shader cache by shader names and defines only, and use our mesh shaders.
+def _tune_renderer(renderer) -> None:
+    """Tune a pyrender Renderer for many small draw calls in software GL.
 
-    pyrender keys it by ``OpenGL.contextdata.getContext()`` too; under OSMesa that returns a new
-    ctypes pointer on every call, which never compares equal, so every draw call recompiled its
+    Its shader cache is keyed by shader names and defines only and draws meshes with our shaders
+    (:mod:`engine.vis.shaders`, cheaper per pixel); lights are bound once per frame
+    (:func:`_lighting_once`). pyrender keys the cache by ``OpenGL.contextdata.getContext()`` too;
+    under OSMesa that returns a new ctypes pointer on every call, which never compares equal, so every draw call recompiled its
     shader program (~5 ms each) and leaked the old one. One renderer has one context, so the
-    context adds nothing to the key. Mesh drawing uses :mod:`engine.vis.shaders` (cheaper per pixel).
+    context adds nothing to the key.
     """
     base = type(renderer._program_cache)
     ours = shaders.shader_paths()
@@ -152,6 +154,33 @@ def _fix_program_cache(renderer) -> None:
 
     renderer._program_cache.clear()
     renderer._program_cache = _ProgramCache(renderer._program_cache.shader_dir)
+    renderer.__class__ = _lighting_once(type(renderer))
+
+
+def _lighting_once(base):
+    """A pyrender Renderer class that sets the light uniforms once per shader program per frame.
+
+    pyrender rebinds every light (and queries GL_MAX_TEXTURE_IMAGE_UNITS twice) for every draw call;
+    the lights are the same for every mesh of a frame and uniforms persist in a program, so once is
+    enough. This is most of the per-draw cost in software GL.
+    """
+    class _Renderer(base):
+        def render(self, scene, flags, seg_node_map=None):
+            self._lit_programs = set()
+            return super().render(scene, flags, seg_node_map)
+
+        def _bind_lighting(self, scene, program, node, flags):
+            if id(program) not in self._lit_programs:
+                self._lit_programs.add(id(program))
+                super()._bind_lighting(scene, program, node, flags)
+
+        def _compute_max_n_lights(self, flags):
+            cache = self.__dict__.setdefault("_max_lights", {})
+            if flags not in cache:
+                cache[flags] = super()._compute_max_n_lights(flags)
+            return cache[flags]
+
+    return _Renderer
 
 
 def _aim(direction) -> np.ndarray:

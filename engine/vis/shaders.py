@@ -1,8 +1,9 @@
 """Our own mesh shaders, used in place of pyrender's physically based ones.
 
 pyrender's PBR fragment shader costs ~200 ns per pixel in software GL (llvmpipe); a ground plane
-alone took ~100 ms at 720p. These do Lambert + Blinn-Phong with ambient light, in display colour
-space (a colour lit head-on at full intensity shows as given), and two-sided lighting. They read
+alone took ~100 ms at 720p. These light per vertex (Gouraud: Lambert, a small specular term,
+ambient and emissive light, two-sided), in display colour space (a colour lit head-on at full
+intensity shows as given), so a pixel costs one interpolation. They read
 the same uniforms pyrender sets (``material.*``, ``directional_lights[i].*``, ``ambient_light``,
 ``cam_pos``, ``M``/``V``/``P``) and the per-instance matrix ``inst_m``; pyrender's loader turns the
 ``#ifdef NAME`` lines and define names into values. The normal matrix is the cofactor of the
@@ -20,35 +21,6 @@ import tempfile
 from pathlib import Path
 
 MESH_VERT = """#version 330 core
-layout(location = 0) in vec3 position;
-#ifdef NORMAL_LOC
-layout(location = NORMAL_LOC) in vec3 normal;
-#endif
-layout(location = INST_M_LOC) in mat4 inst_m;
-
-uniform mat4 M;
-uniform mat4 V;
-uniform mat4 P;
-
-out vec3 frag_position;
-out vec3 frag_normal;
-
-void main()
-{
-    mat4 W = M * inst_m;
-    vec4 world = W * vec4(position, 1.0);
-    frag_position = world.xyz;
-    gl_Position = P * (V * world);
-#ifdef NORMAL_LOC
-    mat3 A = mat3(W);
-    frag_normal = mat3(cross(A[1], A[2]), cross(A[2], A[0]), cross(A[0], A[1])) * normal;
-#else
-    frag_normal = vec3(0.0, 0.0, 1.0);
-#endif
-}
-"""
-
-MESH_FRAG = """#version 330 core
 struct DirLight {
     vec3 color;
     float intensity;
@@ -61,36 +33,70 @@ struct Mat {
     float roughness_factor;
 };
 
+layout(location = 0) in vec3 position;
+#ifdef NORMAL_LOC
+layout(location = NORMAL_LOC) in vec3 normal;
+#endif
+#ifdef COLOR_0_LOC
+layout(location = COLOR_0_LOC) in vec4 color_0;
+#endif
+layout(location = INST_M_LOC) in mat4 inst_m;
+
+uniform mat4 M;
+uniform mat4 V;
+uniform mat4 P;
 uniform Mat material;
 uniform DirLight directional_lights[MAX_DIRECTIONAL_LIGHTS];
 uniform int n_directional_lights;
 uniform vec3 ambient_light;
 uniform vec3 cam_pos;
 
-in vec3 frag_position;
-in vec3 frag_normal;
+out vec4 shade;
+
+void main()
+{
+    mat4 W = M * inst_m;
+    vec4 world = W * vec4(position, 1.0);
+    gl_Position = P * (V * world);
+#ifdef NORMAL_LOC
+    mat3 A = mat3(W);
+    vec3 n = normalize(mat3(cross(A[1], A[2]), cross(A[2], A[0]), cross(A[0], A[1])) * normal);
+#else
+    vec3 n = vec3(0.0, 0.0, 1.0);
+#endif
+    vec3 v = normalize(cam_pos - world.xyz);
+    if (dot(n, v) < 0.0) {
+        n = -n;
+    }
+#ifdef COLOR_0_LOC
+    vec4 albedo = material.base_color_factor * color_0;
+#else
+    vec4 albedo = material.base_color_factor;
+#endif
+    vec3 base = albedo.rgb;
+    float gloss = 0.3 * (1.0 - material.roughness_factor);
+    vec3 color = (ambient_light + material.emissive_factor) * base;
+    for (int i = 0; i < n_directional_lights; i++) {
+        vec3 l = -directional_lights[i].direction;
+        float nl = max(dot(n, l), 0.0);
+        float s = max(dot(n, normalize(l + v)), 0.0);
+        s *= s;
+        s *= s;
+        s *= s;
+        s *= s;
+        color += directional_lights[i].color * directional_lights[i].intensity * (base * nl + gloss * s * nl);
+    }
+    shade = vec4(clamp(color, 0.0, 1.0), albedo.a);
+}
+"""
+
+MESH_FRAG = """#version 330 core
+in vec4 shade;
 out vec4 frag_color;
 
 void main()
 {
-    vec3 n = normalize(frag_normal);
-    vec3 v = normalize(cam_pos - frag_position);
-    if (dot(n, v) < 0.0) {
-        n = -n;
-    }
-    vec3 base = material.base_color_factor.rgb;
-    float gloss = 1.0 - material.roughness_factor;
-    float shininess = 4.0 + 60.0 * gloss * gloss;
-    vec3 color = ambient_light * base;
-    for (int i = 0; i < n_directional_lights; i++) {
-        vec3 l = -directional_lights[i].direction;
-        vec3 radiance = directional_lights[i].color * directional_lights[i].intensity;
-        float nl = max(dot(n, l), 0.0);
-        float nh = max(dot(n, normalize(l + v)), 0.0);
-        color += radiance * (base * nl + vec3(0.35 * gloss * pow(nh, shininess)) * step(0.0, nl));
-    }
-    color += material.emissive_factor;
-    frag_color = vec4(clamp(color, 0.0, 1.0), material.base_color_factor.a);
+    frag_color = shade;
 }
 """
 

@@ -1,0 +1,249 @@
+"""The desktop app: a dearpygui window around :class:`app.controller.AppController`.
+
+Thin by design: widgets and input handling only. The 3D view is the visualizer's offscreen image
+drawn in a drawlist, with the gizmo handles drawn over it (they follow the mouse at the GUI's
+frame rate, not the renderer's); every action calls the controller. One viewport per process.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import dearpygui.dearpygui as dpg
+import numpy as np
+
+from . import keybinds, panels
+from .controller import AppController
+
+SIDE_W = 330          # width of the left and right panels, px
+STATUS_H = 28         # the status line under the view, px
+KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
+             "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
+
+
+class View:
+    """The 3D view: the rendered image as a texture in a drawlist, plus the gizmo overlay."""
+
+    def __init__(self, app: App, parent):
+        self.app = app
+        self.size = (640, 360)
+        self.tex = None
+        self._buf = None
+        with dpg.texture_registry():
+            self.tex = dpg.add_raw_texture(*self.size, np.zeros(self.size[0] * self.size[1] * 3, np.float32),
+                                           format=dpg.mvFormat_Float_rgb)
+        self.drawlist = dpg.add_drawlist(*self.size, parent=parent)
+        self.image = dpg.draw_image(self.tex, (0, 0), self.size, parent=self.drawlist)
+        self.overlay = dpg.add_draw_layer(parent=self.drawlist)
+        self.recording_mark = dpg.add_draw_layer(parent=self.drawlist)
+
+    def resize(self, width: int, height: int) -> None:
+        width, height = max(int(width), 64), max(int(height), 64)
+        if (width, height) == self.size:
+            return
+        self.size = (width, height)
+        dpg.configure_item(self.drawlist, width=width, height=height)
+        self.app.controller.resize_view(width, height)
+
+    def show_image(self, img: np.ndarray) -> None:
+        """Upload an (H, W, 3) uint8 frame (a new texture when its size changed)."""
+        h, w = img.shape[:2]
+        if self._buf is None or self._buf.shape != (h, w, 3):
+            old = self.tex
+            self._buf = np.empty((h, w, 3), np.float32)
+            with dpg.texture_registry():
+                self.tex = dpg.add_raw_texture(w, h, self._buf.ravel(), format=dpg.mvFormat_Float_rgb)
+            dpg.configure_item(self.image, texture_tag=self.tex)
+            dpg.delete_item(old)
+        np.multiply(img, np.float32(1.0 / 255.0), out=self._buf)
+        dpg.set_value(self.tex, self._buf.ravel())
+        dpg.configure_item(self.image, pmax=self.size)
+
+    def mouse(self) -> tuple[float, float]:
+        """Mouse position in view pixels (x right, y down)."""
+        mx, my = dpg.get_mouse_pos(local=False)
+        x0, y0 = dpg.get_item_rect_min(self.drawlist)
+        return mx - x0, my - y0
+
+    def draw_overlay(self) -> None:
+        """Gizmo handles of every target; the hovered one highlighted; masked-out ones dimmed."""
+        c = self.app.controller
+        dpg.delete_item(self.overlay, children_only=True)
+        hover = c.targets.hover.handle if c.targets.hover is not None else None
+        for i, handle in c.targets.handles():
+            pix, depth = c.camera.project(handle.points)
+            if not np.all(np.isfinite(pix)) or np.any(depth <= 0):
+                continue
+            rgb = handle.display_color(hovered=handle is hover or _same(handle, hover))
+            color = [int(255 * x) for x in rgb] + [255 if handle.enabled else 110]
+            width = 3.0 if handle.enabled else 1.5
+            pts = pix.tolist()
+            if handle.kind == "axis":
+                dpg.draw_arrow(pts[1], pts[0], color=color, thickness=width, size=8, parent=self.overlay)
+            elif handle.kind == "plane":
+                fill = color[:3] + [90 if handle.enabled else 30]
+                dpg.draw_polygon(pts + [pts[0]], color=color, fill=fill, thickness=1.0, parent=self.overlay)
+            else:
+                dpg.draw_polyline(pts, closed=True, color=color, thickness=width, parent=self.overlay)
+            if i == c.targets.selected and handle.kind == "axis" and handle.axis == 0:
+                dpg.draw_circle(pix[0].tolist(), 4, color=(255, 255, 255, 255), parent=self.overlay)
+        dpg.delete_item(self.recording_mark, children_only=True)
+        if c.visualizer.is_recording:
+            dpg.draw_circle((18, 18), 8, color=(255, 40, 40, 255), fill=(255, 40, 40, 255),
+                            parent=self.recording_mark)
+            dpg.draw_text((32, 9), "REC", color=(255, 80, 80, 255), size=16, parent=self.recording_mark)
+
+
+def _same(a, b) -> bool:
+    return b is not None and a.kind == b.kind and a.axis == b.axis and np.allclose(a.center, b.center)
+
+
+class App:
+    """Window, panels, input and the frame loop."""
+
+    def __init__(self, scene_path=None, size=(1600, 900), screenshot_dir: Path | None = None):
+        self.controller = AppController(scene_path, res=(size[0] - 2 * SIDE_W - 40, size[1] - 120))
+        self.screenshot_dir = Path(screenshot_dir or ".")
+        self.show_help = False
+        self._buttons = {"left": False, "middle": False}
+        self._wheel = 0.0
+        self._keys: list[int] = []
+        dpg.create_context()
+        dpg.configure_app(manual_callback_management=True)
+        dpg.create_viewport(title="IK Studio", width=size[0], height=size[1])
+        with dpg.handler_registry():
+            dpg.add_mouse_wheel_handler(callback=lambda s, a: self._on_wheel(a))
+            dpg.add_key_press_handler(callback=lambda s, a: self._keys.append(a))
+        with dpg.window(tag="main"):
+            panels.menu_bar(self)
+            with dpg.group(horizontal=True):
+                with dpg.child_window(width=SIDE_W, tag="left"):
+                    panels.left_panel(self)
+                with dpg.child_window(width=-SIDE_W - 8, tag="center", no_scrollbar=True):
+                    self.view = View(self, "center")
+                    self.status = dpg.add_text("", tag="status")
+                with dpg.child_window(width=SIDE_W - 8, tag="right"):
+                    panels.right_panel(self)
+        panels.help_window(self)
+        panels.file_dialogs(self)
+        dpg.set_primary_window("main", True)
+        dpg.setup_dearpygui()
+        dpg.show_viewport()
+
+    # -- input -------------------------------------------------------------------------------------
+    def _on_wheel(self, delta) -> None:
+        if dpg.is_item_hovered(self.view.drawlist):
+            self._wheel += float(delta)
+
+    def _poll_mouse(self) -> None:
+        c = self.controller
+        px, py = self.view.mouse()
+        over = dpg.is_item_hovered(self.view.drawlist)
+        shift = dpg.is_key_down(dpg.mvKey_LShift) or dpg.is_key_down(dpg.mvKey_RShift)
+        ctrl = dpg.is_key_down(dpg.mvKey_LControl) or dpg.is_key_down(dpg.mvKey_RControl)
+        for name, code in (("left", dpg.mvMouseButton_Left), ("middle", dpg.mvMouseButton_Middle)):
+            down = dpg.is_mouse_button_down(code)
+            if down and not self._buttons[name] and over:
+                c.pointer_down(name, px, py, shift=shift)
+            elif not down and self._buttons[name]:
+                c.pointer_up(px, py)
+            self._buttons[name] = down and (self._buttons[name] or over)
+        if over or any(self._buttons.values()):
+            c.pointer_move(px, py, ctrl=ctrl)
+        if self._wheel:
+            c.wheel(self._wheel)
+            self._wheel = 0.0
+
+    def _dispatch_keys(self) -> None:
+        ctrl = dpg.is_key_down(dpg.mvKey_LControl) or dpg.is_key_down(dpg.mvKey_RControl)
+        binds = keybinds.by_key()
+        for code in self._keys:
+            for name, key_code in KEY_CODES.items():
+                if key_code == code:
+                    bind = binds.get(f"ctrl+{name}" if ctrl else name)
+                    if bind is not None:
+                        self.run_action(bind.action)
+        self._keys.clear()
+
+    def run_action(self, action: str) -> None:
+        """Run a keybind's action (see :mod:`app.keybinds`); errors become messages."""
+        c = self.controller
+        actions = {
+            "toggle_help": self.toggle_help, "toggle_play": c.toggle_play, "step_once": c.step_once,
+            "frame_all": c.frame_all, "preset_front": lambda: c.preset("front"),
+            "preset_side": lambda: c.preset("side"), "preset_top": lambda: c.preset("top"),
+            "preset_iso": lambda: c.preset("iso"), "toggle_follow": lambda: setattr(c, "follow", not c.follow),
+            "toggle_manual": c.toggle_manual, "reset_scene": c.reset_scene,
+            "toggle_gizmo_space": c.targets.toggle_space, "reset_targets": c.targets.reset_all,
+            "screenshot": self.screenshot, "undo": c.targets.undo, "redo": c.targets.redo,
+            "save_scene": lambda: c.save_scene() if c.spec.source else dpg.show_item("save_dialog"),
+            "open_scene": lambda: dpg.show_item("open_scene_dialog"),
+        }
+        try:
+            actions[action]()
+        except Exception as err:  # any failure of a user action is shown, never fatal
+            c.error(f"{action}: {err}")
+
+    def toggle_help(self) -> None:
+        self.show_help = not self.show_help
+        dpg.configure_item("help_window", show=self.show_help)
+
+    def screenshot(self, path=None) -> Path:
+        """Save the current 3D view as a PNG (default: ikstudio-<time>.png in the screenshot folder)."""
+        import imageio.v2 as imageio
+
+        img = self.controller.latest_image
+        if img is None:
+            raise RuntimeError("nothing rendered yet")
+        path = Path(path) if path else self.screenshot_dir / f"ikstudio-{time.strftime('%Y%m%d-%H%M%S')}.png"
+        imageio.imwrite(path, img)
+        self.controller.info(f"screenshot saved: {path}")
+        return path
+
+    # -- the loop ------------------------------------------------------------------------------------
+    def frame(self) -> None:
+        """One GUI frame: callbacks, input, solve, upload a finished render, redraw."""
+        dpg.run_callbacks(dpg.get_callback_queue())
+        self._dispatch_keys()
+        w, h = dpg.get_item_rect_size("center")
+        self.view.resize(w - 16, h - STATUS_H - 16)
+        self._poll_mouse()
+        c = self.controller
+        t0 = time.perf_counter()
+        c.update()
+        img = c.poll_frame()
+        if img is not None:
+            self.view.show_image(img)
+            c.upload_ms = (time.perf_counter() - t0) * 1e3
+        self.view.draw_overlay()
+        panels.refresh(self)
+        dpg.render_dearpygui_frame()
+
+    def run(self, frames: int | None = None, screenshot: Path | None = None) -> None:
+        """Run until the window closes (or for ``frames`` frames, then save the whole window to
+        ``screenshot`` if given: what the tests use)."""
+        n = 0
+        try:
+            while dpg.is_dearpygui_running():
+                self.frame()
+                n += 1
+                if frames is not None and n >= frames:
+                    if screenshot is not None:
+                        self.controller.wait_frame()
+                        for _ in range(3):  # let the last image reach the texture
+                            self.frame()
+                        dpg.output_frame_buffer(file=str(screenshot))
+                        for _ in range(3):
+                            dpg.render_dearpygui_frame()
+                    break
+        finally:
+            self.controller.close()
+            dpg.destroy_context()
+
+
+def run(scene_path=None, frames: int | None = None, screenshot=None, size=(1600, 900)) -> int:
+    """Open the app on ``scene_path`` (default: the seed's 16-env demo). Returns an exit status."""
+    app = App(scene_path, size=size)
+    app.run(frames=frames, screenshot=Path(screenshot) if screenshot else None)
+    return 0

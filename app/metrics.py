@@ -1,0 +1,65 @@
+"""Rolling readouts of the live app: frame rate, IK and render time, convergence, worst errors."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class FrameReadout:
+    """One frame's figures. Times in ms, errors in m / rad, ``converged`` in percent of envs."""
+
+    t: float
+    ik_ms: float
+    render_ms: float
+    converged: float
+    failed: int
+    worst_pos: float
+    worst_rot: float
+
+
+class Metrics:
+    """Keeps the last ``history_s`` seconds of :class:`FrameReadout`s and an FPS estimate."""
+
+    def __init__(self, history_s: float = 10.0):
+        self.history_s = history_s
+        self.frames: deque[FrameReadout] = deque()
+        self._frame_times: deque[float] = deque(maxlen=60)
+
+    def add(self, readout: FrameReadout) -> None:
+        self.frames.append(readout)
+        self._frame_times.append(readout.t)
+        while self.frames and readout.t - self.frames[0].t > self.history_s:
+            self.frames.popleft()
+
+    def reset(self) -> None:
+        self.frames.clear()
+        self._frame_times.clear()
+
+    @property
+    def fps(self) -> float:
+        """Frames per second over the last (up to) 60 frames."""
+        if len(self._frame_times) < 2:
+            return 0.0
+        span = self._frame_times[-1] - self._frame_times[0]
+        return (len(self._frame_times) - 1) / span if span > 0 else 0.0
+
+    @property
+    def last(self) -> FrameReadout | None:
+        return self.frames[-1] if self.frames else None
+
+    def series(self, name: str) -> tuple[list[float], list[float]]:
+        """``(seconds relative to now, values)`` of one field, for the live plot."""
+        if not self.frames:
+            return [], []
+        now = self.frames[-1].t
+        return [f.t - now for f in self.frames], [float(getattr(f, name)) for f in self.frames]
+
+
+def worst(values: np.ndarray) -> float:
+    """Largest finite entry (0 for an empty array)."""
+    values = np.asarray(values, float)
+    return float(values.max()) if values.size else 0.0

@@ -1,0 +1,274 @@
+"""The app's side panels, menu, help overlay and file dialogs (dearpygui widgets -> controller calls).
+
+``refresh(app)`` runs once per frame: it rebuilds the joint and target widgets when the robot or
+the target list changed, and otherwise only updates values (never under a widget being edited).
+"""
+
+from __future__ import annotations
+
+import dearpygui.dearpygui as dpg
+import numpy as np
+
+from engine import assets
+
+from . import keybinds
+from .targets import rpy_of
+
+SOLVER_FIELDS = (  # (field, label, kind, min, max)
+    ("max_solver_iters", "iterations", int, 0, 200),
+    ("max_samples", "restarts", int, 1, 200),
+    ("damping", "damping", float, 1e-6, 10.0),
+    ("pos_tol", "pos tol (m)", float, 1e-6, 0.1),
+    ("rot_tol", "rot tol (rad)", float, 1e-6, 0.5),
+    ("max_step_size", "max step (rad)", float, 1e-3, 3.0),
+    ("rest_weight", "posture weight", float, 0.0, 2.0),
+)
+
+
+def _guard(app, fn):
+    """A widget callback that shows errors in the app instead of raising."""
+    def callback(sender, value, user_data=None):
+        try:
+            fn(value) if user_data is None else fn(value, user_data)
+        except Exception as err:
+            app.controller.error(str(err))
+    return callback
+
+
+def menu_bar(app) -> None:
+    c = app.controller
+    with dpg.menu_bar():
+        with dpg.menu(label="File"):
+            dpg.add_menu_item(label="Open scene...  (ctrl+O)", callback=lambda: dpg.show_item("open_scene_dialog"))
+            dpg.add_menu_item(label="Save scene  (ctrl+S)", callback=lambda: app.run_action("save_scene"))
+            dpg.add_menu_item(label="Save scene as...", callback=lambda: dpg.show_item("save_dialog"))
+            dpg.add_menu_item(label="Open robot file...", callback=lambda: dpg.show_item("open_robot_dialog"))
+            dpg.add_menu_item(label="Screenshot  (P)", callback=lambda: app.run_action("screenshot"))
+        with dpg.menu(label="View"):
+            for name in ("front", "side", "top", "iso"):
+                dpg.add_menu_item(label=name, callback=lambda s, a, u: c.preset(u), user_data=name)
+            dpg.add_menu_item(label="Frame all  (F)", callback=lambda: c.frame_all())
+            dpg.add_menu_item(label="Follow selected env  (G)", callback=lambda: app.run_action("toggle_follow"))
+        with dpg.menu(label="Help"):
+            dpg.add_menu_item(label="Keys and mouse  (F1)", callback=app.toggle_help)
+
+
+def left_panel(app) -> None:
+    c = app.controller
+    with dpg.collapsing_header(label="Robot", default_open=True):
+        dpg.add_text("", tag="robot_name")
+        dpg.add_input_text(hint="search the catalog", tag="robot_filter", width=-1,
+                           callback=lambda s, a: dpg.configure_item("robot_list", items=_catalog(a)))
+        dpg.add_listbox(_catalog(""), tag="robot_list", num_items=7, width=-1)
+        dpg.add_button(label="Load selected robot", width=-1,
+                       callback=lambda: c.load_robot(dpg.get_value("robot_list").split("  ")[0]))
+    with dpg.collapsing_header(label="Environments", default_open=True):
+        dpg.add_input_int(label="n_envs", tag="n_envs", default_value=c.n_envs, min_value=1, max_value=1024,
+                          min_clamped=True, max_clamped=True, on_enter=True, width=120,
+                          callback=_guard(app, c.set_n_envs))
+        dpg.add_input_floatx(label="spacing", tag="spacing", size=2, width=160, on_enter=True,
+                             default_value=list(c.spec.envs.env_spacing),
+                             callback=_guard(app, lambda v: c.set_env_spacing(v[:2])))
+        with dpg.group(horizontal=True):
+            dpg.add_button(label="Play/Pause", callback=lambda: c.toggle_play())
+            dpg.add_button(label="Step", callback=lambda: c.step_once())
+            dpg.add_button(label="Reset", callback=lambda: c.reset_scene())
+        dpg.add_slider_float(label="speed", default_value=1.0, min_value=0.0, max_value=4.0, width=160,
+                             callback=_guard(app, lambda v: setattr(c, "speed", float(v))))
+        dpg.add_checkbox(label="manual joints (M)", tag="manual",
+                         callback=_guard(app, lambda v: setattr(c, "manual", v)))
+    with dpg.collapsing_header(label="Solver", default_open=True):
+        for field, label, kind, lo, hi in SOLVER_FIELDS:
+            value = getattr(c.spec.solver, field)
+            if kind is int:
+                dpg.add_input_int(label=label, tag=f"solver_{field}", default_value=value, min_value=lo, max_value=hi,
+                                  min_clamped=True, max_clamped=True, width=120, on_enter=True,
+                                  callback=_guard(app, lambda v, f: c.set_solver_param(f, int(v))), user_data=field)
+            else:
+                dpg.add_input_double(label=label, tag=f"solver_{field}", default_value=value, format="%.6g",
+                                     width=120, on_enter=True, step=0,
+                                     callback=_guard(app, lambda v, f: c.set_solver_param(f, float(v))),
+                                     user_data=field)
+    with dpg.collapsing_header(label="Readouts", default_open=True):
+        dpg.add_text("", tag="readouts")
+        with dpg.plot(height=150, width=-1, tag="plot"):
+            dpg.add_plot_legend()
+            dpg.add_plot_axis(dpg.mvXAxis, label="s", tag="plot_x")
+            with dpg.plot_axis(dpg.mvYAxis, label="ms / %", tag="plot_y"):
+                dpg.add_line_series([], [], label="IK ms", tag="series_ik")
+                dpg.add_line_series([], [], label="% converged", tag="series_conv")
+    with dpg.collapsing_header(label="Recording", default_open=True):
+        dpg.add_input_text(label="file", tag="record_path", default_value="ikstudio-recording.mp4", width=200)
+        dpg.add_button(label="Record", tag="record_button", width=-1, callback=lambda: _toggle_record(app))
+
+
+def _catalog(filter_text: str) -> list[str]:
+    words = filter_text.lower().split()
+    items = [f"{e.name}  ({e.family}, {e.format})" for e in assets.list_robots()]
+    return [item for item in items if all(w in item.lower() for w in words)]
+
+
+def _toggle_record(app) -> None:
+    c = app.controller
+    vis = c.visualizer
+    try:
+        if vis.is_recording:
+            vis.stop_recording()
+            c.info(f"recording saved: {dpg.get_value('record_path')}")
+        else:
+            vis.start_recording(dpg.get_value("record_path"), fps=30)
+            c.info("recording...")
+    except Exception as err:
+        c.error(f"record: {err}")
+
+
+def right_panel(app) -> None:
+    with dpg.collapsing_header(label="Selected env", default_open=True):
+        dpg.add_input_int(label="env", tag="selected_env", width=120, on_enter=True,
+                          callback=_guard(app, lambda v: app.controller.select_env(int(v))))
+        dpg.add_group(tag="joints")
+    with dpg.collapsing_header(label="Targets", default_open=True):
+        with dpg.group(horizontal=True):
+            dpg.add_combo([], tag="add_link", width=170)
+            dpg.add_button(label="Add target", callback=lambda: _add_target(app))
+        with dpg.group(horizontal=True):
+            dpg.add_button(label="Undo", callback=lambda: app.run_action("undo"))
+            dpg.add_button(label="Redo", callback=lambda: app.run_action("redo"))
+            dpg.add_button(label="Reset all (T)", callback=lambda: app.run_action("reset_targets"))
+            dpg.add_button(label="Local/World (L)", callback=lambda: app.run_action("toggle_gizmo_space"))
+        dpg.add_group(tag="targets")
+
+
+def _add_target(app) -> None:
+    link = dpg.get_value("add_link")
+    if not link:
+        app.controller.error("add target: pick a link first")
+        return
+    try:
+        app.controller.targets.add_target(link)
+    except Exception as err:
+        app.controller.error(f"add target: {err}")
+
+
+def _build_joints(app) -> None:
+    c = app.controller
+    dpg.delete_item("joints", children_only=True)
+    for name, qi, lo, hi, value in c.joint_rows():
+        dpg.add_slider_float(label=name, tag=f"joint_{qi}", parent="joints", min_value=lo, max_value=hi,
+                             default_value=value, width=170,
+                             callback=_guard(app, lambda v, q: c.set_joint(q, v)), user_data=qi)
+    dpg.configure_item("add_link", items=[link.name for link in c.robot.links])
+
+
+def _build_targets(app) -> None:
+    ed = app.controller.targets
+    dpg.delete_item("targets", children_only=True)
+    for i, t in enumerate(ed.targets):
+        with dpg.tree_node(label=f"{i}: {t.link}" + (f"  [{t.group}]" if t.group else ""), parent="targets",
+                           default_open=True):
+            with dpg.group(horizontal=True):
+                dpg.add_text("pos")
+                for k, axis in enumerate("xyz"):
+                    dpg.add_checkbox(label=axis, tag=f"t{i}_pos_mask{k}", default_value=t.pos_mask[k],
+                                     callback=_guard(app, lambda v, u: ed.set_mask(u[0], "pos_mask", u[1], v)),
+                                     user_data=(i, k))
+                dpg.add_text(" rot")
+                for k, axis in enumerate("xyz"):
+                    dpg.add_checkbox(label=axis, tag=f"t{i}_rot_mask{k}", default_value=t.rot_mask[k],
+                                     callback=_guard(app, lambda v, u: ed.set_mask(u[0], "rot_mask", u[1], v)),
+                                     user_data=(i, k))
+            dpg.add_input_floatx(label="pos m", tag=f"t{i}_pos", size=3, width=200, on_enter=True, format="%.4f",
+                                 callback=_guard(app, lambda v, u: ed.set_pose(u, pos=v[:3])), user_data=i)
+            dpg.add_input_floatx(label="rpy deg", tag=f"t{i}_rpy", size=3, width=200, on_enter=True, format="%.2f",
+                                 callback=_guard(app, lambda v, u: ed.set_pose(u, rpy_deg=v[:3])), user_data=i)
+            dpg.add_input_floatx(label="quat", tag=f"t{i}_quat", size=4, width=200, on_enter=True, format="%.4f",
+                                 callback=_guard(app, lambda v, u: ed.set_pose(u, quat=v[:4])), user_data=i)
+            with dpg.group(horizontal=True):
+                dpg.add_input_text(hint="group", tag=f"t{i}_group", default_value=t.group or "", width=90,
+                                   on_enter=True, callback=_guard(app, lambda v, u: ed.set_group(u, v.strip())),
+                                   user_data=i)
+                dpg.add_button(label="select", callback=_guard(app, lambda v, u: setattr(ed, "selected", u)),
+                               user_data=i)
+                dpg.add_button(label="reset", callback=_guard(app, lambda v, u: ed.reset_target(u)), user_data=i)
+                dpg.add_button(label="remove", callback=_guard(app, lambda v, u: ed.remove_target(u)), user_data=i)
+
+
+def _set_unless_active(tag, value) -> None:
+    if dpg.does_item_exist(tag) and not dpg.is_item_active(tag):
+        dpg.set_value(tag, value)
+
+
+def refresh(app) -> None:
+    """Per-frame update of every value the panels show."""
+    c = app.controller
+    shape = (id(c.robot), c.n_envs)
+    if getattr(app, "_joints_for", None) != shape:
+        app._joints_for = shape
+        _build_joints(app)
+        _set_unless_active("n_envs", c.n_envs)
+    targets_key = tuple((t.link, t.group, t.pos_mask, t.rot_mask) for t in c.targets.targets)
+    if getattr(app, "_targets_for", None) != (shape, targets_key):
+        app._targets_for = (shape, targets_key)
+        _build_targets(app)
+    dpg.set_value("robot_name", f"{c.robot.tree.name}: {c.robot.n_links} links, {c.robot.n_dofs} dofs")
+    _set_unless_active("selected_env", c.selected_env)
+    _set_unless_active("manual", c.manual)
+    q = c.robot.get_qpos().reshape(c.n_envs, -1)[c.selected_env]
+    for _name, qi, _lo, _hi, _v in c.joint_rows():
+        _set_unless_active(f"joint_{qi}", float(q[qi]))
+    for i in range(len(c.targets.targets)):
+        pos, quat = c.targets.target_pose(i)
+        _set_unless_active(f"t{i}_pos", list(pos))
+        _set_unless_active(f"t{i}_quat", list(quat))
+        _set_unless_active(f"t{i}_rpy", list(rpy_of(quat)))
+    m = c.metrics.last
+    state = "manual" if c.manual else ("playing" if c.playing else "paused")
+    lines = [f"{c.metrics.fps:5.1f} fps   {state}   envs {c.n_envs}"]
+    if m is not None:
+        lines += [f"IK {m.ik_ms:6.2f} ms   render {c.visualizer.last_timing.get('total_ms', 0.0):6.1f} ms",
+                  f"converged {m.converged:5.1f} %   failed {m.failed}",
+                  f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg"]
+    dpg.set_value("readouts", "\n".join(lines))
+    xs, ys = c.metrics.series("ik_ms")
+    dpg.set_value("series_ik", [xs, ys])
+    xs, ys = c.metrics.series("converged")
+    dpg.set_value("series_conv", [xs, ys])
+    if xs:
+        dpg.set_axis_limits("plot_x", min(xs), 0.0)
+        dpg.set_axis_limits("plot_y", 0.0, max(105.0, max(c.metrics.series("ik_ms")[1] or [0]) * 1.1))
+    dpg.configure_item("record_button", label="Stop recording" if c.visualizer.is_recording else "Record")
+    if c.messages:
+        level, text = c.messages[-1]
+        dpg.set_value(app.status, text)
+        dpg.configure_item(app.status, color=(255, 90, 80, 255) if level == "error" else (200, 200, 200, 255))
+
+
+def help_window(app) -> None:
+    with dpg.window(label="IK Studio: keys and mouse (F1)", tag="help_window", show=False, width=560, height=460,
+                    pos=(200, 120), on_close=lambda: setattr(app, "show_help", False)):
+        dpg.add_text(keybinds.help_text())
+
+
+def file_dialogs(app) -> None:
+    c = app.controller
+
+    def opened(kind):
+        def callback(sender, data):
+            path = data.get("file_path_name")
+            if not path:
+                return
+            if kind == "scene":
+                c.open_scene(path)
+            elif kind == "robot":
+                c.load_robot(path)
+            else:
+                c.save_scene(path)
+        return callback
+
+    for tag, kind, exts in (("open_scene_dialog", "scene", (".yaml", ".yml")),
+                            ("save_dialog", "save", (".yaml",)),
+                            ("open_robot_dialog", "robot", (".urdf", ".xml"))):
+        with dpg.file_dialog(tag=tag, show=False, callback=opened(kind), width=700, height=420,
+                             default_filename="scene" if kind == "save" else "."):
+            for ext in exts:
+                dpg.add_file_extension(ext)

@@ -1,0 +1,275 @@
+"""Interactive IK targets: add, remove, reset, numeric pose entry, masks, groups, gizmo drags, and
+undo / redo. Plain logic over the scene spec's ``targets`` (no GUI import).
+
+A target is a :class:`engine.scenefile.TargetSpec`; editing one replaces it by a validated copy, so
+a bad value raises before anything changes. Its gizmo sits at the target's base pose in the
+selected env's cell; motion patterns (circles, offsets, ...) move the per-env targets around that
+base. Gizmo handles are drawn by the GUI over the 3D view; they never enter the simulation state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine import scenefile
+from engine.transforms import quat_to_matrix
+
+from . import gizmo as gz
+
+UNDO_DEPTH = 100
+
+
+@dataclass
+class DragEvent:
+    """What the controller is told about a gizmo drag: ``kind`` "start" | "move" | "end"."""
+
+    kind: str
+    target: int
+    pos: np.ndarray
+    quat: np.ndarray
+
+
+class TargetEditor:
+    """Edits ``controller.spec.targets`` and keeps the runner in step (``runner.retarget()``)."""
+
+    def __init__(self, controller):
+        self.c = controller
+        self.selected: int | None = 0 if controller.spec.targets else None
+        self.space = "world"
+        self.gizmo_size = 0.15
+        self.hover: gz.HitResult | None = None
+        self.events: list[DragEvent] = []
+        self._drag: tuple[int, gz.DragState] | None = None
+        self._undo: list[list[dict]] = []
+        self._redo: list[list[dict]] = []
+
+    # -- state -------------------------------------------------------------------------------------
+    @property
+    def targets(self) -> list:
+        return self.c.spec.targets
+
+    def _snapshot(self) -> list[dict]:
+        return [t.model_dump() for t in self.targets]
+
+    def _restore(self, snap: list[dict]) -> None:
+        self.c.spec.targets = [scenefile.TargetSpec.model_validate(d) for d in snap]
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.selected is not None and self.selected >= len(self.targets):
+            self.selected = len(self.targets) - 1 if self.targets else None
+        self.c.runner.retarget()
+        self.c.dirty = True
+
+    def _edit(self, fn) -> None:
+        """Run an edit with an undo snapshot taken first; an edit that raises changes nothing."""
+        snap = self._snapshot()
+        fn()
+        self._undo.append(snap)
+        del self._undo[:-UNDO_DEPTH]
+        self._redo.clear()
+        self._changed()
+
+    def _replace(self, i: int, **updates) -> None:
+        data = {**self.targets[i].model_dump(), **updates}
+        self.targets[i] = scenefile.TargetSpec.model_validate(data)
+
+    def undo(self) -> bool:
+        if not self._undo:
+            return False
+        self._redo.append(self._snapshot())
+        self._restore(self._undo.pop())
+        return True
+
+    def redo(self) -> bool:
+        if not self._redo:
+            return False
+        self._undo.append(self._snapshot())
+        self._restore(self._redo.pop())
+        return True
+
+    # -- poses ---------------------------------------------------------------------------------------
+    def link_pose(self, link_name: str, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """A link's current (pos, quat) in env ``env`` (default: the selected env), env-local."""
+        robot = self.c.robot
+        env = self.c.selected_env if env is None else env
+        link = robot.get_link(link_name)
+        pos = robot.get_links_pos().reshape(self.c.n_envs, -1, 3)[env, link.idx_local]
+        quat = robot.get_links_quat().reshape(self.c.n_envs, -1, 4)[env, link.idx_local]
+        return pos, quat
+
+    def target_pose(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """Target ``i``'s base pose (pos, quat); the link's current pose stands in for what is free."""
+        t = self.targets[i]
+        link_pos, link_quat = self.link_pose(t.link)
+        pos = link_pos if t.pos is None else np.array(t.pos, float)
+        quat = t.orientation()
+        return pos, (link_quat if quat is None else quat)
+
+    def add_target(self, link_name: str) -> int:
+        """A full-pose target for ``link_name`` at its current pose; returns its index."""
+        self.c.robot.get_link(link_name)  # raises KeyError listing the links
+        pos, quat = self.link_pose(link_name)
+
+        def add():
+            self.targets.append(scenefile.TargetSpec(link=link_name, pos=_tuple(pos), quat=_tuple(quat)))
+
+        self._edit(add)
+        self.selected = len(self.targets) - 1
+        return self.selected
+
+    def remove_target(self, i: int) -> None:
+        self._check(i)
+        self._edit(lambda: self.targets.pop(i))
+
+    def reset_target(self, i: int) -> None:
+        """Move target ``i`` to its link's current pose in the selected env."""
+        self._check(i)
+        pos, quat = self.link_pose(self.targets[i].link)
+        self._edit(lambda: self._replace(i, pos=_tuple(pos), quat=_tuple(quat), rpy=None))
+
+    def reset_all(self) -> None:
+        """Every target to its link's current pose (the key for an unreachable drag)."""
+        def reset():
+            for i, t in enumerate(self.targets):
+                pos, quat = self.link_pose(t.link)
+                self._replace(i, pos=_tuple(pos) if t.pos is not None else None,
+                              quat=_tuple(quat) if t.orientation() is not None else None, rpy=None)
+
+        self._edit(reset)
+
+    def set_pose(self, i: int, pos=None, quat=None, rpy_deg=None) -> None:
+        """Numeric entry: any of ``pos`` (3,) m, ``quat`` (4,) wxyz, ``rpy_deg`` (3,) degrees."""
+        self._check(i)
+        updates = {}
+        if pos is not None:
+            updates["pos"] = _tuple(pos)
+        if quat is not None:
+            updates.update(quat=_tuple(quat), rpy=None)
+        if rpy_deg is not None:
+            updates.update(rpy=_tuple(rpy_deg), quat=None)
+        self._edit(lambda: self._replace(i, **updates))
+
+    def set_mask(self, i: int, which: str, axis: int, value: bool) -> None:
+        """Toggle one component of ``pos_mask`` / ``rot_mask``; every target of the group follows
+        (the engine shares masks within one solve). Two True in ``rot_mask`` is refused."""
+        self._check(i)
+        if which not in ("pos_mask", "rot_mask"):
+            raise ValueError(f"which: expected 'pos_mask' or 'rot_mask', got {which!r}")
+        mask = list(getattr(self.targets[i], which))
+        mask[int(axis)] = bool(value)
+        members = self.group_members(i)
+        self._edit(lambda: [self._replace(j, **{which: tuple(mask)}) for j in members])
+
+    def set_group(self, i: int, group: str | None) -> None:
+        """Solve target ``i`` with the targets of ``group`` (None: on its own); it takes the group's masks."""
+        self._check(i)
+        group = group or None
+        updates: dict = {"group": group}
+        for j, t in enumerate(self.targets):
+            if group is not None and j != i and t.group == group:
+                updates.update(pos_mask=t.pos_mask, rot_mask=t.rot_mask)
+                break
+        self._edit(lambda: self._replace(i, **updates))
+
+    def group_members(self, i: int) -> list[int]:
+        g = self.targets[i].group
+        return [i] if g is None else [j for j, t in enumerate(self.targets) if t.group == g]
+
+    def _check(self, i: int) -> None:
+        if not 0 <= int(i) < len(self.targets):
+            raise IndexError(f"target: expected 0 to {len(self.targets) - 1}, got {i}")
+
+    # -- gizmos --------------------------------------------------------------------------------------
+    def gizmo(self, i: int) -> gz.Gizmo:
+        """Target ``i``'s gizmo, in world coordinates of the selected env's cell."""
+        pos, quat = self.target_pose(i)
+        t = self.targets[i]
+        offset = self.c.scene.envs_offset()[self.c.selected_env]
+        rot_mask = t.rot_mask if t.orientation() is not None else (False, False, False)
+        pos_mask = t.pos_mask if t.pos is not None else (False, False, False)
+        return gz.Gizmo(pos=pos + offset, quat=quat, size_m=self.gizmo_size, space=self.space,
+                        pos_mask=pos_mask, rot_mask=rot_mask)
+
+    def handles(self) -> list[tuple[int, gz.Handle]]:
+        """Every target's handles, for drawing: ``(target index, handle)``."""
+        return [(i, h) for i in range(len(self.targets)) for h in gz.handle_geometry(self.gizmo(i))]
+
+    def pick(self, px: float, py: float) -> tuple[int, gz.HitResult] | None:
+        """The nearest enabled handle under pixel (px, py) over all targets (selected target first)."""
+        order = list(range(len(self.targets)))
+        if self.selected is not None:
+            order.insert(0, order.pop(self.selected))
+        best = None
+        for i in order:
+            hit = gz.pick(self.gizmo(i), self.c.camera, px, py)
+            if hit is not None and (best is None or hit.distance_px < best[1].distance_px - 0.5):
+                best = (i, hit)
+        return best
+
+    def hover_at(self, px: float, py: float) -> None:
+        found = self.pick(px, py)
+        self.hover = None if found is None else found[1]
+        self._hover_target = None if found is None else found[0]
+
+    def begin_drag(self, px: float, py: float) -> bool:
+        """Grab the handle under the cursor; False when there is none (the camera orbits instead)."""
+        found = self.pick(px, py)
+        if found is None:
+            return False
+        i, hit = found
+        self._drag_snapshot = self._snapshot()
+        self._drag = (i, gz.begin_drag(self.gizmo(i), self.c.camera, hit, px, py))
+        self.selected = i
+        pos, quat = self.target_pose(i)
+        self.events.append(DragEvent("start", i, pos, quat))
+        return True
+
+    @property
+    def dragging(self) -> bool:
+        return self._drag is not None
+
+    def drag_to(self, px: float, py: float, snap: bool = False) -> None:
+        """Move the grabbed target so that the grabbed point follows the mouse ray."""
+        if self._drag is None:
+            return
+        i, state = self._drag
+        world_pos, quat = gz.drag_to(state, self.c.camera, px, py, snap=snap)
+        pos = world_pos - self.c.scene.envs_offset()[self.c.selected_env]
+        t = self.targets[i]
+        updates = {"pos": _tuple(pos)} if t.pos is not None else {}
+        if t.orientation() is not None:
+            updates.update(quat=_tuple(quat), rpy=None)
+        self._replace(i, **updates)
+        self._changed()
+        self.events.append(DragEvent("move", i, pos, quat))
+
+    def end_drag(self) -> None:
+        """Finish the drag: the final pose stays, and one undo step restores the pose before it."""
+        if self._drag is None:
+            return
+        i, _ = self._drag
+        self._drag = None
+        self._undo.append(self._drag_snapshot)
+        self._redo.clear()
+        pos, quat = self.target_pose(i)
+        self.events.append(DragEvent("end", i, pos, quat))
+
+    def toggle_space(self) -> None:
+        self.space = "local" if self.space == "world" else "world"
+
+
+def _tuple(values) -> tuple[float, ...]:
+    return tuple(float(x) for x in np.asarray(values, float))
+
+
+def rpy_of(quat) -> np.ndarray:
+    """Roll, pitch, yaw in degrees (x-y-z extrinsic) of a wxyz quaternion, for numeric display."""
+    m = quat_to_matrix(np.asarray(quat, float))
+    pitch = np.arcsin(np.clip(-m[2, 0], -1.0, 1.0))
+    roll = np.arctan2(m[2, 1], m[2, 2])
+    yaw = np.arctan2(m[1, 0], m[0, 0])
+    return np.degrees([roll, pitch, yaw])
+
