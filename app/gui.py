@@ -111,7 +111,7 @@ class App:
         self._keys: list[int] = []
         dpg.create_context()
         dpg.configure_app(manual_callback_management=True)
-        dpg.create_viewport(title="IK Studio", width=size[0], height=size[1])
+        dpg.create_viewport(title="IK Studio", width=size[0], height=size[1], x_pos=0, y_pos=0)
         with dpg.handler_registry():
             dpg.add_mouse_wheel_handler(callback=lambda s, a: self._on_wheel(a))
             dpg.add_key_press_handler(callback=lambda s, a: self._keys.append(a))
@@ -214,20 +214,53 @@ class App:
         c.update()
         img = c.poll_frame()
         if img is not None:
+            self.n_images = getattr(self, "n_images", 0) + 1
             self.view.show_image(img)
             c.upload_ms = (time.perf_counter() - t0) * 1e3
         self.view.draw_overlay()
         panels.refresh(self)
         dpg.render_dearpygui_frame()
 
-    def run(self, frames: int | None = None, screenshot: Path | None = None) -> None:
-        """Run until the window closes (or for ``frames`` frames, then save the whole window to
-        ``screenshot`` if given: what the tests use)."""
+    def report(self, path: Path) -> None:
+        """Write what an outside test driver needs as JSON: the 3D view's top-left corner in window
+        pixels, each env's projected centre and each target's gizmo handles in view pixels, the
+        targets' poses. Written atomically."""
+        import json
+        import os
+
+        from . import gizmo as gz
+
+        c = self.controller
+        x0, y0 = dpg.get_item_rect_min(self.view.drawlist)
+        pix, _ = c.camera.project(c.env_centers())
+        handles = []
+        for i in range(len(c.targets.targets)):
+            for h in gz.handle_geometry(c.targets.gizmo(i)):
+                hp, _ = c.camera.project(h.points)
+                handles.append({"target": i, "kind": h.kind, "axis": h.axis, "enabled": h.enabled,
+                                "points_px": hp.tolist(), "points": h.points.tolist()})
+        data = {"view_origin": [x0, y0], "view_size": list(self.view.size), "env_px": pix.tolist(),
+                "frames": self.n_frames, "images": self.n_images,
+                "targets": [c.targets.target_pose(i)[0].tolist() for i in range(len(c.targets.targets))],
+                "qpos": c.robot.get_qpos().tolist(), "handles": handles,
+                "messages": [list(m) for m in c.messages]}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+
+    def run(self, frames: int | None = None, screenshot: Path | None = None, report: Path | None = None) -> None:
+        """Run until the window closes, or for ``frames`` frames and then save the whole window to
+        ``screenshot`` if given. ``report``: a JSON file rewritten every frame (see :meth:`report`),
+        for tests that drive the real window from outside."""
         n = 0
+        self.n_frames = self.n_images = 0
         try:
             while dpg.is_dearpygui_running():
                 self.frame()
                 n += 1
+                self.n_frames = n
+                if report is not None and self.controller.latest_image is not None:
+                    self.report(report)
                 if frames is not None and n >= frames:
                     if screenshot is not None:
                         self.controller.wait_frame()
@@ -242,8 +275,10 @@ class App:
             dpg.destroy_context()
 
 
-def run(scene_path=None, frames: int | None = None, screenshot=None, size=(1600, 900)) -> int:
+def run(scene_path=None, frames: int | None = None, screenshot=None, size=(1600, 900), report=None,
+        screenshot_dir=None) -> int:
     """Open the app on ``scene_path`` (default: the seed's 16-env demo). Returns an exit status."""
-    app = App(scene_path, size=size)
-    app.run(frames=frames, screenshot=Path(screenshot) if screenshot else None)
+    app = App(scene_path, size=size, screenshot_dir=screenshot_dir)
+    app.run(frames=frames, screenshot=Path(screenshot) if screenshot else None,
+            report=Path(report) if report else None)
     return 0

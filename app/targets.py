@@ -19,6 +19,7 @@ from engine.transforms import quat_to_matrix
 from . import gizmo as gz
 
 UNDO_DEPTH = 100
+GIZMO_PX = 90.0  # gizmo arrow length on screen, px: the gizmo keeps its size as the camera zooms
 
 
 @dataclass
@@ -38,7 +39,6 @@ class TargetEditor:
         self.c = controller
         self.selected: int | None = 0 if controller.spec.targets else None
         self.space = "world"
-        self.gizmo_size = 0.15
         self.hover: gz.HitResult | None = None
         self.events: list[DragEvent] = []
         self._drag: tuple[int, gz.DragState] | None = None
@@ -190,8 +190,10 @@ class TargetEditor:
         offset = self.c.scene.envs_offset()[self.c.selected_env]
         rot_mask = t.rot_mask if t.orientation() is not None else (False, False, False)
         pos_mask = t.pos_mask if t.pos is not None else (False, False, False)
-        return gz.Gizmo(pos=pos + offset, quat=quat, size_m=self.gizmo_size, space=self.space,
-                        pos_mask=pos_mask, rot_mask=rot_mask)
+        world = pos + offset
+        depth = float(np.dot(world - self.c.camera.position(), self.c.camera.forward()))
+        size = GIZMO_PX * self.c.camera.meters_per_pixel(max(depth, self.c.camera.near))
+        return gz.Gizmo(pos=world, quat=quat, size_m=size, space=self.space, pos_mask=pos_mask, rot_mask=rot_mask)
 
     def handles(self) -> list[tuple[int, gz.Handle]]:
         """Every target's handles, for drawing: ``(target index, handle)``."""

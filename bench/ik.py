@@ -357,8 +357,8 @@ def main(argv=None) -> None:
     print()
     print("case single: link 'hand', full pose; multi: 'left_finger' + 'right_finger', positions + z axes "
           "(rot_mask [F, F, T]).")
-    print("ok(FK): success checked by FK of the returned q; rep: the solver's own success flag "
-          "(IKResult.success / pk converged_any); ours vs pk: how many times faster per call.")
+    print("ok(FK): success checked by FK of the returned q; rep: the solver's own success flag (IKResult.success"
+          + ("; pk: converged_any); ours vs pk: how many times faster per call." if pk is not None else ")."))
     notes = [f"ours {case} n_envs={n}: FK check and IKResult.success disagree on {r['disagree']} env(s)"
              for (case, n), r in ours.items() if r["disagree"]]
     notes += [f"pk n_envs={n}: {p['error']}" for n, p in (pk or {}).items() if "error" in p]

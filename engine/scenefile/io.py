@@ -150,6 +150,7 @@ def validate(data: Any, file: str = "<spec>", lines: dict | None = None, base_di
         issues.append(Issue((), f"cannot read the scene: {type(err).__name__}: {err}"))
     if spec is not None:
         spec._source = source
+        spec._base = None if source is not None else base_dir
         if check:
             issues += spec_issues(spec)
     if issues:
@@ -179,9 +180,8 @@ def loads(text: str, file: str = "<string>", base_dir: str | os.PathLike | None 
     if issues and data is None:
         raise SceneFileError(file, issues)
     base = Path(base_dir).resolve() if base_dir is not None else None
-    source = base / "<string>" if base is not None else None
     try:
-        spec = validate(data, file, lines, base_dir=base, source=source, check=check)
+        spec = validate(data, file, lines, base_dir=base, source=None, check=check)
     except SceneFileError as err:
         raise SceneFileError(file, _sorted(issues + err.issues, lines)) from None
     if issues:
@@ -452,5 +452,6 @@ def dumps(spec: SceneSpec, base_dir: str | os.PathLike | None = None) -> str:
 def save(spec: SceneSpec, path: str | os.PathLike) -> None:
     """Write ``spec`` to ``path`` as YAML (relative paths re-based on the new file's folder)."""
     p = Path(path)
-    text = dumps(spec, base_dir=p.resolve().parent if spec.source is not None else None)
+    rebase = spec._source is not None or spec._base is not None
+    text = dumps(spec, base_dir=p.resolve().parent if rebase else None)
     p.write_bytes(text.encode("utf-8"))

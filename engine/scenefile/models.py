@@ -450,6 +450,7 @@ class SceneSpec(_Model):
     record: RecordSpec | None = None
 
     _source: Path | None = PrivateAttr(default=None)
+    _base: Path | None = PrivateAttr(default=None)  # loads(text, base_dir=...): no file, but a folder
 
     # -- paths -------------------------------------------------------------------------------------
     @property
@@ -460,6 +461,8 @@ class SceneSpec(_Model):
     @property
     def base_dir(self) -> Path:
         """Relative paths in the spec resolve against this folder (the file's, else the cwd)."""
+        if self._base is not None:
+            return self._base
         return self._source.parent if self._source is not None else Path.cwd()
 
     def resolve_path(self, path: str | Path) -> Path:

@@ -92,7 +92,8 @@ class GLScene:
                 continue
             if key not in self.nodes:
                 mesh = meshes.to_pyrender(req.specs[key], poses)
-                self.nodes[key] = (self.scene.add(mesh, pose=np.eye(4)), mesh, poses)
+                node = self.scene.add(mesh, name=f"{len(self.nodes):08d}", pose=np.eye(4))
+                self.nodes[key] = (node, mesh, poses)
                 continue
             node, mesh, last = self.nodes[key]
             mesh.is_visible = True
@@ -128,9 +129,9 @@ def _tune_renderer(renderer) -> None:
     Its shader cache is keyed by shader names and defines only and draws meshes with our shaders
     (:mod:`engine.vis.shaders`, cheaper per pixel); lights are bound once per frame
     (:func:`_lighting_once`). pyrender keys the cache by ``OpenGL.contextdata.getContext()`` too;
-    under OSMesa that returns a new ctypes pointer on every call, which never compares equal, so every draw call recompiled its
-    shader program (~5 ms each) and leaked the old one. One renderer has one context, so the
-    context adds nothing to the key.
+    under OSMesa that returns a new ctypes pointer on every call, which never compares equal, so
+    every draw call recompiled its shader program (~5 ms each) and leaked the old one. One
+    renderer has one context, so the context adds nothing to the key.
     """
     base = type(renderer._program_cache)
     ours = shaders.shader_paths()
@@ -162,7 +163,7 @@ def _lighting_once(base):
 
     pyrender rebinds every light (and queries GL_MAX_TEXTURE_IMAGE_UNITS twice) for every draw call;
     the lights are the same for every mesh of a frame and uniforms persist in a program, so once is
-    enough. This is most of the per-draw cost in software GL.
+    enough. This is most of the per-draw cost in software GL. Meshes are drawn in creation order.
     """
     class _Renderer(base):
         def render(self, scene, flags, seg_node_map=None):
@@ -173,6 +174,11 @@ def _lighting_once(base):
             if id(program) not in self._lit_programs:
                 self._lit_programs.add(id(program))
                 super()._bind_lighting(scene, program, node, flags)
+
+        def _sorted_mesh_nodes(self, scene):
+            # pyrender sorts by node distance (all ours sit at the origin), leaving the order to a set's
+            # iteration: draw in creation order instead, solids first, so frames are reproducible
+            return sorted(scene.mesh_nodes, key=lambda n: (n.mesh.is_transparent, n.name))
 
         def _compute_max_n_lights(self, flags):
             cache = self.__dict__.setdefault("_max_lights", {})
