@@ -2,8 +2,9 @@
 
 State per env: ``qpos`` (n_qs,), link poses (n_links, 3 | 4) kept in step with qpos, and dof
 position targets for :meth:`control_dofs_position`. Every method follows the seed's shape rule:
-a batched scene takes and returns a leading env axis, an unbatched one none. Methods validate all
-input before touching state, so a call that raises leaves the entity as it was.
+a batched scene takes and returns a leading env axis, an unbatched one none. Arrays come back in
+the engine's precision (float32 or float64, as set by ``engine.init``), as fresh copies. Methods
+validate all input before touching state, so a call that raises leaves the entity as it was.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ class RigidEntity(IKMethods):
         self._dof_controlled = np.zeros((n_envs, self.n_dofs), dtype=bool)
         self._velocity_limit = self.tree.velocity_limits()
         self._q_limits = self.tree.q_limits()
+        self._has_quaternions = any(j.type in ("ball", "free") for j in self.tree.joints)
         self._built = True
         self._run_fk(self._qpos, self._pose)
 
@@ -143,7 +145,7 @@ class RigidEntity(IKMethods):
         self._require_built()
         envs = self._envs(envs_idx)
         qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
-        return self._out(self._qpos[np.ix_(envs, qs)].astype(float))
+        return self._out(self._qpos[np.ix_(envs, qs)])
 
     def set_qpos(self, qpos, qs_idx_local=None, envs_idx=None) -> None:
         """Teleport: write qpos ``([n_envs,] n)`` (n = len(qs_idx_local) or n_qs) and update link poses.
@@ -162,7 +164,7 @@ class RigidEntity(IKMethods):
         self._require_built()
         envs = self._envs(envs_idx)
         dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
-        return self._out(dofs_mod.qpos_to_dofs(self.tree, self._qpos[envs].astype(float))[:, dofs])
+        return self._out(dofs_mod.qpos_to_dofs(self.tree, self._qpos[envs].astype(float))[:, dofs].astype(self._dtype))
 
     def set_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
         """Teleport: write dof positions ``([n_envs,] n)`` and update link poses."""
@@ -203,14 +205,14 @@ class RigidEntity(IKMethods):
         self._require_built()
         envs = self._envs(envs_idx)
         links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
-        return self._out(self._pose[envs][:, links, :3].astype(float))
+        return self._out(self._pose[np.ix_(envs, links)][..., :3])
 
     def get_links_quat(self, links_idx_local=None, envs_idx=None) -> np.ndarray:
         """Link orientations ``([n_envs,] n_links, 4)``, (w, x, y, z)."""
         self._require_built()
         envs = self._envs(envs_idx)
         links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
-        return self._out(self._pose[envs][:, links, 3:].astype(float))
+        return self._out(self._pose[np.ix_(envs, links)][..., 3:])
 
     def forward_kinematics(self, qpos, qs_idx_local=None, links_idx_local=None, envs_idx=None):
         """Link poses for a configuration, without touching the scene's state.
@@ -220,16 +222,22 @@ class RigidEntity(IKMethods):
         shapes ``([n_envs,] n_links, 3)`` and ``([n_envs,] n_links, 4)`` for the selected links/envs.
         """
         self._require_built()
-        envs = self._envs(envs_idx)
-        qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
-        links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
-        values = inputs.batched("qpos", qpos, (len(qs),), len(envs), self._batched)
-        full = self._qpos[envs].astype(float)
-        full[:, qs] = values
-        full = self.tree.apply_mimic(dofs_mod.normalize_quaternions(self.tree, full)).astype(self._dtype)
-        pose = np.empty((len(envs), self._packed.pose_rows, 7), self._dtype)
-        self._run_fk(full, pose)
-        pose = pose[:, links].astype(float)
+        envs = None if envs_idx is None else self._envs(envs_idx)
+        n = self._B if envs is None else len(envs)
+        links = inputs.as_index_list("links_idx_local", links_idx_local, self.n_links, "link")
+        if qs_idx_local is None:
+            full = inputs.batched("qpos", qpos, (self.n_qs,), n, self._batched)
+        else:
+            qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
+            values = inputs.batched("qpos", qpos, (len(qs),), n, self._batched)
+            full = (self._qpos if envs is None else self._qpos[envs]).astype(float)
+            full[:, qs] = values
+        if self._has_quaternions:  # as set_qpos does: zero quaternions are an error, others made unit
+            full = dofs_mod.normalize_quaternions(self.tree, full)
+        # mimic joints need no fix-up here: the kernel derives them from their leaders
+        pose = np.empty((n, self._packed.pose_rows, 7), self._dtype)
+        self._run_fk(np.ascontiguousarray(full, dtype=self._dtype), pose)
+        pose = pose[:, : self.n_links] if links is None else pose[:, links]
         return self._out(pose[..., :3]), self._out(pose[..., 3:])
 
     def get_jacobian(self, link, local_point=None, envs_idx=None) -> np.ndarray:
@@ -249,7 +257,7 @@ class RigidEntity(IKMethods):
         J = np.zeros((n, 6, max(self.n_dofs, 1)), self._dtype)
         fk_kernels.jacobian(_kernel_array(self._qpos[envs]), link.idx_local, point.astype(self._dtype)[None],
                             *self._packed.args(), pose, J)
-        return self._out(J[:, :, : self.n_dofs].astype(float))
+        return self._out(J[:, :, : self.n_dofs])
 
 
 def _kernel_array(arr: np.ndarray) -> np.ndarray:

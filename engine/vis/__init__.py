@@ -6,7 +6,7 @@ and "osmesa" (software, no display needed) otherwise.
 
 API (``scene.visualizer`` is created on first use; ``scene.draw_debug_*`` delegate to it)::
 
-    vis = Visualizer(scene, res=(1280, 720), camera=None, lod=None, max_faces_per_mesh=3000)
+    vis = Visualizer(scene, res=(1280, 720), camera=None, lod=None, max_faces_per_mesh=1000)
     scene.visualizer = vis            # optional: replace the default one (debug objects move over)
     vis.camera                        # Camera: .pos .lookat .up .fov (vertical deg) .res (w, h)
     vis.camera.look_at(pos, target)   # aim;  vis.frame_all(): fit every env cell in view

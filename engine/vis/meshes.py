@@ -142,7 +142,7 @@ def coarse_primitive(visual):
 
 
 # -- link visuals -------------------------------------------------------------------------------
-def link_specs(tree, lod: str = "full", max_faces: int = 3000) -> list[tuple[int, MeshSpec]]:
+def link_specs(tree, lod: str = "full", max_faces: int = 1000) -> list[tuple[int, MeshSpec]]:
     """``[(link index, MeshSpec)]``: each link's visuals merged into one mesh in the link frame,
     with per-vertex colours (one draw call per link, whatever its colours)."""
     import trimesh

@@ -273,6 +273,7 @@ class RenderThread:
                     fut.set_result(fn(self.gl, *args))
                 except BaseException as err:  # handed to the caller through the Future
                     fut.set_exception(err)
+                job = fn = args = fut = None  # hold nothing (the caller's visualizer) while idle
         finally:
             if self.gl is not None:
                 try:

@@ -36,7 +36,7 @@ class Visualizer:
     """
 
     def __init__(self, scene, res=(1280, 720), camera: Camera | None = None, lod: str | None = None,
-                 max_faces_per_mesh: int = 3000, show_grid: bool = True, bg_color=(0.16, 0.17, 0.19, 1.0)):
+                 max_faces_per_mesh: int = 1000, show_grid: bool = True, bg_color=(0.16, 0.17, 0.19, 1.0)):
         if lod is not None and lod not in meshes.LODS:
             raise ValueError(f"lod: expected one of {meshes.LODS} or None (auto), got {lod!r}")
         if camera is not None and not isinstance(camera, Camera):
@@ -219,6 +219,7 @@ class Visualizer:
             raise RuntimeError("the visualizer is closed")
         if self._thread is None:
             self._thread = RenderThread()
+            weakref.finalize(self, self._thread.close, 5.0)  # a dropped visualizer frees its GL thread
         return self._thread
 
     def request_frame(self) -> Future:
