@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from engine.vis.camera import perspective_matrix, project_points, view_matrix_of
+
 ELEVATION_LIMIT_DEG = 89.0  # orbit() keeps the elevation within +-this
 
 PRESETS = {  # name -> (azimuth_deg, elevation_deg)
@@ -108,21 +110,11 @@ class OrbitCamera:
 
     def view_matrix(self) -> np.ndarray:
         """World-to-camera (4, 4): the inverse of :meth:`pose`."""
-        T = self.pose()
-        V = np.eye(4)
-        V[:3, :3] = T[:3, :3].T
-        V[:3, 3] = -T[:3, :3].T @ T[:3, 3]
-        return V
+        return view_matrix_of(self.pose())
 
     def projection_matrix(self) -> np.ndarray:
         """OpenGL perspective projection (4, 4), as pyrender's ``PerspectiveCamera(yfov, aspect, near, far)``."""
-        f = 1.0 / math.tan(math.radians(self.fov_deg) / 2.0)
-        n, fa = self.near, self.far
-        P = np.zeros((4, 4))
-        P[0, 0], P[1, 1] = f / self.aspect, f
-        P[2, 2], P[2, 3] = (fa + n) / (n - fa), 2.0 * fa * n / (n - fa)
-        P[3, 2] = -1.0
-        return P
+        return perspective_matrix(self.fov_deg, self.aspect, self.near, self.far)
 
     def focal_px(self) -> float:
         """Focal length in pixels: a length L (m) at depth D (m), parallel to the image, spans L * f / D px."""
@@ -141,14 +133,7 @@ class OrbitCamera:
         pts = np.asarray(points, dtype=float)
         if pts.shape[-1:] != (3,):
             raise ValueError(f"points: expected shape (..., 3), got {pts.shape}")
-        V = self.view_matrix()
-        cam = pts @ V[:3, :3].T + V[:3, 3]
-        depth = -cam[..., 2]
-        f = self.focal_px()
-        safe = np.where(depth > 0, depth, 1.0)
-        px = np.stack([0.5 * self.width + f * cam[..., 0] / safe, 0.5 * self.height - f * cam[..., 1] / safe], -1)
-        px[depth <= 0] = np.nan
-        return px, depth
+        return project_points(self.view_matrix(), self.fov_deg, (self.width, self.height), pts)
 
     def ray(self, px: float, py: float) -> tuple[np.ndarray, np.ndarray]:
         """Ray through pixel (px, py): origin (3,) (the camera position, m) and unit direction (3,).

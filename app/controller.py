@@ -330,7 +330,7 @@ class AppController:
             self.targets.hover_at(px, py)
             return
         dx, dy = px - p["last"][0], py - p["last"][1]
-        p["last"] = (px, py)
+        p["last"], p["ctrl"] = (px, py), ctrl
         if abs(px - p["start"][0]) + abs(py - p["start"][1]) > 3:
             p["moved"] = True
         if p["mode"] == "gizmo":
@@ -342,9 +342,12 @@ class AppController:
 
     def pointer_up(self, px: float, py: float) -> None:
         """The button came up: end a gizmo drag, or select the env under a click that did not move."""
-        p, self._pointer = self._pointer, None
+        p = self._pointer
         if p is None:
             return
+        if (px, py) != p["last"]:  # the button came up after a move no frame saw: apply it first
+            self.pointer_move(px, py, ctrl=p.get("ctrl", False))
+        self._pointer = None
         if p["mode"] == "gizmo":
             self.targets.end_drag()
         elif not p["moved"] and p["button"] == "left":

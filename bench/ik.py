@@ -105,7 +105,7 @@ def bench_ours(n_envs: int, qpos: np.ndarray, args) -> dict[str, dict]:
     scene = engine.Scene()
     robot = scene.add_entity(engine.morphs.MJCF(file="panda"))
     scene.build(n_envs=n_envs)
-    links_pos, links_quat = robot.forward_kinematics(qpos)
+    links_pos, links_quat = (np.asarray(a, np.float64) for a in robot.forward_kinematics(qpos))
     hand = robot.get_link(SINGLE_LINK).idx_local
     fingers = [robot.get_link(name).idx_local for name in MULTI_LINKS]
     common = dict(pos_tol=POS_TOL, rot_tol=ROT_TOL, seed=args.seed, return_info=True)
@@ -119,13 +119,13 @@ def bench_ours(n_envs: int, qpos: np.ndarray, args) -> dict[str, dict]:
             rot_mask=list(MULTI_ROT_MASK), **common)
 
     def check_single(q):
-        pos, quat = robot.forward_kinematics(q)
+        pos, quat = (np.asarray(a, np.float64) for a in robot.forward_kinematics(q))  # checked in f64
         pos_err = np.linalg.norm(pos[:, hand] - links_pos[:, hand], axis=-1)
         rot_err = quat_angle(quat[:, hand], links_quat[:, hand])
         return (pos_err <= POS_TOL) & (rot_err <= ROT_TOL)
 
     def check_multi(q):
-        pos, quat = robot.forward_kinematics(q)
+        pos, quat = (np.asarray(a, np.float64) for a in robot.forward_kinematics(q))  # checked in f64
         pos_err = np.linalg.norm(pos[:, fingers] - links_pos[:, fingers], axis=-1)
         rot_err = vector_angle(quat_z_axis(quat[:, fingers]), quat_z_axis(links_quat[:, fingers]))
         return np.all((pos_err <= POS_TOL) & (rot_err <= ROT_TOL), axis=-1)

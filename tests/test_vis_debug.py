@@ -109,13 +109,14 @@ def test_rendering_debug_objects_changes_no_state():
     from _support import skip_or_fail
 
     scene, robot = make_scene()
-    before = state_arrays(scene, robot)
+    before, t = state_arrays(scene, robot), scene.t
     draw_thousand(scene, np.random.default_rng(1))
     try:
         img = scene.visualizer.update()
     except RuntimeError as err:
         skip_or_fail(f"no offscreen GL here: {err}")
     assert img.ndim == 3
+    assert scene.t == t  # update() draws the current state; it does not step
     after = state_arrays(scene, robot)
     assert after.keys() == before.keys()
     for name, value in before.items():

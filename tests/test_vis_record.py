@@ -145,3 +145,29 @@ def test_close_finishes_the_video_and_stops_the_thread(tmp_path):
     assert read_video(tmp_path / "closed.mp4")[0] == 2
     with pytest.raises(RuntimeError, match="closed"):
         vis.update()
+
+
+def wait_gone(thread) -> bool:
+    thread.join(10)
+    return not thread.is_alive()
+
+
+def test_replaced_or_dropped_visualizers_stop_their_render_threads():
+    import gc
+
+    scene = engine.Scene()
+    scene.add_entity(morphs.MJCF(file="panda"))
+    scene.build()
+    scene.visualizer.camera.res = (64, 36)
+    h = scene.draw_debug_sphere((0, 0, 0.5))
+    scene.visualizer.update()
+    first = scene.visualizer._thread._thread  # the threading.Thread (idents get reused)
+    replacement = Visualizer(scene, camera=Camera(res=(64, 36)))
+    scene.visualizer = replacement  # the old one closes; its debug objects move over
+    assert h in list(replacement.debug)
+    assert replacement.update().shape == (36, 64, 3)
+    second = replacement._thread._thread
+    assert wait_gone(first)
+    del scene, replacement, h
+    gc.collect()
+    assert wait_gone(second)  # never closed: freed when garbage-collected

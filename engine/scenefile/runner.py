@@ -230,8 +230,9 @@ class Runner:
                res: tuple[int, int] | None = None, progress: bool = True) -> dict:
         """Render ``n_frames`` (default: the file's) to the video ``path`` headless, stepping once per frame.
 
-        Returns ``{"path", "frames", "seconds", "fps"}``: frames written, wall-clock seconds, and
-        the recording speed in frames per second.
+        Time runs on from the runner's current ``t``; ``dt`` becomes ``1 / fps`` so that the video
+        plays the motion in real time. Returns ``{"path", "frames", "seconds", "fps"}``: frames
+        written, wall-clock seconds, and the recording speed in frames per second.
         """
         try:
             from .. import vis

@@ -30,6 +30,39 @@ def _res(value) -> tuple[int, int]:
     return w, h
 
 
+def perspective_matrix(fov_deg: float, aspect: float, znear: float, zfar: float) -> np.ndarray:
+    """OpenGL perspective projection (4, 4), the one pyrender's ``PerspectiveCamera`` uses.
+    ``fov_deg``: vertical field of view; ``aspect``: width / height; clip distances in m."""
+    f = 1.0 / np.tan(np.deg2rad(fov_deg) / 2)
+    P = np.zeros((4, 4))
+    P[0, 0], P[1, 1] = f / aspect, f
+    P[2, 2], P[2, 3] = (zfar + znear) / (znear - zfar), 2 * zfar * znear / (znear - zfar)
+    P[3, 2] = -1.0
+    return P
+
+
+def view_matrix_of(pose: np.ndarray) -> np.ndarray:
+    """World-to-camera (4, 4) of a camera-to-world rigid transform ``pose`` (4, 4)."""
+    V = np.eye(4)
+    V[:3, :3] = pose[:3, :3].T
+    V[:3, 3] = -pose[:3, :3].T @ pose[:3, 3]
+    return V
+
+
+def project_points(view: np.ndarray, fov_deg: float, res, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pixels (..., 2) (x right, y down, origin top-left) and depth (...) along the view axis (m)
+    of world points (..., 3), for a camera with world-to-camera ``view`` (4, 4), vertical
+    ``fov_deg`` and ``res`` (width, height). Points behind the camera get NaN pixels."""
+    cam = points @ view[:3, :3].T + view[:3, 3]
+    depth = -cam[..., 2]
+    w, h = res
+    f = 0.5 * h / np.tan(np.deg2rad(fov_deg) / 2)  # focal length, px
+    with np.errstate(divide="ignore", invalid="ignore"):
+        px = np.stack([0.5 * w + f * cam[..., 0] / depth, 0.5 * h - f * cam[..., 1] / depth], axis=-1)
+    px[depth <= 0] = np.nan
+    return px, depth
+
+
 class Camera:
     """Where the renderer looks from. Every attribute is validated on assignment.
 
@@ -143,22 +176,12 @@ class Camera:
     @property
     def view_matrix(self) -> np.ndarray:
         """World-to-camera transform (4, 4)."""
-        T = self.pose
-        V = np.eye(4)
-        V[:3, :3] = T[:3, :3].T
-        V[:3, 3] = -T[:3, :3].T @ T[:3, 3]
-        return V
+        return view_matrix_of(self.pose)
 
     @property
     def projection_matrix(self) -> np.ndarray:
         """OpenGL perspective projection (4, 4), the one pyrender's PerspectiveCamera uses."""
-        f = 1.0 / np.tan(np.deg2rad(self._fov) / 2)
-        n, far = self._znear, self._zfar
-        P = np.zeros((4, 4))
-        P[0, 0], P[1, 1] = f / self.aspect, f
-        P[2, 2], P[2, 3] = (far + n) / (n - far), 2 * far * n / (n - far)
-        P[3, 2] = -1.0
-        return P
+        return perspective_matrix(self._fov, self.aspect, self._znear, self._zfar)
 
     def project(self, points_world, return_depth: bool = False):
         """Pixel coordinates ``(..., 2)`` (x right, y down) of world points ``(..., 3)``.
@@ -169,16 +192,7 @@ class Camera:
         pts = inputs.as_float_array("points_world", points_world)
         if pts.ndim == 0 or pts.shape[-1] != 3:
             raise ValueError(f"points_world: expected shape (..., 3), got {pts.shape}")
-        V = self.view_matrix
-        cam = pts @ V[:3, :3].T + V[:3, 3]
-        depth = -cam[..., 2]
-        f = 1.0 / np.tan(np.deg2rad(self._fov) / 2)
-        w, h = self._res
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ndc_x = (f / self.aspect) * cam[..., 0] / depth
-            ndc_y = f * cam[..., 1] / depth
-        px = np.stack([(ndc_x + 1) * 0.5 * w, (1 - ndc_y) * 0.5 * h], axis=-1)
-        px[depth <= 0] = np.nan
+        px, depth = project_points(self.view_matrix, self._fov, self._res, pts)
         return (px, depth) if return_depth else px
 
     # -- framing ------------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ class FrameRequest:
 
     ``poses``: {mesh key: (N, 4, 4) float32}; keys absent (or with N = 0) are hidden this frame.
     ``specs``: {mesh key: MeshSpec} for every key that may appear. ``sink``: called in the render
-    thread with the image (the video recorder), or None.
+    thread with the image (the video recorder), or None; then ``on_image(image, timing)`` (ms of
+    each stage), before the frame's Future resolves.
     """
 
     res: tuple[int, int]
@@ -40,6 +41,7 @@ class FrameRequest:
     specs: dict
     bg_color: tuple = (0.16, 0.17, 0.19, 1.0)
     sink: object = None
+    on_image: object = None
     timing: dict = field(default_factory=dict)
 
 
@@ -265,14 +267,13 @@ class RenderThread:
                 if job is None:
                     break
                 fn, args, fut = job
-                if not fut.set_running_or_notify_cancel():
-                    continue
-                try:
-                    if self.gl is None:
-                        self.gl = GLScene()
-                    fut.set_result(fn(self.gl, *args))
-                except BaseException as err:  # handed to the caller through the Future
-                    fut.set_exception(err)
+                if fut.set_running_or_notify_cancel():
+                    try:
+                        if self.gl is None:
+                            self.gl = GLScene()
+                        fut.set_result(fn(self.gl, *args))
+                    except BaseException as err:  # handed to the caller through the Future
+                        fut.set_exception(err)
                 job = fn = args = fut = None  # hold nothing (the caller's visualizer) while idle
         finally:
             if self.gl is not None:
@@ -288,4 +289,9 @@ def _render_job(gl: GLScene, req: FrameRequest) -> np.ndarray:
         t0 = time.perf_counter()
         req.sink(image)
         req.timing["encode_ms"] = (time.perf_counter() - t0) * 1e3
+    t0 = req.timing.pop("t0", None)
+    if t0 is not None:  # perf_counter() when the caller started building the request
+        req.timing["total_ms"] = (time.perf_counter() - t0) * 1e3
+    if req.on_image is not None:
+        req.on_image(image, req.timing)
     return image

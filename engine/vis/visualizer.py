@@ -212,6 +212,7 @@ class Visualizer:
         req = FrameRequest(cam.res, cam.pose, float(np.deg2rad(cam.fov)), cam.znear, cam.zfar, poses,
                            dict(self._specs), self.bg_color, sink)
         req.timing["scene_ms"] = (time.perf_counter() - t0) * 1e3
+        req.timing["t0"] = t0
         return req
 
     def _thread_for_render(self) -> RenderThread:
@@ -227,18 +228,15 @@ class Visualizer:
         (H, W, 3) uint8 image (also appended to the video while recording). Does not block."""
         with self._lock:
             req = self._request(record=True)
+            req.on_image = self._finished
             fut = self._thread_for_render().render(req)
-            t0 = time.perf_counter()
             self._pending = [f for f in self._pending if not f.done()] + [fut]
-        fut.add_done_callback(lambda f: self._finished(f, req, t0))
         return fut
 
-    def _finished(self, fut: Future, req: FrameRequest, t0: float) -> None:
-        if fut.cancelled() or fut.exception() is not None:
-            return
-        req.timing["total_ms"] = req.timing.get("scene_ms", 0.0) + (time.perf_counter() - t0) * 1e3
-        self._latest = fut.result()
-        self.last_timing = dict(req.timing)
+    def _finished(self, image: np.ndarray, timing: dict) -> None:
+        """Render thread, before the frame's Future resolves: so ``render()`` after it sees this frame."""
+        self._latest = image
+        self.last_timing = dict(timing)
 
     def update(self) -> np.ndarray:
         """Render the current state (no stepping) and wait for it; returns the image (H, W, 3) uint8.
