@@ -38,21 +38,30 @@ def main() -> None:
     shot(OUT / "app.png")
     r = json.loads(report.read_text())
     ox, oy = r["view_origin"]
-    h = next(h for h in r["handles"] if h["target"] == 0 and h["kind"] == "plane" and h["axis"] == 2)
-    grab = np.mean(h["points_px"], axis=0) + (ox, oy)
-    path = [grab + np.array([-14.0 * k, 6.0 * k]) for k in range(5)]
 
     def xdo(*args) -> None:
         subprocess.run(["xdotool", *map(str, args)], check=True)
 
+    front = max(range(len(r["env_px"])), key=lambda e: r["env_px"][e][1])  # the env nearest the viewer
+    ex, ey = r["env_px"][front]
+    xdo("mousemove", int(ox + ex), int(oy + ey))
+    xdo("click", 1)  # a click that does not drag selects that env: its cell gets the gizmo
+    time.sleep(3.0)
+    r = json.loads(report.read_text())
+    h = next(h for h in r["handles"] if h["target"] == 0 and h["kind"] == "axis" and h["axis"] == 0)
+    a, b = np.array(h["points_px"][0]), np.array(h["points_px"][1])
+    metres = np.linalg.norm(np.subtract(h["points"][1], h["points"][0]))
+    per_metre = (b - a) / metres  # px per metre along +x, near the gizmo
+    grab = a + 0.9 * (b - a) + (ox, oy)
     xdo("mousemove", int(grab[0]), int(grab[1]))
     time.sleep(0.5)
     xdo("mousedown", 1)
-    for k, p in enumerate(path):
+    for k in range(5):  # -5 cm per frame along x: toward the robot
+        p = grab - 0.05 * k * per_metre
         xdo("mousemove", int(p[0]), int(p[1]))
         time.sleep(2.5)
         shot(OUT / f"drag_{k}.png")
-    far = grab + np.array([-260.0, 90.0])  # out of reach: the target stays, the robots turn red
+    far = grab + 0.9 * per_metre  # out of reach: the target stays there, the robots turn red
     xdo("mousemove", int(far[0]), int(far[1]))
     time.sleep(3.0)
     shot(OUT / "unreachable.png")
@@ -61,8 +70,8 @@ def main() -> None:
     app.wait(timeout=60)
     report.unlink(missing_ok=True)
     frames = [str(OUT / f"drag_{k}.png") for k in range(5)]
-    subprocess.run(["convert", "-delay", "80", "-loop", "0", *frames, "-resize", "50%", str(OUT / "drag.gif")],
-                   check=True)
+    gif = ["convert", "-delay", "80", "-loop", "0", *frames, "-resize", "50%", "+repage", str(OUT / "drag.gif")]
+    subprocess.run(gif, check=True)
     for f in frames:
         Path(f).unlink()
 

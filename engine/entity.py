@@ -94,7 +94,7 @@ class RigidEntity(IKMethods):
         self._packed = pack_tree(self.tree, dtype)
         self._B = n_envs
         self._qpos = np.tile(self.tree.default_qpos.astype(dtype), (n_envs, 1))
-        self._pose = np.zeros((n_envs, self._packed.pose_rows, 7), dtype)  # links, then joint frames
+        self._pose = np.zeros((n_envs, self.n_links, 7), dtype)  # link poses: pos xyz, quat wxyz
         self._dof_target = dofs_mod.qpos_to_dofs(self.tree, self._qpos.astype(float))
         self._dof_controlled = np.zeros((n_envs, self.n_dofs), dtype=bool)
         self._velocity_limit = self.tree.velocity_limits()
@@ -113,7 +113,7 @@ class RigidEntity(IKMethods):
             raise RuntimeError("the scene is not built: call scene.build() first")
 
     def _run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
-        """FK of qpos (B, n_qs) into pose (B, L + J, 7) (see :mod:`engine.kernels.layout`)."""
+        """FK of qpos (B, n_qs) into link poses ``pose`` (B, n_links, 7): pos xyz, quat wxyz."""
         fk_kernels.forward_kinematics(_kernel_array(qpos), *self._packed.args(), pose)
 
     def state_nbytes(self) -> int:
@@ -235,9 +235,10 @@ class RigidEntity(IKMethods):
         if self._has_quaternions:  # as set_qpos does: zero quaternions are an error, others made unit
             full = dofs_mod.normalize_quaternions(self.tree, full)
         # mimic joints need no fix-up here: the kernel derives them from their leaders
-        pose = np.empty((n, self._packed.pose_rows, 7), self._dtype)
+        pose = np.empty((n, self.n_links, 7), self._dtype)
         self._run_fk(np.ascontiguousarray(full, dtype=self._dtype), pose)
-        pose = pose[:, : self.n_links] if links is None else pose[:, links]
+        if links is not None:
+            pose = pose[:, links]
         return self._out(pose[..., :3]), self._out(pose[..., 3:])
 
     def get_jacobian(self, link, local_point=None, envs_idx=None) -> np.ndarray:

@@ -38,8 +38,10 @@ def joint_value(r, jr, q: ti.template(), robot_i: ti.template(), robot_f: ti.tem
 
 
 @ti.func
-def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), pose: ti.template()):
-    """Forward kinematics of row r of ``q`` (B, n_qs) into row r of ``pose`` (B, L + J, 7)."""
+def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), pose: ti.template(),
+           frames: ti.template() = True):
+    """Forward kinematics of row r of ``q`` (B, n_qs) into row r of ``pose`` (B, L + J, 7); the
+    joint frames (rows L..) only when ``frames`` (a compile-time flag: the Jacobian needs them)."""
     L = robot_i[0, 0]
     for l in range(L):
         pos = const3(robot_f, l, 0)
@@ -70,10 +72,11 @@ def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), 
             elif kind == FREE:
                 pos = ti.Vector([q[r, qs], q[r, qs + 1], q[r, qs + 2]])
                 quat = qnormalize(ti.Vector([q[r, qs + 3], q[r, qs + 4], q[r, qs + 5], q[r, qs + 6]]))
-            for k in ti.static(range(3)):
-                pose[r, L + j, k] = pos[k]
-            for k in ti.static(range(4)):
-                pose[r, L + j, 3 + k] = quat[k]
+            if ti.static(frames):
+                for k in ti.static(range(3)):
+                    pose[r, L + j, k] = pos[k]
+                for k in ti.static(range(4)):
+                    pose[r, L + j, 3 + k] = quat[k]
         for k in ti.static(range(3)):
             pose[r, l, k] = pos[k]
         for k in ti.static(range(4)):
@@ -146,9 +149,9 @@ def point_of(r, link, local: ti.template(), i, pose: ti.template()):
 @ti.kernel
 def forward_kinematics(q: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot_f: ti.types.ndarray(),
                        pose: ti.types.ndarray()):
-    """FK of every row of ``q`` (B, n_qs) into ``pose`` (B, L + J, 7)."""
+    """FK of every row of ``q`` (B, n_qs) into the link rows of ``pose`` (B, L [+ J], 7)."""
     for r in range(q.shape[0]):
-        fk_row(r, q, robot_i, robot_f, pose)
+        fk_row(r, q, robot_i, robot_f, pose, False)
 
 
 @fast
