@@ -1,13 +1,13 @@
 """IK with multiple end-effector links: both Panda fingertips follow targets moving on a circle.
 
 The seed's ``advanced_IK_multilink.py`` on this engine (``import engine as ik`` instead of genesis).
-Headless for now: each step prints the fingertips' position and z-axis errors, measured by forward
+Each step prints the fingertips' position and z-axis errors, measured by forward
 kinematics of the solved configuration, and the run ends with a summary line::
 
     python examples/advanced_IK_multilink.py --steps 200
 
-The visualizer (the robot and the target frames drawn with ``scene.draw_debug_frame``) comes with
-the visualizer issue.
+With ``--record out.mp4`` the run is rendered headless to a video (``--frames N`` frames), with
+the fingertip targets drawn as debug frames, as in the seed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import argparse
 import numpy as np
 
 import engine as ik
-from engine.transforms import quat_to_matrix
+from engine.transforms import pose_to_matrix, quat_to_matrix
 
 POS_TOL = 5e-4  # the solver's default tolerances, used to judge each step
 ROT_TOL = 5e-3
@@ -30,7 +30,11 @@ def main(argv=None) -> int:
                         help="'gpu' falls back to the CPU with a warning (default gpu)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the solver's random restarts")
     parser.add_argument("--quiet", action="store_true", help="print the summary line only")
+    parser.add_argument("--record", metavar="OUT.mp4", help="render the run headless to this video")
+    parser.add_argument("--frames", type=int, help="with --record: frames to render (sets --steps)")
     args = parser.parse_args(argv)
+    if args.frames is not None:
+        args.steps = args.frames
     if args.steps < 1:
         parser.error("--steps: expected a positive number of steps")
 
@@ -56,13 +60,18 @@ def main(argv=None) -> int:
     fingers = [left_finger.idx_local, right_finger.idx_local]
     target_z = quat_to_matrix(target_quat)[:, 2]
 
+    target_left = scene.draw_debug_frame(pose_to_matrix(center, target_quat), axis_length=0.05)
+    target_right = scene.draw_debug_frame(pose_to_matrix(center, target_quat), axis_length=0.05)
+    if args.record:
+        scene.visualizer.start_recording(args.record, fps=60)
     n_ok = 0
     worst_pos = worst_rot = 0.0
     for i in range(args.steps):
         target_pos_left = center + np.array([np.cos(i / 360 * np.pi), np.sin(i / 360 * np.pi), 0]) * r
         target_pos_right = target_pos_left + np.array([0.0, 0.03, 0])
-        # The target frames are drawn with scene.draw_debug_frame() / scene.update_debug_objects():
-        # they come with the visualizer.
+        target_left.set_pose(pose_to_matrix(target_pos_left, target_quat))
+        target_right.set_pose(pose_to_matrix(target_pos_right, target_quat))
+        scene.update_debug_objects()
 
         q = robot.inverse_kinematics_multilink(
             links=[left_finger, right_finger],
@@ -72,9 +81,11 @@ def main(argv=None) -> int:
         )
 
         # Note that this IK is for visualization purposes, so here we do not call scene.step(), but only
-        # update the state (and, once it exists, the visualizer: scene.visualizer.update()).
+        # update the state and the visualizer.
         # In actual control applications, you should instead use robot.control_dofs_position() and scene.step()
         robot.set_dofs_position(q)
+        if args.record:
+            scene.visualizer.update()  # renders the frame and appends it to the video
 
         # how well the fingertips meet their targets, measured by forward kinematics of q
         links_pos, links_quat = robot.forward_kinematics(q)
@@ -90,6 +101,9 @@ def main(argv=None) -> int:
             print(f"step {i:5d}: fingertip pos error {pos_err:.2e} m, z-axis error {rot_err:.2e} rad"
                   f"{'' if ok else '  (missed)'}")
 
+    if args.record:
+        scene.visualizer.stop_recording()
+        print(f"wrote {args.record}: {args.steps} frames")
     print(f"IK success: {n_ok}/{args.steps} steps ({100.0 * n_ok / args.steps:.1f}%), "
           f"max pos error {worst_pos:.2e} m, max z-axis error {worst_rot:.2e} rad")
     return 0

@@ -1,13 +1,14 @@
 """IK across parallel environments: 16 Pandas, each hand circling at its own angular speed.
 
 The seed's ``batched_IK.py`` on this engine (``import engine as ik`` instead of genesis). One
-``inverse_kinematics`` call solves every environment. Headless for now: each step prints the
+``inverse_kinematics`` call solves every environment. Each step prints the
 worst position and z-axis error over the envs, measured by forward kinematics of the solved
 configurations, and the run ends with a summary line::
 
     python examples/batched_IK.py --steps 200
 
-Rendering the 16 envs comes with the visualizer issue.
+With ``--record out.mp4`` the run is rendered headless to a video (``--frames N`` frames),
+with each env's target drawn as a debug frame.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import argparse
 import numpy as np
 
 import engine as ik
-from engine.transforms import quat_to_matrix
+from engine.transforms import pose_to_matrix, quat_to_matrix
 
 POS_TOL = 5e-4  # the solver's default tolerances, used to judge each solve
 ROT_TOL = 5e-3
@@ -31,7 +32,11 @@ def main(argv=None) -> int:
                         help="'gpu' falls back to the CPU with a warning (default gpu)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the speeds and of the solver's restarts")
     parser.add_argument("--quiet", action="store_true", help="print the summary line only")
+    parser.add_argument("--record", metavar="OUT.mp4", help="render the run headless to this video")
+    parser.add_argument("--frames", type=int, help="with --record: frames to render (sets --steps)")
     args = parser.parse_args(argv)
+    if args.frames is not None:
+        args.steps = args.frames
     if args.steps < 1:
         parser.error("--steps: expected a positive number of steps")
     if args.n_envs < 1:
@@ -59,6 +64,9 @@ def main(argv=None) -> int:
     ee_link = robot.get_link("hand")
     target_z = quat_to_matrix(target_quat)[:, :, 2]
 
+    if args.record:
+        scene.visualizer.start_recording(args.record, fps=60)
+    frames = None
     n_ok = 0
     worst_pos = worst_rot = 0.0
     for i in range(args.steps):
@@ -66,8 +74,12 @@ def main(argv=None) -> int:
         target_pos[:, 0] = center[:, 0] + np.cos(i / 360 * np.pi * angular_speed) * r
         target_pos[:, 1] = center[:, 1] + np.sin(i / 360 * np.pi * angular_speed) * r
         target_pos[:, 2] = center[:, 2]
-        # The target frames are drawn with scene.draw_debug_frame() / scene.clear_debug_object():
-        # they come with the visualizer.
+        # one target frame per env, drawn in the visualizer only (not part of the simulation)
+        if frames is None:
+            frames = scene.draw_debug_frame(pose_to_matrix(target_pos, target_quat))
+        else:
+            frames.set_pose(pose_to_matrix(target_pos, target_quat))
+            scene.update_debug_objects()
 
         q = robot.inverse_kinematics(
             link=ee_link,
@@ -78,6 +90,8 @@ def main(argv=None) -> int:
 
         robot.set_qpos(q)
         scene.step()
+        if args.record:
+            scene.visualizer.update()  # renders the frame and appends it to the video
 
         # how well each env's hand meets its target, measured by forward kinematics of q
         links_pos, links_quat = robot.forward_kinematics(q, links_idx_local=[ee_link.idx_local])
@@ -92,6 +106,9 @@ def main(argv=None) -> int:
             print(f"step {i:5d}: {int(ok.sum())}/{n_envs} envs solved, max pos error {pos_err.max():.2e} m, "
                   f"max z-axis error {rot_err.max():.2e} rad")
 
+    if args.record:
+        scene.visualizer.stop_recording()
+        print(f"wrote {args.record}: {args.steps} frames")
     total = args.steps * n_envs
     print(f"IK success: {n_ok}/{total} solves ({100.0 * n_ok / total:.1f}%) over {args.steps} steps x {n_envs} "
           f"envs, max pos error {worst_pos:.2e} m, max z-axis error {worst_rot:.2e} rad")

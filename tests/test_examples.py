@@ -32,3 +32,24 @@ def test_example_runs_and_reports_success(script, steps):
     assert match, f"no summary line in the output of {script}:\n{proc.stdout[-2000:]}"
     solved, total = int(match[1]), int(match[2])
     assert total > 0 and solved == total, f"{script}: {match[0]}"
+
+
+@pytest.mark.parametrize("script", ["advanced_IK_multilink.py", "batched_IK.py"])
+def test_example_records_a_video_with_target_frames(script, tmp_path):
+    """``--record out.mp4 --frames N`` renders headless: an mp4 of N frames at 1280x720."""
+    import imageio.v2 as imageio
+
+    env = dict(os.environ, ENABLE_TAICHI_HEADER_PRINT="0", TI_ENABLE_TELEMETRY="0", TI_SKIP_VERSION_CHECK="ON")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    out = tmp_path / "demo.mp4"
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / script), "--record", str(out), "--frames", "8",
+                           "--backend", "cpu", "--quiet"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    reader = imageio.get_reader(out)
+    assert reader.count_frames() == 8
+    frame = reader.get_data(0)
+    assert frame.shape == (720, 1280, 3)
+    # the debug frames' red x axes are drawn: some strongly red pixels in the image
+    red = (frame[..., 0] > 150) & (frame[..., 1] < 80) & (frame[..., 2] < 80)
+    assert red.sum() > 5
