@@ -33,11 +33,14 @@ STATE = _State()
 
 
 def _try_arch(arch, **kwargs) -> bool:
-    """Initialise taichi on ``arch``; False when the arch is unavailable here."""
+    """Initialise taichi on ``arch``; False when the arch is unavailable here. Taichi's own
+    "not supported, falling back" messages are silenced: :func:`init` warns once itself."""
+    level = kwargs.get("log_level", "warn")
     try:
-        ti.init(arch=arch, **kwargs)
+        ti.init(arch=arch, **{**kwargs, "log_level": "error"})
     except Exception:  # taichi raises a bare RuntimeError for a missing driver
         return False
+    ti.set_logging_level(level)
     return ti.lang.impl.current_cfg().arch == arch
 
 

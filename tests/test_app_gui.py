@@ -15,7 +15,6 @@ from pathlib import Path
 import imageio.v2 as imageio
 import numpy as np
 import pytest
-
 from _support import require_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +35,7 @@ class AppProcess:
         args = ", ".join(f"{k}={v!r}" for k, v in {**kwargs, "report": str(self.report)}.items())
         code = f"import engine as ik; ik.init(backend='cpu'); from app import gui; gui.run({args})"
         self.env = dict(os.environ, DISPLAY=display, PYOPENGL_PLATFORM=os.environ.get("PYOPENGL_PLATFORM", "osmesa"))
-        self.out = open(folder / "app.log", "w")  # noqa: SIM115 (closed in close())
+        self.out = open(folder / "app.log", "w")  # closed in close()
         self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=self.env, stdout=self.out,
                                      stderr=subprocess.STDOUT)
 
@@ -152,6 +151,8 @@ def test_drag_a_gizmo_with_the_real_mouse(launch, tmp_path, display):
     r = app.wait_frames(3)
     qpos0 = np.array(r["qpos"])
     target0 = np.array(r["targets"][0])
+    r = app.wait_frames(3)
+    np.testing.assert_array_equal(r["qpos"], qpos0, err_msg="space did not pause the scene")
 
     ox, oy = r["view_origin"]
     h = next(h for h in r["handles"] if h["target"] == 0 and h["kind"] == "axis" and h["axis"] == 0)
