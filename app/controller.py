@@ -250,6 +250,8 @@ class AppController:
 
     # -- camera -----------------------------------------------------------------------------------------
     def _camera_from_spec(self) -> None:
+        """The file's camera, unless it leaves an env out of this view (the file's camera may be
+        framed for a video of another aspect ratio): then frame every env."""
         cam = self.spec.camera
         if cam is None:
             self.frame_all()
@@ -262,6 +264,11 @@ class AppController:
         self.camera.azimuth_deg = float(np.degrees(np.arctan2(d[1], d[0])))
         self.camera.elevation_deg = float(np.degrees(np.arcsin(np.clip(d[2] / dist, -1, 1))))
         self.camera.fov_deg = float(cam.fov)
+        pix, depth = self.camera.project(self.env_centers())
+        margin = 0.06 * np.array([self.camera.width, self.camera.height])
+        inside = (depth > 0) & np.all((pix >= margin) & (pix <= [self.camera.width, self.camera.height] - margin), 1)
+        if not inside.all():
+            self.frame_all()
 
     def _camera_to_spec(self) -> None:
         self.spec.camera = scenefile.CameraSpec(pos=tuple(float(x) for x in self.camera.position().round(4)),

@@ -43,6 +43,7 @@ class TargetEditor:
         self.events: list[DragEvent] = []
         self._drag: tuple[int, gz.DragState] | None = None
         self._undo: list[list[dict]] = []
+        self.pending_rot_masks: dict[int, tuple] = {}  # checkbox states with two true axes, not yet legal
         self._redo: list[list[dict]] = []
 
     # -- state -------------------------------------------------------------------------------------
@@ -54,6 +55,7 @@ class TargetEditor:
         return [t.model_dump() for t in self.targets]
 
     def _restore(self, snap: list[dict]) -> None:
+        self.pending_rot_masks.clear()
         self.c.spec.targets = [scenefile.TargetSpec.model_validate(d) for d in snap]
         self._changed()
 
@@ -67,6 +69,7 @@ class TargetEditor:
         """Run an edit with an undo snapshot taken first; an edit that raises changes nothing."""
         snap = self._snapshot()
         fn()
+        self.pending_rot_masks.clear()
         self._undo.append(snap)
         del self._undo[:-UNDO_DEPTH]
         self._redo.clear()
@@ -158,8 +161,14 @@ class TargetEditor:
         self._check(i)
         if which not in ("pos_mask", "rot_mask"):
             raise ValueError(f"which: expected 'pos_mask' or 'rot_mask', got {which!r}")
-        mask = list(getattr(self.targets[i], which))
+        pending = self.pending_rot_masks.get(i) if which == "rot_mask" else None
+        mask = list(pending if pending is not None else getattr(self.targets[i], which))
         mask[int(axis)] = bool(value)
+        if which == "rot_mask" and sum(mask) == 2:
+            # a step on the way between legal masks (all -> one axis): kept for the checkboxes, not solved
+            self.pending_rot_masks[i] = tuple(mask)
+            raise ValueError(f"rot_mask: {list(mask)} has two true axes, and aligning two axes fixes the third: "
+                             "check the third axis (full orientation) or uncheck one more (align one axis)")
         members = self.group_members(i)
         self._edit(lambda: [self._replace(j, **{which: tuple(mask)}) for j in members])
 
