@@ -312,17 +312,33 @@ class AppController:
         best = int(np.argmin(dist))
         return best if dist[best] <= radius_px else None
 
+    def link_at_pixel(self, px: float, py: float, radius_px: float = 30.0) -> tuple[int, str] | None:
+        """``(env, link name)`` of the link origin that projects nearest to pixel (px, py), within
+        ``radius_px``; nearer to the camera wins among links equally near on screen."""
+        pos = self.robot.get_links_pos().reshape(self.n_envs, -1, 3) + self.scene.envs_offset()[:, None]
+        pix, depth = self.camera.project(pos)
+        dist = np.linalg.norm(pix - np.array([px, py]), axis=-1)
+        dist[~np.isfinite(dist) | (depth <= 0)] = np.inf
+        score = dist + 1e-3 * np.where(np.isfinite(depth), depth, 0.0)
+        env, link = np.unravel_index(int(np.argmin(score)), score.shape)
+        if dist[env, link] > radius_px:
+            return None
+        return int(env), self.robot.links[int(link)].name
+
     def select_env(self, env: int) -> None:
         if not 0 <= int(env) < self.n_envs:
             raise AppError(f"env: expected 0 to {self.n_envs - 1}, got {env}")
         self.selected_env = int(env)
 
     # -- the mouse over the 3D view ------------------------------------------------------------------------
-    def pointer_down(self, button: str, px: float, py: float, shift: bool = False) -> str:
+    def pointer_down(self, button: str, px: float, py: float, shift: bool = False, ctrl: bool = False) -> str:
         """A button went down at pixel (px, py): grab a gizmo handle, else orbit (left), pan
-        (middle, or shift + left). Returns the mode: "gizmo", "orbit" or "pan"."""
+        (middle, or shift + left); ctrl + left picks a link (a click adds a target to it). Returns
+        the mode: "gizmo", "orbit", "pan" or "pick"."""
         if button == "left" and not shift and self.targets.begin_drag(px, py):
             mode = "gizmo"
+        elif button == "left" and ctrl:
+            mode = "pick"
         elif button == "middle" or (button == "left" and shift):
             mode = "pan"
         else:
@@ -344,7 +360,7 @@ class AppController:
             self.targets.drag_to(px, py, snap=ctrl)
         elif p["mode"] == "pan":
             self.camera.pan(dx, dy)
-        else:
+        elif p["mode"] == "orbit":
             self.camera.orbit(dx, dy)
 
     def pointer_up(self, px: float, py: float) -> None:
@@ -357,6 +373,15 @@ class AppController:
         self._pointer = None
         if p["mode"] == "gizmo":
             self.targets.end_drag()
+        elif p["mode"] == "pick" and not p["moved"]:
+            found = self.link_at_pixel(px, py)
+            if found is None:
+                self.info("no link under the cursor (ctrl+click near a link's origin to add a target)")
+            else:
+                env, name = found
+                self.select_env(env)
+                self.targets.add_target(name)
+                self.info(f"target added on link '{name}'")
         elif not p["moved"] and p["button"] == "left":
             env = self.env_at_pixel(px, py)
             if env is not None:

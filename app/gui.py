@@ -28,6 +28,7 @@ class View:
     def __init__(self, app: App, parent):
         self.app = app
         self.size = (640, 360)
+        self.upload_ms = 0.0  # time of the last texture upload
         self.tex = None
         self._buf = None
         with dpg.texture_registry():
@@ -56,9 +57,11 @@ class View:
                 self.tex = dpg.add_raw_texture(w, h, self._buf.ravel(), format=dpg.mvFormat_Float_rgb)
             dpg.configure_item(self.image, texture_tag=self.tex)
             dpg.delete_item(old)
+        t0 = time.perf_counter()
         np.multiply(img, np.float32(1.0 / 255.0), out=self._buf)
         dpg.set_value(self.tex, self._buf.ravel())
         dpg.configure_item(self.image, pmax=self.size)
+        self.upload_ms = (time.perf_counter() - t0) * 1e3
 
     def mouse(self) -> tuple[float, float]:
         """Mouse position in view pixels (x right, y down)."""
@@ -145,7 +148,7 @@ class App:
         for name, code in (("left", dpg.mvMouseButton_Left), ("middle", dpg.mvMouseButton_Middle)):
             down = dpg.is_mouse_button_down(code)
             if down and not self._buttons[name] and over:
-                c.pointer_down(name, px, py, shift=shift)
+                c.pointer_down(name, px, py, shift=shift, ctrl=ctrl)
             elif not down and self._buttons[name]:
                 c.pointer_up(px, py)
             self._buttons[name] = down and (self._buttons[name] or over)
@@ -210,13 +213,11 @@ class App:
         self.view.resize(w - 16, h - STATUS_H - 16)
         self._poll_mouse()
         c = self.controller
-        t0 = time.perf_counter()
+        img = c.poll_frame()  # collect first, so that update() asks for the next image at once
         c.update()
-        img = c.poll_frame()
         if img is not None:
             self.n_images = getattr(self, "n_images", 0) + 1
             self.view.show_image(img)
-            c.upload_ms = (time.perf_counter() - t0) * 1e3
         self.view.draw_overlay()
         panels.refresh(self)
         dpg.render_dearpygui_frame()

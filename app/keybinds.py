@@ -51,6 +51,7 @@ MOUSE_HELP: tuple[tuple[str, str], ...] = (
     ("middle-drag, shift+left-drag", "pan"),
     ("wheel", "zoom"),
     ("click an env", "select it for the readouts and joint sliders"),
+    ("ctrl+click a link", "add a target on that link (at its current pose)"),
 )
 
 

@@ -505,3 +505,30 @@ def test_click_on_an_env_selects_it(ctl):
     ctl.pointer_move(pix[k][0] + 20, pix[k][1])
     ctl.pointer_up(pix[k][0] + 20, pix[k][1])
     assert ctl.selected_env == selected[-1] and ctl.camera.azimuth_deg != az
+
+
+def test_ctrl_click_on_a_link_adds_a_target_there(scene_ctl):
+    c = scene_ctl(PANDA_POSE_SCENE)
+    c.update()
+    c.playing = False
+    c.select_env(0)
+    c.camera.frame_points(c.robot.get_links_pos().reshape(4, -1, 3)[0] + c.scene.envs_offset()[0])
+    link = c.robot.get_link("link4")
+    env = 2
+    world = c.robot.get_links_pos().reshape(4, -1, 3)[env, link.idx_local] + c.scene.envs_offset()[env]
+    px, py = c.camera.project(world[None])[0][0]
+    assert c.link_at_pixel(px, py) is not None
+    n_before = len(c.targets.targets)
+    assert c.pointer_down("left", px, py, ctrl=True) == "pick"
+    c.pointer_up(px, py)
+    found_env, name = c.link_at_pixel(px, py)
+    assert len(c.targets.targets) == n_before + 1
+    added = c.targets.targets[-1]
+    assert added.link == name and c.selected_env == found_env
+    # the new target sits at that link's current pose in that env
+    pos = c.robot.get_links_pos().reshape(4, -1, 3)[found_env, c.robot.get_link(name).idx_local]
+    np.testing.assert_allclose(added.pos, pos, atol=1e-6)
+    # ctrl + click on empty space adds nothing and says so
+    c.pointer_down("left", 2, 2, ctrl=True)
+    c.pointer_up(2, 2)
+    assert len(c.targets.targets) == n_before + 1 and c.messages[-1][0] == "info"
