@@ -183,6 +183,9 @@ def _build_targets(app) -> None:
                                  callback=_guard(app, lambda v, u: ed.set_pose(u, rpy_deg=v[:3])), user_data=i)
             dpg.add_input_floatx(label="quat", tag=f"t{i}_quat", size=4, width=200, on_enter=True, format="%.4f",
                                  callback=_guard(app, lambda v, u: ed.set_pose(u, quat=v[:4])), user_data=i)
+            dpg.add_input_floatx(label="spread m", tag=f"t{i}_spread", size=3, width=200, on_enter=True,
+                                 format="%.3f", default_value=list(ed.spread_of(i)),
+                                 callback=_guard(app, lambda v, u: ed.set_spread(u, v[:3])), user_data=i)
             with dpg.group(horizontal=True):
                 dpg.add_input_text(hint="group", tag=f"t{i}_group", default_value=t.group or "", width=90,
                                    on_enter=True, callback=_guard(app, lambda v, u: ed.set_group(u, v.strip())),

@@ -183,6 +183,27 @@ class TargetEditor:
                 break
         self._edit(lambda: self._replace(i, **updates))
 
+    def set_spread(self, i: int, extent) -> None:
+        """Spread target ``i`` over the envs: a grid of per-env offsets filling the box
+        ``[-extent, extent]`` (3,) m around the gizmo's pose; all zeros makes it shared again. A
+        target moved by another pattern (circle, figure eight, keyframes) keeps that pattern."""
+        self._check(i)
+        extent = tuple(float(x) for x in np.asarray(extent, float).reshape(3))
+        motion = self.targets[i].motion
+        if motion is not None and motion.type != "offset":
+            raise ValueError(f"spread: target {i} already moves with a {motion.type} pattern")
+        if self.targets[i].pos is None:
+            raise ValueError(f"spread: target {i} has no position to spread")
+        new = None if not any(extent) else {"type": "offset", "grid": extent}
+        self._edit(lambda: self._replace(i, motion=new))
+
+    def spread_of(self, i: int) -> tuple[float, float, float]:
+        """The grid half-extents of target ``i``'s spread (zeros when shared by every env)."""
+        motion = self.targets[i].motion
+        if motion is not None and motion.type == "offset" and motion.grid is not None:
+            return tuple(motion.grid)
+        return (0.0, 0.0, 0.0)
+
     def group_members(self, i: int) -> list[int]:
         g = self.targets[i].group
         return [i] if g is None else [j for j, t in enumerate(self.targets) if t.group == g]

@@ -532,3 +532,30 @@ def test_ctrl_click_on_a_link_adds_a_target_there(scene_ctl):
     c.pointer_down("left", 2, 2, ctrl=True)
     c.pointer_up(2, 2)
     assert len(c.targets.targets) == n_before + 1 and c.messages[-1][0] == "info"
+
+
+def test_spread_gives_each_env_its_own_offset_around_the_gizmo(scene_ctl):
+    c = scene_ctl(PANDA_POSE_SCENE)
+    c.playing = False
+    ed = c.targets
+    ed.set_spread(0, (0.05, 0.05, 0.0))
+    c.update()
+    pos = c.last_frame.targets[0][0]  # (4, 3): one target per env
+    base = np.array(ed.targets[0].pos)
+    np.testing.assert_allclose(pos.mean(axis=0), base, atol=1e-9)  # a 2 x 2 grid centred on the gizmo
+    assert len({tuple(p) for p in pos.round(6)}) == 4 and np.allclose(pos[:, 2], base[2])
+    assert c.last_frame.success.all()
+    # the gizmo moves the whole spread
+    ed.set_pose(0, pos=base + [0.02, 0.0, 0.0])
+    c.dirty = True
+    c.update()
+    np.testing.assert_allclose(c.last_frame.targets[0][0] - pos, np.tile([0.02, 0, 0], (4, 1)), atol=1e-9)
+    ed.set_spread(0, (0, 0, 0))  # shared by every env again
+    assert ed.targets[0].motion is None and ed.spread_of(0) == (0.0, 0.0, 0.0)
+    ed.undo()
+    assert ed.spread_of(0) == (0.05, 0.05, 0.0)
+
+
+def test_spread_refused_for_a_target_with_another_pattern(ctl):
+    with pytest.raises(ValueError, match="circle"):
+        ctl.targets.set_spread(0, (0.1, 0.1, 0.0))
