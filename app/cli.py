@@ -184,9 +184,26 @@ def _summary(spec) -> str:
 # -- commands ---------------------------------------------------------------------------------------
 
 
+def display_problem() -> str | None:
+    """Why no window can open here (dearpygui aborts the whole process then), or None."""
+    if sys.platform != "linux" or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    display = os.environ.get("DISPLAY", "")
+    if not display:
+        return "no display (DISPLAY is not set)"
+    host, _, number = display.rpartition(":")
+    if host in ("", "unix") and not Path(f"/tmp/.X11-unix/X{number.split('.')[0]}").exists():
+        return f"no X server answers on DISPLAY={display}"
+    return None
+
+
 def cmd_gui(args) -> int:
     scene = args.scene or str(DEFAULT_SCENE)
     _load(scene)  # a bad scene is reported here, before any window opens
+    problem = display_problem()
+    if problem is not None:
+        raise CliError(f"the GUI needs a display: {problem}. Run it in a desktop session, under "
+                       f"`xvfb-run ikstudio`, or render headless: ikstudio record {scene} -o demo.mp4")
     try:
         gui = importlib.import_module("app.gui")
     except ModuleNotFoundError as err:

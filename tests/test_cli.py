@@ -106,6 +106,7 @@ def test_yaml_syntax_error_in_subprocess(tmp_path):
 
 
 def test_gui_missing_gives_a_clear_message(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "display_problem", lambda: None)
     monkeypatch.setitem(sys.modules, "app.gui", None)  # as if app/gui.py did not exist
     assert cli.main([]) == 2
     err = capsys.readouterr().err
@@ -113,6 +114,7 @@ def test_gui_missing_gives_a_clear_message(monkeypatch, capsys):
 
 
 def test_gui_gets_the_scene_path(monkeypatch, tmp_path):
+    monkeypatch.setattr(cli, "display_problem", lambda: None)
     opened = []
     fake = types.ModuleType("app.gui")
     fake.run = lambda path: opened.append(path) or 0
@@ -123,6 +125,22 @@ def test_gui_gets_the_scene_path(monkeypatch, tmp_path):
     assert cli.main([str(REPO / "scenes" / "ur5_figure8.yaml")]) == 0
     assert opened[-1] == str(REPO / "scenes" / "ur5_figure8.yaml")
     assert cli.main(["gui", str(GOOD)]) == 0 and opened[-1] == str(GOOD)
+
+
+def test_gui_without_a_display_is_a_clear_error_not_an_abort(tmp_path):
+    """dearpygui aborts the process with no X server: the CLI must say so first (exit 1)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("DISPLAY", None)
+    env.pop("WAYLAND_DISPLAY", None)
+    result = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, cwd=REPO, env=env,
+                            timeout=120)
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "needs a display" in result.stderr and "ikstudio record" in result.stderr
+    assert "Traceback" not in result.stderr
+    env["DISPLAY"] = ":4711"  # set, but nothing listens there
+    result = subprocess.run([sys.executable, "-m", "app"], capture_output=True, text=True, cwd=REPO, env=env,
+                            timeout=120)
+    assert result.returncode == 1 and "no X server answers on DISPLAY=:4711" in result.stderr
 
 
 def test_record_writes_a_video(tmp_path):
