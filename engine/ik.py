@@ -47,6 +47,23 @@ class IKResult:
         return np.linalg.norm(self.error[..., 3:], axis=-1)
 
 
+MAX_FIXED_DOFS = 16  # robots up to this many dofs get a solver compiled for their exact sizes ...
+MAX_FIXED_TASKS = 2
+MIN_FIXED_ENVS = 256  # ... when the batch is large enough to repay a compile (~10 s cold, then cached on disk)
+
+
+def fixed_sizes(n_tasks: int, n_dofs: int, n_envs: int) -> tuple[int, int, int]:
+    """Compile-time (rows, dofs, tasks) for the solver, or zeros to read the sizes at run time.
+
+    Exact sizes make the small dense loops ~25 % faster, but each robot structure then compiles its
+    own solver; the generic one (zeros) serves every robot. Large batches of small robots get the
+    exact sizes; interactive use (the app's 16 envs, robot after robot) keeps the generic solver.
+    """
+    if n_envs >= MIN_FIXED_ENVS and n_dofs <= MAX_FIXED_DOFS and n_tasks <= MAX_FIXED_TASKS:
+        return 6 * n_tasks, n_dofs, n_tasks
+    return 0, 0, 0
+
+
 def restart_slots(n_envs: int, max_samples: int) -> int:
     """How many restarts of one env run side by side (threads = n_envs x slots).
 
@@ -209,7 +226,7 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
         n_sel * K, n_tasks, n_qs_k, entity._packed.pose_rows, n_dofs_k, dtype)
     done = np.full(n_sel, ik_kernels.BIG, np.int32)
     ik_kernels.solve(q0k, task_i, task_f, targets, *entity._packed.args(), s["q"], s["pose"], s["J"], s["A"],
-                     s["vec"], s["best_q"], s["best_err"], s["best_i"], done)
+                     s["vec"], s["best_q"], s["best_err"], s["best_i"], done, *fixed_sizes(n_tasks, n_dofs_k, n_sel))
     return _choose(entity, s, n_sel, K, exhaustive)
 
 

@@ -92,14 +92,14 @@ def set_column(J: ti.template(), r, row0, d, lin, ang):
 
 @ti.func
 def jacobian_row(r, link, point, row0, robot_i: ti.template(), robot_f: ti.template(), pose: ti.template(),
-                 J: ti.template()):
+                 J: ti.template(), n):
     """Rows ``row0 .. row0+5`` of ``J`` (B, rows, n_dofs) for a world ``point`` fixed to ``link``:
     linear velocity of the point (3), then angular velocity (3), world axes. Zeroes those rows
     first; mimic columns are folded into their leaders."""
     L = robot_i[0, 0]
     n_joints = robot_i[0, 1]
     for k in range(6):
-        for d in range(J.shape[2]):
+        for d in range(n):
             J[r, row0 + k, d] = 0.0
     cur = link
     while cur >= 0:
@@ -161,4 +161,4 @@ def jacobian(q: ti.types.ndarray(), link: ti.i32, local: ti.types.ndarray(), rob
     """FK of every row of ``q``, then ``J`` (B, 6, n_dofs) of point ``local`` (1, 3) on ``link``."""
     for r in range(q.shape[0]):
         fk_row(r, q, robot_i, robot_f, pose)
-        jacobian_row(r, link, point_of(r, link, local, 0, pose), 0, robot_i, robot_f, pose, J)
+        jacobian_row(r, link, point_of(r, link, local, 0, pose), 0, robot_i, robot_f, pose, J, J.shape[2])

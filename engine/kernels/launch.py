@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from taichi.lang import impl
+from taichi.types import template
 
 from .. import backend
 
@@ -27,10 +28,13 @@ class FastKernel:
         self._primal = kernel._primal
         self._cache: dict = {}
         self.__doc__ = kernel.__doc__
+        # template (compile-time) arguments key the compiled kernel and take no launch slot
+        self._is_template = [isinstance(a.annotation, template) for a in self._primal.arguments]
 
     def _signature(self, args) -> tuple:
         return (backend.STATE.generation,) + tuple(
-            (a.dtype.num, a.ndim) if isinstance(a, np.ndarray) else type(a) for a in args)
+            a if tmpl else ((a.dtype.num, a.ndim) if isinstance(a, np.ndarray) else type(a))
+            for a, tmpl in zip(args, self._is_template))
 
     def __call__(self, *args):
         key = self._signature(args)
@@ -40,13 +44,17 @@ class FastKernel:
             self._cache[key] = self._prepare(args)
             return
         t_kernel, compiled, ctx = entry
+        slot = 0
         for i, a in enumerate(args):
+            if self._is_template[i]:
+                continue
             if isinstance(a, np.ndarray):
                 if not a.flags.c_contiguous:
                     raise ValueError(f"kernel argument {i}: expected a C-contiguous array")
-                ctx.set_arg_external_array_with_shape((i,), a.ctypes.data, a.nbytes, a.shape, 0)
+                ctx.set_arg_external_array_with_shape((slot,), a.ctypes.data, a.nbytes, a.shape, 0)
             else:
-                ctx.set_arg_int((i,), int(a))
+                ctx.set_arg_int((slot,), int(a))
+            slot += 1
         impl.get_runtime().prog.launch_kernel(compiled, ctx)
 
     def _prepare(self, args):
