@@ -7,6 +7,7 @@ frame rate, not the renderer's); every action calls the controller. One viewport
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -107,6 +108,14 @@ class App:
 
     def __init__(self, scene_path=None, size=(1600, 900), screenshot_dir: Path | None = None):
         self.controller = AppController(scene_path, res=(size[0] - 2 * SIDE_W - 40, size[1] - 120))
+        # solve and render once before the window opens: the first run compiles the kernels (cached
+        # on disk afterwards), and a window frozen meanwhile would look hung
+        t0 = time.perf_counter()
+        self.controller.update()
+        self.controller.wait_frame(timeout=300)
+        if time.perf_counter() - t0 > 3:
+            print(f"IK Studio: kernels compiled in {time.perf_counter() - t0:.0f} s (cached for the next runs)",
+                  file=sys.stderr)
         self.screenshot_dir = Path(screenshot_dir or ".")
         self.show_help = False
         self._buttons = {"left": False, "middle": False}
