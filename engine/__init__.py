@@ -15,4 +15,7 @@ from .backend import init
 from .entity import RigidEntity
 from .scene import Scene
 
-__all__ = ["RigidEntity", "Scene", "assets", "backend", "init", "model", "morphs"]
+# backend names as attributes, as Genesis scripts write them: ik.init(backend=ik.gpu)
+gpu, cuda, vulkan, cpu = "gpu", "cuda", "vulkan", "cpu"
+
+__all__ = ["RigidEntity", "Scene", "assets", "backend", "cpu", "cuda", "gpu", "init", "model", "morphs", "vulkan"]

@@ -210,6 +210,14 @@ def robot_names() -> list[str]:
     return list(_catalog()[0])
 
 
+# Genesis' bundled asset paths that its IK examples use -> the catalog's equivalent robot, so a
+# Genesis script runs with only its import line changed.
+GENESIS_PATHS = {
+    "xml/franka_emika_panda/panda.xml": "panda",
+    "urdf/panda_bullet/panda.urdf": "erd:panda",
+}
+
+
 def resolve(name_or_path: str | os.PathLike) -> RobotEntry:
     """Return the RobotEntry for a catalog name (``panda``), an example-robot-data
     name (``erd:panda``), an alias (``talos_legs``) or an existing robot file path
@@ -231,6 +239,8 @@ def resolve(name_or_path: str | os.PathLike) -> RobotEntry:
         return entries[key]
     if key in aliases:
         return entries[aliases[key]]
+    if key in GENESIS_PATHS and not Path(text).expanduser().is_file():
+        return resolve(GENESIS_PATHS[key])
     path = Path(text).expanduser()
     suffix = path.suffix.lower()
     if path.is_file() or suffix in ROBOT_SUFFIXES:

@@ -16,6 +16,9 @@ os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
 BACKENDS = ("gpu", "cuda", "vulkan", "cpu")
+# Genesis' and Python's level names -> taichi's
+LOGGING_LEVELS = {"debug": "debug", "info": "info", "warning": "warn", "warn": "warn", "error": "error",
+                  "critical": "critical", "trace": "trace"}
 PRECISIONS = ("32", "64")
 
 
@@ -51,6 +54,9 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     ``precision`` "32" or "64" sets the float type of every buffer and kernel. Calling ``init`` again
     resets taichi: scenes built before it must be built again.
     """
+    logging_level = LOGGING_LEVELS.get(str(logging_level).lower(), logging_level)
+    if logging_level not in LOGGING_LEVELS.values():
+        raise ValueError(f"logging_level: expected one of {sorted(LOGGING_LEVELS)}, got {logging_level!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
     precision = str(precision)

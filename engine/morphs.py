@@ -28,9 +28,12 @@ def _resolve_file(file, suffixes: tuple[str, ...]) -> Path:
     path = Path(file).expanduser()
     if path.is_file():
         return path.resolve()
+    from . import assets  # a catalog name, or one of Genesis' asset paths
+
+    if str(file).strip().lower() in assets.GENESIS_PATHS:
+        return assets.resolve(str(file)).path
     if path.suffix.lower() in suffixes or "/" in str(file) or path.suffix:
         raise FileNotFoundError(f"file: no such robot file: '{path}'")
-    from . import assets  # a bare name: look it up in the catalog
 
     try:
         return assets.resolve(str(file)).path
@@ -44,6 +47,8 @@ class _Morph:
     pos: np.ndarray = field(default_factory=lambda: np.zeros(3))
     quat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0.0, 0.0, 0.0]))
     scale: float = 1.0
+    # Genesis' flag; Jacobians and IK are always available here, so only True is accepted
+    requires_jac_and_IK: bool = True
 
     _suffixes: tuple[str, ...] = ()
 
@@ -59,6 +64,9 @@ class _Morph:
         if not np.isfinite(scale) or scale <= 0:
             raise ValueError(f"scale: expected a positive number, got {self.scale!r}")
         object.__setattr__(self, "scale", scale)
+        if self.requires_jac_and_IK is not True:
+            raise ValueError(f"requires_jac_and_IK: every entity here supports Jacobians and IK; expected True, "
+                             f"got {self.requires_jac_and_IK!r}")
 
 
 @dataclass(frozen=True)
