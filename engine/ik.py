@@ -231,24 +231,27 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
 
 
 def _choose(entity, s, n_sel: int, K: int, exhaustive: int) -> IKResult:
-    """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest score."""
+    """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest score.
+    Arrays come back in the engine's precision."""
     tree = entity.tree
-    success_sample = s["best_i"][:, 0].reshape(K, n_sel)
-    n_qs_k = s["best_q"].shape[1] - 2
-    score = s["best_q"][:, n_qs_k].astype(float).reshape(K, n_sel)
-    rest_dist = s["best_q"][:, n_qs_k + 1].astype(float).reshape(K, n_sel)
-    ok = success_sample >= 0
-    if exhaustive:
-        key = np.where(ok, rest_dist, np.inf)
+    best_i, best_q = s["best_i"], s["best_q"]
+    if K == 1:  # one thread per env: its own kept solution (the usual case on the CPU)
+        rows = np.arange(n_sel)
+        sample = best_i[:, 0].copy()
+        success = sample >= 0
     else:
-        key = np.where(ok, success_sample.astype(float), np.inf)
-    any_ok = ok.any(axis=0)
-    pick = np.where(any_ok, np.argmin(key, axis=0), np.argmin(score, axis=0))
-    rows = pick * n_sel + np.arange(n_sel)
-    qpos = tree.apply_mimic(s["best_q"][rows, : tree.n_qs].astype(float))
-    sample = np.where(any_ok, success_sample[pick, np.arange(n_sel)], -1)
-    out = IKResult(qpos=qpos, error=s["best_err"][rows].astype(float), success=any_ok,
-                   iterations=s["best_i"][rows, 1].copy(), sample=sample)
+        success_sample = best_i[:, 0].reshape(K, n_sel)
+        n_qs_k = best_q.shape[1] - 2
+        score = best_q[:, n_qs_k].reshape(K, n_sel)
+        rest_dist = best_q[:, n_qs_k + 1].reshape(K, n_sel)
+        ok = success_sample >= 0
+        key = np.where(ok, rest_dist if exhaustive else success_sample, np.inf)
+        success = ok.any(axis=0)
+        pick = np.where(success, np.argmin(key, axis=0), np.argmin(score, axis=0))
+        rows = pick * n_sel + np.arange(n_sel)
+        sample = np.where(success, success_sample[pick, np.arange(n_sel)], -1)
+    out = IKResult(qpos=tree.apply_mimic(best_q[rows, : tree.n_qs]), error=s["best_err"][rows],
+                   success=success, iterations=best_i[rows, 1], sample=sample)
     if not entity._batched:
         out = IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0])
     return out

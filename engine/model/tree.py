@@ -208,8 +208,10 @@ class KinematicTree:
         return q
 
     def apply_mimic(self, qpos: np.ndarray) -> np.ndarray:
-        """Copy of ``qpos`` ``(..., n_qs)`` with every mimic joint set from its leader."""
-        qpos = np.array(qpos, dtype=float, copy=True)
+        """Copy of ``qpos`` ``(..., n_qs)`` (same float dtype) with every mimic joint set from its leader."""
+        qpos = np.array(qpos, copy=True)
+        if not np.issubdtype(qpos.dtype, np.floating):
+            qpos = qpos.astype(float)
         for joint in self.joints:
             if joint.mimic is not None:
                 leader = self.joints[joint.mimic.leader]
