@@ -204,8 +204,9 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
     n_qs_k, n_dofs_k = max(tree.n_qs, 1), max(tree.n_dofs, 1)
     exhaustive = int(rest_weight > 0)
     K = restart_slots(n_sel, max_samples)
-    task_i = np.zeros((1 + n_tasks + n_dofs_k, 6), np.int32)
-    task_i[0] = (max_iters, max_samples, K, seed % (2**31), int(bool(respect_joint_limit)), exhaustive)
+    task_i = np.zeros((1 + n_tasks + n_dofs_k, 7), np.int32)
+    unmasked = int(bool(pos_mask.all()) and bool(active.all()))
+    task_i[0] = (max_iters, max_samples, K, seed % (2**31), int(bool(respect_joint_limit)), exhaustive, unmasked)
     for i, (link, p, q) in enumerate(zip(links, pos_list, quat_list)):
         task_i[1 + i, :3] = (link.idx_local, int(p is not None), mode if q is not None else -1)
     task_i[1 + n_tasks:, 0] = active

@@ -17,8 +17,9 @@ Arguments (B envs, T = B * K threads, Lt task links, m = 6 Lt rows, n dofs, robo
 :mod:`engine.kernels.layout`):
 
 - ``q0`` (B, n_qs): initial qpos per env; ``targets`` (B, Lt, 7): target pos xyz + quat wxyz.
-- ``task_i`` (1 + Lt + n, 6): row 0 = max_iters, n_samples, K, seed, respect_limits, exhaustive
-  (1 = run every sample, for the rest-posture choice); row 1 + i = link, has_pos, rot_mode
+- ``task_i`` (1 + Lt + n, 7): row 0 = max_iters, n_samples, K, seed, respect_limits, exhaustive
+  (1 = run every sample, for the rest-posture choice), unmasked (1 = full pos_mask and every dof
+  active: no Jacobian entry needs masking); row 1 + i = link, has_pos, rot_mode
   (-1 free, 3 full, 0/1/2 align that local axis with the target's); row 1 + Lt + d = dof active.
 - ``task_f`` (1 + Lt + n_qs, 8): row 0 = damping, pos_tol, rot_tol, max_step, rest_weight,
   pos_mask xyz; row 1 + i = the task's local point; row 1 + Lt + i, col 0 = rest qpos.
@@ -147,12 +148,13 @@ def task_rows(t, e, task_i: ti.template(), task_f: ti.template(), targets: ti.te
                 w = w - a * a.dot(w)
                 for k in ti.static(range(3)):
                     J[t, r0 + 3 + k, d] = w[k]
-        for d in range(n):
-            active = task_i[1 + Lt + d, 0]
-            for k in ti.static(range(3)):
-                J[t, r0 + k, d] *= task_f[0, 5 + k] * has_pos * active
-                if mode < 0 or active == 0:
-                    J[t, r0 + 3 + k, d] = 0.0
+        if task_i[0, 6] == 0 or has_pos == 0 or mode < 0:  # some rows or columns are masked out
+            for d in range(n):
+                active = task_i[1 + Lt + d, 0]
+                for k in ti.static(range(3)):
+                    J[t, r0 + k, d] *= task_f[0, 5 + k] * has_pos * active
+                    if mode < 0 or active == 0:
+                        J[t, r0 + 3 + k, d] = 0.0
         for k in ti.static(range(3)):
             vec[t, r0 + k] = ep[k]
             vec[t, r0 + 3 + k] = er[k]
