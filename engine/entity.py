@@ -114,7 +114,8 @@ class RigidEntity(IKMethods):
 
     def _run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
         """FK of qpos (B, n_qs) into link poses ``pose`` (B, n_links, 7): pos xyz, quat wxyz."""
-        fk_kernels.forward_kinematics(_kernel_array(qpos), *self._packed.args(), pose)
+        fk_kernels.forward_kinematics(_kernel_array(qpos), *self._packed.args(), pose,
+                                      fk_kernels.serial_for(qpos.shape[0]))
 
     def state_nbytes(self) -> int:
         """Bytes held in per-env state arrays (all envs)."""
@@ -257,7 +258,7 @@ class RigidEntity(IKMethods):
         pose = np.empty((n, self._packed.pose_rows, 7), self._dtype)
         J = np.zeros((n, 6, max(self.n_dofs, 1)), self._dtype)
         fk_kernels.jacobian(_kernel_array(self._qpos[envs]), link.idx_local, point.astype(self._dtype)[None],
-                            *self._packed.args(), pose, J)
+                            *self._packed.args(), pose, J, fk_kernels.serial_for(n))
         return self._out(J[:, :, : self.n_dofs])
 
 

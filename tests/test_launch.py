@@ -19,19 +19,28 @@ def panda():
 def test_fast_path_matches_taichi_path_across_shapes(panda):
     rng = np.random.default_rng(0)
     lo, hi = panda.q_limits
-    for batch in (3, 5, 3, 1, 7):  # new shapes reuse the cached launch context
+    for batch, serial in ((3, True), (5, True), (3, False), (1, True), (700, False), (3, True)):
+        # new shapes reuse the cached launch context; the serial (calling-thread) and parallel
+        # variants compute the same poses
         q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (batch, panda.n_qs))))
         fast_pose = np.zeros((batch, panda._packed.pose_rows, 7))
         slow_pose = np.zeros_like(fast_pose)
-        fk.forward_kinematics(q, *panda._packed.args(), fast_pose)
-        fk.forward_kinematics.kernel(q, *panda._packed.args(), slow_pose)
+        other_pose = np.zeros_like(fast_pose)
+        fk.forward_kinematics(q, *panda._packed.args(), fast_pose, serial)
+        fk.forward_kinematics.kernel(q, *panda._packed.args(), slow_pose, serial)
+        fk.forward_kinematics(q, *panda._packed.args(), other_pose, not serial)
         np.testing.assert_array_equal(fast_pose, slow_pose)
+        np.testing.assert_array_equal(fast_pose, other_pose)
         assert np.abs(fast_pose).sum() > 0
+
+
+def test_small_batches_run_serially_on_the_cpu_only():
+    assert fk.serial_for(16) and not fk.serial_for(100_000)
 
 
 def test_fast_path_rejects_non_contiguous(panda):
     q = np.zeros((4, panda.n_qs * 2))[:, ::2]
     pose = np.zeros((4, panda._packed.pose_rows, 7))
-    fk.forward_kinematics(np.zeros((4, panda.n_qs)), *panda._packed.args(), pose)  # compile the signature
+    fk.forward_kinematics(np.zeros((4, panda.n_qs)), *panda._packed.args(), pose, True)  # compile it
     with pytest.raises(ValueError, match="C-contiguous"):
-        fk.forward_kinematics(q, *panda._packed.args(), pose)
+        fk.forward_kinematics(q, *panda._packed.args(), pose, True)
