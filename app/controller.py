@@ -420,7 +420,7 @@ def end_link(tree):
     depth = [0] * tree.n_links
     for link in tree.links:
         if link.parent >= 0:
-            depth[link.idx] = depth[link.parent] + (1 if link.joints or tree.links[link.parent].joints else 1)
+            depth[link.idx] = depth[link.parent] + 1
     moving = [link for link in tree.links if any(tree.joints[j].n_dofs for j in _ancestor_joints(tree, link.idx))]
     pool = moving or tree.links
     return max(pool, key=lambda link: (depth[link.idx], -link.idx))

@@ -118,6 +118,7 @@ class App:
                   file=sys.stderr)
         self.screenshot_dir = Path(screenshot_dir or ".")
         self.show_help = False
+        self.n_frames = self.n_images = 0  # GUI frames run, rendered images shown
         self._buttons = {"left": False, "middle": False}
         self._wheel = 0.0
         self._keys: list[int] = []
@@ -216,6 +217,7 @@ class App:
     # -- the loop ------------------------------------------------------------------------------------
     def frame(self) -> None:
         """One GUI frame: callbacks, input, solve, upload a finished render, redraw."""
+        self.n_frames += 1
         dpg.run_callbacks(dpg.get_callback_queue())
         self._dispatch_keys()
         w, h = dpg.get_item_rect_size("center")
@@ -225,7 +227,7 @@ class App:
         img = c.poll_frame()  # collect first, so that update() asks for the next image at once
         c.update()
         if img is not None:
-            self.n_images = getattr(self, "n_images", 0) + 1
+            self.n_images += 1
             self.view.show_image(img)
         self.view.draw_overlay()
         panels.refresh(self)
@@ -262,16 +264,12 @@ class App:
         """Run until the window closes, or for ``frames`` frames and then save the whole window to
         ``screenshot`` if given. ``report``: a JSON file rewritten every frame (see :meth:`report`),
         for tests that drive the real window from outside."""
-        n = 0
-        self.n_frames = self.n_images = 0
         try:
             while dpg.is_dearpygui_running():
                 self.frame()
-                n += 1
-                self.n_frames = n
                 if report is not None and self.controller.latest_image is not None:
                     self.report(report)
-                if frames is not None and n >= frames:
+                if frames is not None and self.n_frames >= frames:
                     if screenshot is not None:
                         self.controller.wait_frame()
                         for _ in range(3):  # let the last image reach the texture

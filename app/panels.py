@@ -216,9 +216,8 @@ def refresh(app) -> None:
     dpg.set_value("robot_name", f"{c.robot.tree.name}: {c.robot.n_links} links, {c.robot.n_dofs} dofs")
     _set_unless_active("selected_env", c.selected_env)
     _set_unless_active("manual", c.manual)
-    q = c.robot.get_qpos().reshape(c.n_envs, -1)[c.selected_env]
-    for _name, qi, _lo, _hi, _v in c.joint_rows():
-        _set_unless_active(f"joint_{qi}", float(q[qi]))
+    for _name, qi, _lo, _hi, value in c.joint_rows():
+        _set_unless_active(f"joint_{qi}", value)
     for i in range(len(c.targets.targets)):
         pos, quat = c.targets.target_pose(i)
         _set_unless_active(f"t{i}_pos", list(pos))

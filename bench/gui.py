@@ -51,8 +51,7 @@ def main() -> None:
                 app.frame()
             c.wait_frame()
             ik_ms, scene_ms, raster_ms, upload_ms, frame_ms = [], [], [], [], []
-            images0, t0 = app.n_images if hasattr(app, "n_images") else 0, time.perf_counter()
-            app.n_images = images0
+            images0, t0 = app.n_images, time.perf_counter()
             for _ in range(args.frames):
                 f0 = time.perf_counter()
                 app.frame()

@@ -82,8 +82,7 @@ class RigidEntity(IKMethods):
             return self.get_link(link)
         if not isinstance(link, RigidLink):
             raise TypeError(f"{arg}: expected a RigidLink or a link name, got {type(link).__name__}")
-        if link.entity_id != self.idx or link.idx_local >= self.n_links or \
-                self.links[link.idx_local] is not link and self.links[link.idx_local] != link:
+        if link.entity_id != self.idx or link.idx_local >= self.n_links or self.links[link.idx_local] != link:
             raise ValueError(f"{arg}: link '{link.name}' belongs to another entity")
         return link
 

@@ -38,7 +38,7 @@ def const3(a: ti.template(), i, k0: ti.template()):
 
 
 @ti.func
-def joint_value(r, jr, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), L):
+def joint_value(r, jr, q: ti.template(), robot_i: ti.template(), robot_f: ti.template()):
     """Scalar q of the 1-dof joint in robot_i row ``jr`` (1 + L + j), derived from the leader for a
     mimic joint."""
     v = q[r, robot_i[jr, 1]]
@@ -70,7 +70,7 @@ def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), 
                 rot = ti.Vector([1.0, 0.0, 0.0, 0.0])
                 if kind == HINGE:
                     rot = qaxis_angle(const3(robot_f, L + j, 3),
-                                      joint_value(r, jr, q, robot_i, robot_f, L) - robot_f[L + j, 6])
+                                      joint_value(r, jr, q, robot_i, robot_f) - robot_f[L + j, 6])
                 else:
                     rot = qnormalize(ti.Vector([q[r, qs], q[r, qs + 1], q[r, qs + 2], q[r, qs + 3]]))
                 anchor_w = pos + qrot(quat, anchor)
@@ -78,7 +78,7 @@ def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), 
                 pos = anchor_w - qrot(quat, anchor)
             elif kind == SLIDE:
                 pos = pos + qrot(quat, const3(robot_f, L + j, 3)) * (
-                    joint_value(r, jr, q, robot_i, robot_f, L) - robot_f[L + j, 6])
+                    joint_value(r, jr, q, robot_i, robot_f) - robot_f[L + j, 6])
             elif kind == FREE:
                 pos = ti.Vector([q[r, qs], q[r, qs + 1], q[r, qs + 2]])
                 quat = qnormalize(ti.Vector([q[r, qs + 3], q[r, qs + 4], q[r, qs + 5], q[r, qs + 6]]))
