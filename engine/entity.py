@@ -17,10 +17,15 @@ from .backend import float_dtype
 from .elements import RigidJoint, RigidLink
 from .ik_api import IKMethods
 from .kernels import fk as fk_kernels
+from .kernels import static_fk
 from .kernels.layout import pack_tree
+from .kernels.spec import robot_spec
 from .model.tree import KinematicTree
 
 STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled")
+# forward_kinematics batches of at least this many rows use the FK compiled for the robot
+# (engine.kernels.static_fk: ~2x the generic kernel; a few seconds to compile once per robot)
+STATIC_FK_MIN_ROWS = 1024
 
 
 class RigidEntity(IKMethods):
@@ -91,6 +96,7 @@ class RigidEntity(IKMethods):
         dtype = float_dtype()
         self._dtype = dtype
         self._packed = pack_tree(self.tree, dtype)
+        self._spec = robot_spec(self._packed)  # None: the generic kernels serve this robot
         self._B = n_envs
         self._qpos = np.tile(self.tree.default_qpos.astype(dtype), (n_envs, 1))
         self._pose = np.zeros((n_envs, self.n_links, 7), dtype)  # link poses: pos xyz, quat wxyz
@@ -226,7 +232,7 @@ class RigidEntity(IKMethods):
         n = self._B if envs is None else len(envs)
         links = inputs.as_index_list("links_idx_local", links_idx_local, self.n_links, "link")
         if qs_idx_local is None:
-            full = inputs.batched("qpos", qpos, (self.n_qs,), n, self._batched)
+            full = inputs.batched("qpos", qpos, (self.n_qs,), n, self._batched, dtype=self._dtype)
         else:
             qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
             values = inputs.batched("qpos", qpos, (len(qs),), n, self._batched)
@@ -234,12 +240,20 @@ class RigidEntity(IKMethods):
             full[:, qs] = values
         if self._has_quaternions:  # as set_qpos does: zero quaternions are an error, others made unit
             full = dofs_mod.normalize_quaternions(self.tree, full)
-        # mimic joints need no fix-up here: the kernel derives them from their leaders
-        pose = np.empty((n, self.n_links, 7), self._dtype)
-        self._run_fk(np.ascontiguousarray(full, dtype=self._dtype), pose)
+        # mimic joints need no fix-up here: the kernels derive them from their leaders
+        full = np.ascontiguousarray(full, dtype=self._dtype)
+        if self._spec is not None and n >= STATIC_FK_MIN_ROWS and self._spec.n_qs > 0:
+            pos = np.empty((n, self.n_links, 3), self._dtype)
+            quat = np.empty((n, self.n_links, 4), self._dtype)
+            static_fk.fk_kernel(self._spec)(full.reshape(-1), pos.reshape(-1), quat.reshape(-1),
+                                            fk_kernels.serial_for(n))
+        else:
+            pose = np.empty((n, self.n_links, 7), self._dtype)
+            self._run_fk(full, pose)
+            pos, quat = pose[..., :3], pose[..., 3:]
         if links is not None:
-            pose = pose[:, links]
-        return self._out(pose[..., :3]), self._out(pose[..., 3:])
+            pos, quat = pos[:, links], quat[:, links]
+        return self._out(pos), self._out(quat)
 
     def get_jacobian(self, link, local_point=None, envs_idx=None) -> np.ndarray:
         """Jacobian ``([n_envs,] 6, n_dofs)`` of a point fixed to ``link`` at the current state.

@@ -14,9 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import backend, inputs
+from .kernels import fk as fk_kernels
 from .kernels import ik as ik_kernels
+from .kernels import spec as spec_mod
+from .kernels import static_ik
 
 MAX_THREADS = 1 << 16  # (env x restart) threads per call; bounds scratch memory
+SERIAL_MAX_THREADS = 64  # per-robot solves of up to this many threads run in the calling thread on a CPU
 _CPU_COUNT = os.cpu_count() or 1
 
 
@@ -46,6 +50,16 @@ class IKResult:
         """Angle of each target's masked rotation error ([n_envs,] n_links), rad."""
         return np.linalg.norm(self.error[..., 3:], axis=-1)
 
+
+# ``kernel`` argument of the IK calls:
+# - "auto": the solver compiled for the robot (engine.kernels.static_ik: 2-3x the generic solver's
+#   throughput on a CPU) when the robot qualifies (hinges and slides, mimic allowed, up to 16 dofs),
+#   else the generic one. Compiling it takes ~10 s on a 2-core CPU the first time a (robot, number
+#   of task links, precision) is solved, then ~2 s per process from taichi's disk cache.
+# - "per_robot": that solver, or a ValueError when the robot does not qualify.
+# - "generic": the solver compiled once for every robot (what the app uses, switching robots and
+#   target counts interactively).
+KERNELS = ("auto", "per_robot", "generic")
 
 MAX_FIXED_DOFS = 16  # robots up to this many dofs get a solver compiled for their exact sizes ...
 MAX_FIXED_TASKS = 2
@@ -98,12 +112,14 @@ class _Scratch:
         self.key = None
         self.arrays: dict[str, np.ndarray] = {}
 
-    def get(self, T: int, n_tasks: int, n_qs: int, pose_rows: int, n_dofs: int, dtype):
-        key = (T, n_tasks, n_qs, pose_rows, n_dofs, dtype)
+    def get(self, T: int, n_tasks: int, n_qs: int, pose_rows: int, n_dofs: int, dtype, generic: bool = True):
+        key = (T, n_tasks, n_qs, pose_rows, n_dofs, dtype, generic)
         if key != self.key:
             m = 6 * n_tasks
-            shapes = dict(q=(T, n_qs), pose=(T, pose_rows, 7), J=(T, m, n_dofs), A=(T, m, m),
-                          vec=(T, 2 * m + 2 * n_dofs), best_q=(T, n_qs + 2), best_err=(T, n_tasks, 6))
+            shapes = dict(best_q=(T, n_qs + 2), best_err=(T, n_tasks, 6))
+            if generic:  # the per-robot kernel keeps its working set in registers
+                shapes.update(q=(T, n_qs), pose=(T, pose_rows, 7), J=(T, m, n_dofs), A=(T, m, m),
+                              vec=(T, 2 * m + 2 * n_dofs))
             self.arrays = {k: np.zeros(v, dtype) for k, v in shapes.items()}
             self.arrays["best_i"] = np.zeros((T, 3), np.int32)
             self.key = key
@@ -121,7 +137,7 @@ def _targets(label, values, n_tasks: int, size: int, n_sel: int, batched: bool) 
 
 def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_limit, max_samples,
              max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, seed,
-             dofs_idx_local, envs_idx, rest_qpos=None, rest_weight=0.0, single=False) -> IKResult:
+             dofs_idx_local, envs_idx, rest_qpos=None, rest_weight=0.0, single=False, kernel="auto") -> IKResult:
     """Validate every argument, run the kernel, choose each env's answer. State is not touched.
 
     ``single``: called by ``inverse_kinematics``, so errors name ``link`` / ``pos`` / ``quat`` /
@@ -223,12 +239,30 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
             targets[:, i, 3:] = quat_list[i]
     q0k = np.zeros((n_sel, n_qs_k), dtype)
     q0k[:, : tree.n_qs] = q0
+    spec = _per_robot_spec(entity, kernel)
     s = entity.__dict__.setdefault("_ik_scratch", _Scratch()).get(
-        n_sel * K, n_tasks, n_qs_k, entity._packed.pose_rows, n_dofs_k, dtype)
+        n_sel * K, n_tasks, n_qs_k, entity._packed.pose_rows, n_dofs_k, dtype, spec is None)
     done = np.full(n_sel, ik_kernels.BIG, np.int32)
-    ik_kernels.solve(q0k, task_i, task_f, targets, *entity._packed.args(), s["q"], s["pose"], s["J"], s["A"],
-                     s["vec"], s["best_q"], s["best_err"], s["best_i"], done, *fixed_sizes(n_tasks, n_dofs_k, n_sel))
+    if spec is not None:
+        for i, link in enumerate(links):
+            task_i[1 + i, 3] = spec.ancestor_mask(link.idx_local)
+        static_ik.ik_kernel(spec, n_tasks)(q0k, task_i, task_f, targets, s["best_q"], s["best_err"], s["best_i"],
+                                           done, fk_kernels.serial_for(n_sel * K, SERIAL_MAX_THREADS))
+    else:
+        ik_kernels.solve(q0k, task_i, task_f, targets, *entity._packed.args(), s["q"], s["pose"], s["J"], s["A"],
+                         s["vec"], s["best_q"], s["best_err"], s["best_i"], done,
+                         *fixed_sizes(n_tasks, n_dofs_k, n_sel))
     return _choose(entity, s, n_sel, K, exhaustive)
+
+
+def _per_robot_spec(entity, kernel):
+    """The robot's spec when the per-robot solver is to run, else None."""
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel: expected one of {', '.join(map(repr, KERNELS))}, got {kernel!r}")
+    if kernel == "per_robot" and entity._spec is None:
+        raise ValueError(f"kernel: '{entity.tree.name}' has no per-robot solver (it takes robots of hinges and "
+                         f"slides with up to {spec_mod.MAX_DOFS} dofs); use kernel='auto' or 'generic'")
+    return None if kernel == "generic" else entity._spec
 
 
 def _choose(entity, s, n_sel: int, K: int, exhaustive: int) -> IKResult:

@@ -13,7 +13,7 @@ class IKMethods:
                            respect_joint_limit=True, max_samples=50, max_solver_iters=20, damping=0.01,
                            pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True), rot_mask=(True, True, True),
                            max_step_size=0.5, seed=None, dofs_idx_local=None, return_error=False, envs_idx=None,
-                           return_info=False, rest_qpos=None, rest_weight=0.0):
+                           return_info=False, rest_qpos=None, rest_weight=0.0, kernel="auto"):
         """Joint configuration placing ``link`` at ``pos`` ([n_envs,] 3) / ``quat`` ([n_envs,] 4, wxyz).
 
         Returns qpos ``([n_envs,] n_qs)``; with ``return_error`` also the masked error
@@ -21,11 +21,14 @@ class IKMethods:
         state is not changed: apply the answer with ``set_qpos`` or ``control_dofs_position``.
         ``rest_qpos`` (n_qs,) and ``rest_weight`` > 0 pick, among solutions meeting the tolerances,
         the one nearest ``rest_qpos`` (default: the robot's default qpos), and pull toward it.
+        ``kernel``: "auto" (the solver compiled for this robot where it qualifies: fastest, ~10 s to
+        compile the first time), "per_robot" or "generic" (compiled once for every robot); see
+        :data:`engine.ik.KERNELS`.
         """
         result: IKResult = solve_ik(self, [link], [pos], [quat], [local_point], init_qpos, respect_joint_limit,
                                     max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
                                     max_step_size, seed, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-                                    single=True)
+                                    single=True, kernel=kernel)
         if return_info:
             return result
         if return_error:
@@ -37,7 +40,7 @@ class IKMethods:
                                      pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True),
                                      rot_mask=(True, True, True), max_step_size=0.5, seed=None,
                                      dofs_idx_local=None, return_error=False, envs_idx=None, return_info=False,
-                                     rest_qpos=None, rest_weight=0.0):
+                                     rest_qpos=None, rest_weight=0.0, kernel="auto"):
         """One configuration meeting every link's target together.
 
         ``links``: list of links; ``poss`` / ``quats`` / ``local_points``: lists of the same length
@@ -52,7 +55,8 @@ class IKMethods:
         local_points = [None] * n if local_points is None else list(local_points)
         result: IKResult = solve_ik(self, links, poss, quats, local_points, init_qpos, respect_joint_limit,
                                     max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
-                                    max_step_size, seed, dofs_idx_local, envs_idx, rest_qpos, rest_weight)
+                                    max_step_size, seed, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
+                                    kernel=kernel)
         if return_info:
             return result
         if return_error:

@@ -36,8 +36,9 @@ def as_index_list(name: str, value, size: int, what: str) -> np.ndarray | None:
     return arr
 
 
-def as_float_array(name: str, value, allow_nonfinite: bool = False) -> np.ndarray:
-    """``value`` as a float64 array; rejects non-numeric dtypes and NaN / inf."""
+def as_float_array(name: str, value, allow_nonfinite: bool = False, dtype=np.float64) -> np.ndarray:
+    """``value`` as a ``dtype`` array (no copy when it already is one); rejects non-numeric dtypes and
+    NaN / inf."""
     if value is None:
         raise TypeError(f"{name}: expected an array of numbers, got None")
     try:
@@ -46,18 +47,20 @@ def as_float_array(name: str, value, allow_nonfinite: bool = False) -> np.ndarra
         raise ValueError(f"{name}: expected an array of numbers, got {type(value).__name__}: {err}") from None
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    arr = arr.astype(dtype, copy=False)
     if not allow_nonfinite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: expected finite numbers, got NaN or inf")
     return arr
 
 
-def batched(name: str, value, shape: Sequence[int], n_selected: int, scene_batched: bool) -> np.ndarray:
-    """``value`` as a float array of shape ``(n_selected, *shape)``.
+def batched(name: str, value, shape: Sequence[int], n_selected: int, scene_batched: bool,
+            dtype=np.float64) -> np.ndarray:
+    """``value`` as a ``dtype`` array of shape ``(n_selected, *shape)`` (not a copy when it already
+    was one: callers must not write into it).
 
     ``scene_batched`` False: ``value`` must have exactly ``shape`` (n_selected is then 1).
     """
-    arr = as_float_array(name, value)
+    arr = as_float_array(name, value, dtype=dtype)
     shape = tuple(shape)
     if arr.shape == shape:
         return np.broadcast_to(arr, (n_selected, *shape)).copy()

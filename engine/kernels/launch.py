@@ -13,6 +13,8 @@ signature goes through the public path, and any failure of the fast path falls b
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 from taichi.lang import impl
 from taichi.types import template
@@ -21,10 +23,16 @@ from .. import backend
 
 
 class FastKernel:
-    """Wrap a ``@ti.kernel`` whose arguments are numpy arrays and ints."""
+    """Wrap a ``@ti.kernel`` whose arguments are numpy arrays and ints.
 
-    def __init__(self, kernel):
+    ``compile_config``: taichi config fields set while this kernel compiles (and restored after),
+    e.g. ``{"advanced_optimization": False}`` for large unrolled kernels, where taichi's own IR
+    optimisation costs 3-4x the compile time and LLVM does the same work anyway.
+    """
+
+    def __init__(self, kernel, compile_config: dict | None = None):
         self.kernel = kernel
+        self.compile_config = dict(compile_config or {})
         self._primal = kernel._primal
         self._cache: dict = {}
         self.__doc__ = kernel.__doc__
@@ -40,8 +48,9 @@ class FastKernel:
         key = self._signature(args)
         entry = self._cache.get(key)
         if entry is None:
-            self.kernel(*args)  # compiles this signature through the public path
-            self._cache[key] = self._prepare(args)
+            with self._compiling():
+                self.kernel(*args)  # compiles this signature through the public path
+                self._cache[key] = self._prepare(args)
             return
         t_kernel, compiled, ctx = entry
         slot = 0
@@ -57,6 +66,18 @@ class FastKernel:
             slot += 1
         impl.get_runtime().prog.launch_kernel(compiled, ctx)
 
+    @contextlib.contextmanager
+    def _compiling(self):
+        cfg = impl.current_cfg()
+        saved = {name: getattr(cfg, name) for name in self.compile_config}
+        try:
+            for name, value in self.compile_config.items():
+                setattr(cfg, name, value)
+            yield
+        finally:
+            for name, value in saved.items():
+                setattr(cfg, name, value)
+
     def _prepare(self, args):
         primal = self._primal
         key = primal.ensure_compiled(*args)
@@ -66,6 +87,6 @@ class FastKernel:
         return t_kernel, compiled, t_kernel.make_launch_context()
 
 
-def fast(kernel) -> FastKernel:
+def fast(kernel, compile_config: dict | None = None) -> FastKernel:
     """Decorator form: ``solve = fast(ti.kernel(solve_fn))``."""
-    return FastKernel(kernel)
+    return FastKernel(kernel, compile_config)

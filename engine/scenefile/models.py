@@ -238,6 +238,9 @@ class SolverSpec(_Model):
     """IK parameters, Genesis' defaults (see ``RigidEntity.inverse_kinematics``).
 
     ``seed``: restarts are seeded with ``seed + frame`` so a run is reproducible; null draws randomly.
+    ``kernel``: which compiled solver runs (see ``engine.ik.KERNELS``); "generic" by default, so
+    that loading a robot or adding a target never waits for a per-robot compile (~10 s the first
+    time); "auto" is faster per call once compiled.
     """
 
     max_samples: PosInt = 50
@@ -249,6 +252,7 @@ class SolverSpec(_Model):
     respect_joint_limit: Bool = True
     seed: Seed | None = None
     rest_weight: NonNegFloat = 0.0
+    kernel: Literal["auto", "per_robot", "generic"] = "generic"
 
 
 # -- motion patterns --------------------------------------------------------------------------------

@@ -146,7 +146,7 @@ class Runner:
                 respect_joint_limit=solver.respect_joint_limit, max_samples=solver.max_samples,
                 max_solver_iters=solver.max_solver_iters, damping=solver.damping, pos_tol=solver.pos_tol,
                 rot_tol=solver.rot_tol, max_step_size=solver.max_step_size, seed=seed,
-                rest_weight=solver.rest_weight, return_info=True)
+                rest_weight=solver.rest_weight, return_info=True, kernel=solver.kernel)
             group_ms.append((time.perf_counter() - t0) * 1e3)
             self.robot.set_qpos(result.qpos)
             success &= np.asarray(result.success, bool).reshape(n)

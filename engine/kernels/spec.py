@@ -1,0 +1,120 @@
+"""A robot's structure and constants as plain Python values, for kernels compiled per robot.
+
+The generic kernels (:mod:`engine.kernels.fk`, :mod:`engine.kernels.ik`) read the robot from two
+arrays at run time, so one compiled kernel serves every robot, at the price of loops with run-time
+trip counts, branches on joint types and per-row scratch in global memory. A :class:`RobotSpec`
+holds the same robot as Python constants: a kernel built from it (:mod:`engine.kernels.static_fk`,
+:mod:`engine.kernels.static_ik`) unrolls the tree at compile time, so joint types, parents, axes
+and offsets become constants and every intermediate stays in registers. Robots made of hinges and
+slides (mimic allowed) up to :data:`MAX_DOFS` dofs qualify; others use the generic kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fk import HINGE, SLIDE
+from .layout import PackedTree
+
+MAX_DOFS = 16     # more dofs would make the unrolled kernels slow to compile
+MAX_LINKS = 48
+MAX_JOINTS = 30   # ancestor sets are int32 bit masks
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """One hinge or slide joint. ``anchor``, ``axis``: in its link's frame (m, unit vector);
+    ``ref``: qpos of zero motion; a mimic joint has ``lead_q`` / ``lead_dof`` >= 0 and moves as
+    ``mult * q[lead_q] + offset``; ``lower`` / ``upper``: qpos limits (+-1e30 where unbounded)."""
+
+    index: int
+    kind: int
+    q: int
+    dof: int
+    lead_q: int
+    lead_dof: int
+    anchor: tuple[float, float, float]
+    axis: tuple[float, float, float]
+    ref: float
+    mult: float
+    offset: float
+    lower: float
+    upper: float
+
+    @property
+    def has_anchor(self) -> bool:
+        return any(a != 0.0 for a in self.anchor)
+
+    @property
+    def is_mimic(self) -> bool:
+        return self.lead_q >= 0
+
+    @property
+    def bounded(self) -> bool:
+        return self.lower > -1e29 and self.upper < 1e29
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """One link: parent index (-1 = world), body offset in the parent frame (pos m, quat wxyz) and
+    its joints in order."""
+
+    parent: int
+    pos: tuple[float, float, float]
+    quat: tuple[float, float, float, float]
+    joints: tuple[JointSpec, ...]
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """A whole robot; hashable, so that compiled kernels can be cached by it."""
+
+    links: tuple[LinkSpec, ...]
+    joints: tuple[JointSpec, ...]
+    n_qs: int
+    n_dofs: int
+
+    @property
+    def n_links(self) -> int:
+        return len(self.links)
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.joints)
+
+    def ancestor_mask(self, link: int) -> int:
+        """Bit j set when joint j moves ``link`` (it belongs to the link or one of its ancestors)."""
+        mask = 0
+        while link >= 0:
+            for joint in self.links[link].joints:
+                mask |= 1 << joint.index
+            link = self.links[link].parent
+        return mask
+
+
+def robot_spec(packed: PackedTree) -> RobotSpec | None:
+    """The spec of a packed robot, or None when it does not qualify (ball or free joints, too big)."""
+    ri, rf = packed.robot_i, np.asarray(packed.robot_f, np.float64)
+    L, J = packed.n_links, packed.n_joints
+    n_qs, n_dofs = int(ri[0, 2]), int(ri[0, 3])
+    if n_dofs > MAX_DOFS or L > MAX_LINKS or J > MAX_JOINTS:
+        return None
+    joints = []
+    for j in range(J):
+        kind, q, dof, lead_q, lead_dof = (int(v) for v in ri[1 + L + j])
+        if kind not in (HINGE, SLIDE):
+            return None
+        joints.append(JointSpec(j, kind, q, dof, lead_q, lead_dof, _floats(rf[L + j, 0:3]),
+                                _floats(rf[L + j, 3:6]), float(rf[L + j, 6]), float(rf[L + j, 7]),
+                                float(rf[L + j, 8]), float(rf[L + J + q, 0]), float(rf[L + J + q, 1])))
+    links = tuple(LinkSpec(int(ri[1 + l, 0]), _floats(rf[l, 0:3]), _floats(rf[l, 3:7]),
+                           tuple(joints[int(ri[1 + l, 1]):int(ri[1 + l, 2])])) for l in range(L))
+    if any(link.parent >= l for l, link in enumerate(links)):
+        return None  # the unrolled FK needs parents before children (the packer's order)
+    return RobotSpec(links, tuple(joints), n_qs, n_dofs)
+
+
+def _floats(values) -> tuple:
+    return tuple(float(v) for v in values)
