@@ -174,8 +174,8 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
             raise ValueError(f"{pos_label(i)}, {quat_label(i)}: link '{links[i].name}' has neither a position "
                              "nor an orientation target")
         if quat_list[i] is not None:
-            norms = np.linalg.norm(quat_list[i], axis=-1, keepdims=True)
-            if np.any(norms < 1e-9):
+            norms = np.sqrt(np.einsum("ij,ij->i", quat_list[i], quat_list[i]))[:, None]
+            if norms.min() < 1e-9:
                 raise ValueError(f"{quat_label(i)}: expected non-zero (w, x, y, z) quaternions")
             quat_list[i] = quat_list[i] / norms
     points = np.zeros((n_tasks, 3))
@@ -205,7 +205,7 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
         q0 = inputs.batched("init_qpos", init_qpos, (tree.n_qs,), n_sel, batched)
     lo, hi = entity._q_limits
     if respect_joint_limit:  # sample 0 starts here: an answer accepted at its first FK must be within limits
-        q0 = np.clip(q0, lo, hi)
+        q0 = np.minimum(np.maximum(q0, lo), hi)
     q0 = tree.apply_mimic(q0)
     rest = tree.default_qpos.copy() if rest_qpos is None else inputs.as_float_array("rest_qpos", rest_qpos)
     if rest.shape != (tree.n_qs,):
@@ -221,7 +221,7 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
     exhaustive = int(rest_weight > 0)
     K = restart_slots(n_sel, max_samples)
     task_i = np.zeros((1 + n_tasks + n_dofs_k, 7), np.int32)
-    unmasked = int(bool(pos_mask.all()) and bool(active.all()))
+    unmasked = int(all(pos_mask) and dofs_idx_local is None)
     task_i[0] = (max_iters, max_samples, K, seed % (2**31), int(bool(respect_joint_limit)), exhaustive, unmasked)
     for i, (link, p, q) in enumerate(zip(links, pos_list, quat_list)):
         task_i[1 + i, :3] = (link.idx_local, int(p is not None), mode if q is not None else -1)

@@ -45,7 +45,7 @@ def as_float_array(name: str, value, allow_nonfinite: bool = False, dtype=np.flo
         arr = np.asarray(value)
     except Exception as err:  # ragged nested lists and the like
         raise ValueError(f"{name}: expected an array of numbers, got {type(value).__name__}: {err}") from None
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+    if arr.dtype.kind not in "iuf":  # bool, complex, objects, strings ...
         raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
     arr = arr.astype(dtype, copy=False)
     if not allow_nonfinite and not np.all(np.isfinite(arr)):

@@ -11,6 +11,7 @@ slides (mimic allowed) up to :data:`MAX_DOFS` dofs qualify; others use the gener
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,14 +68,17 @@ class LinkSpec:
     joints: tuple[JointSpec, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RobotSpec:
-    """A whole robot; hashable, so that compiled kernels can be cached by it."""
+    """A whole robot. ``key`` identifies its constants (compiled kernels are cached by it: two
+    entities of the same robot share them); ``ancestor_masks[l]``: see :meth:`ancestor_mask`."""
 
     links: tuple[LinkSpec, ...]
     joints: tuple[JointSpec, ...]
     n_qs: int
     n_dofs: int
+    key: str
+    ancestor_masks: tuple[int, ...]
 
     @property
     def n_links(self) -> int:
@@ -86,12 +90,15 @@ class RobotSpec:
 
     def ancestor_mask(self, link: int) -> int:
         """Bit j set when joint j moves ``link`` (it belongs to the link or one of its ancestors)."""
-        mask = 0
-        while link >= 0:
-            for joint in self.links[link].joints:
-                mask |= 1 << joint.index
-            link = self.links[link].parent
-        return mask
+        return self.ancestor_masks[link]
+
+
+def _ancestor_masks(links: tuple[LinkSpec, ...]) -> tuple[int, ...]:
+    masks = []
+    for link in links:  # parents come first
+        own = sum(1 << joint.index for joint in link.joints)
+        masks.append(own | (masks[link.parent] if link.parent >= 0 else 0))
+    return tuple(masks)
 
 
 def robot_spec(packed: PackedTree) -> RobotSpec | None:
@@ -113,7 +120,8 @@ def robot_spec(packed: PackedTree) -> RobotSpec | None:
                            tuple(joints[int(ri[1 + l, 1]):int(ri[1 + l, 2])])) for l in range(L))
     if any(link.parent >= l for l, link in enumerate(links)):
         return None  # the unrolled FK needs parents before children (the packer's order)
-    return RobotSpec(links, tuple(joints), n_qs, n_dofs)
+    key = hashlib.sha1(ri.tobytes() + rf.tobytes()).hexdigest()
+    return RobotSpec(links, tuple(joints), n_qs, n_dofs, key, _ancestor_masks(links))
 
 
 def _floats(values) -> tuple:

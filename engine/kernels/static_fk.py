@@ -107,7 +107,7 @@ def fk_kernel(spec: RobotSpec):
     """Batched FK for ``spec``: ``kernel(q, pos, quat, serial)`` with flat arrays ``q`` (B * n_qs),
     ``pos`` (B * L * 3) and ``quat`` (B * L * 4, wxyz), in the engine's precision; ``serial``
     (compile-time) runs in the calling thread."""
-    key = ("fk", spec, backend.STATE.generation, backend.STATE.precision)
+    key = ("fk", spec.key, backend.STATE.generation, backend.STATE.precision)
     if key not in _CACHE:
         fk = make_fk_func(spec)
         L, J = local_buffers(spec)

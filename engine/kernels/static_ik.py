@@ -30,7 +30,7 @@ _CACHE: dict = {}
 
 def ik_kernel(spec: RobotSpec, n_tasks: int):
     """The solver for ``spec`` with ``n_tasks`` task links (cached per process)."""
-    key = ("ik", spec, n_tasks, backend.STATE.generation, backend.STATE.precision)
+    key = ("ik", spec.key, n_tasks, backend.STATE.generation, backend.STATE.precision)
     if key not in _CACHE:
         _CACHE[key] = fast(_build(spec, n_tasks), UNROLLED_COMPILE)
     return _CACHE[key]

@@ -209,15 +209,16 @@ class KinematicTree:
 
     def apply_mimic(self, qpos: np.ndarray) -> np.ndarray:
         """Copy of ``qpos`` ``(..., n_qs)`` (same float dtype) with every mimic joint set from its leader."""
-        qpos = np.array(qpos, copy=True)
-        if not np.issubdtype(qpos.dtype, np.floating):
-            qpos = qpos.astype(float)
-        for joint in self.joints:
-            if joint.mimic is not None:
-                leader = self.joints[joint.mimic.leader]
-                qpos[..., joint.q_start] = (joint.mimic.multiplier * qpos[..., leader.q_start]
-                                            + joint.mimic.offset)
+        qpos = np.array(qpos, dtype=None if np.asarray(qpos).dtype.kind == "f" else float, copy=True)
+        for follower, leader, multiplier, offset in self._mimic_slots:
+            qpos[..., follower] = multiplier * qpos[..., leader] + offset
         return qpos
+
+    @cached_property
+    def _mimic_slots(self) -> tuple[tuple[int, int, float, float], ...]:
+        """(follower q, leader q, multiplier, offset) of each mimic joint."""
+        return tuple((joint.q_start, self.joints[joint.mimic.leader].q_start, joint.mimic.multiplier,
+                      joint.mimic.offset) for joint in self.joints if joint.mimic is not None)
 
     def q_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds per qpos entry ``(n_qs,)`` (inf where unbounded)."""
