@@ -1,15 +1,16 @@
 """The IK solver of :mod:`engine.kernels.ik`, compiled for one robot and one number of task links.
 
-Same algorithm, same arguments minus the global scratch, same outputs, bit for bit the same rules
-(samples, hash-seeded restarts, stall hand-over, active-set limits, posture pull, best kept): see
-:mod:`engine.kernels.ik` for them. What changes is where the work lives. The robot's tree is
-unrolled from a :class:`~engine.kernels.spec.RobotSpec` (:func:`~engine.kernels.static_fk.make_fk_func`),
-and every per-iteration quantity is a local matrix of compile-time size: the Jacobian ``J``
-(6 Lt, n), the normal matrix ``J^T J + lambda I`` (n, n) and its Cholesky factor. The damped step
-is solved in dof space, ``dq = (J^T J + lambda I)^-1 J^T e``, which equals the generic kernel's
-``J^T (J J^T + lambda I)^-1 e``; a dof held at a limit has its row and column of ``J^T J`` cleared
-(its Jacobian column zeroed, as the generic kernel does). On a CPU this runs an iteration several
-times faster than the generic kernel, which reads the same quantities through global memory.
+Same algorithm, same arguments minus the global scratch, same outputs and the same rules (samples,
+hash-seeded restarts, stall hand-over, active-set limits, posture pull, best kept; see
+:mod:`engine.kernels.ik`), so both solvers pick the same winning sample for nearly every env.
+What changes is where the work lives. The robot's tree is unrolled from a
+:class:`~engine.kernels.spec.RobotSpec` (:func:`~engine.kernels.static_fk.make_fk_func`), and every
+per-iteration quantity is a local matrix of compile-time size: the Jacobian ``J`` (m = 6 Lt, n),
+the damped system and its Cholesky factor. The system is the smaller of the task-space one,
+``dq = J^T (J J^T + lambda I)^-1 e`` (m x m, as in the generic kernel), and the equal dof-space
+one, ``dq = (J^T J + lambda I)^-1 J^T e`` (n x n). A dof held at a limit leaves the step (its
+Jacobian column is zeroed, as the generic kernel does). On a CPU an iteration runs several times
+faster than in the generic kernel, which keeps the same quantities in global memory.
 
 Extra input: ``task_i[1 + i, 3]``, the bit mask of the joints that move task link i
 (:meth:`RobotSpec.ancestor_mask`).
@@ -43,6 +44,8 @@ def _build(spec: RobotSpec, Lt: int):
     n = max(spec.n_dofs, 1)
     m = 6 * Lt
     movable = tuple(j for j in spec.joints if not j.is_mimic)  # the joints the solver moves
+    TASK_SPACE = m < n  # factor J J^T (m x m) rather than J^T J (n x n)
+    SYSTEM = min(m, n)
 
     @ti.func
     def rows(e, qv, targets: ti.template(), task_i: ti.template(), task_f: ti.template(), active,
@@ -117,15 +120,16 @@ def _build(spec: RobotSpec, Lt: int):
 
     @ti.func
     def factor(A, lam, Lc: ti.template()):
-        """Lower Cholesky factor of A + lam I into Lc."""
-        for j in ti.static(range(n)):
+        """Lower Cholesky factor of A + lam I into Lc (both k x k)."""
+        k_dim = ti.static(A.n)
+        for j in ti.static(range(k_dim)):
             s = A[j, j] + lam
             for k in ti.static(range(j)):
                 s -= Lc[j, k] * Lc[j, k]
             s = ti.sqrt(ti.max(s, 1e-12))
             Lc[j, j] = s
             inv = 1.0 / s
-            for i in ti.static(range(j + 1, n)):
+            for i in ti.static(range(j + 1, k_dim)):
                 v = A[i, j]
                 for k in ti.static(range(j)):
                     v -= Lc[i, k] * Lc[j, k]
@@ -134,34 +138,83 @@ def _build(spec: RobotSpec, Lt: int):
     @ti.func
     def substitute(Lc, x):
         """(Lc Lc^T)^-1 x."""
+        k_dim = ti.static(Lc.n)
         y = x
-        for i in ti.static(range(n)):
+        for i in ti.static(range(k_dim)):
             v = y[i]
             for k in ti.static(range(i)):
                 v -= Lc[i, k] * y[k]
             y[i] = v / Lc[i, i]
-        for ii in ti.static(range(n)):
-            i = ti.static(n - 1 - ii)
+        for ii in ti.static(range(k_dim)):
+            i = ti.static(k_dim - 1 - ii)
             v = y[i]
-            for k in ti.static(range(i + 1, n)):
+            for k in ti.static(range(i + 1, k_dim)):
                 v -= Lc[k, i] * y[k]
             y[i] = v / Lc[i, i]
         return y
 
     @ti.func
-    def normal_matrix(J, err, A: ti.template(), g: ti.template()):
-        """A = J^T J (n, n), g = J^T err (n,)."""
-        for a in ti.static(range(n)):
+    def times(J, x, keep):
+        """J (x * keep): (m,)."""
+        out = ti.Vector([0.0] * m)
+        for r in ti.static(range(m)):
+            v = 0.0
+            for d in ti.static(range(n)):
+                v += J[r, d] * x[d] * keep[d]
+            out[r] = v
+        return out
+
+    @ti.func
+    def times_transposed(J, y, keep):
+        """(J^T y) * keep: (n,)."""
+        out = ti.Vector([0.0] * n)
+        for d in ti.static(range(n)):
             v = 0.0
             for r in ti.static(range(m)):
-                v += J[r, a] * err[r]
-            g[a] = v
-            for b in ti.static(range(a + 1)):
-                w = 0.0
-                for r in ti.static(range(m)):
-                    w += J[r, a] * J[r, b]
-                A[a, b] = w
-                A[b, a] = w
+                v += J[r, d] * y[r]
+            out[d] = v * keep[d]
+        return out
+
+    @ti.func
+    def damped_solve(J, err, lam, keep, Lc: ti.template()):
+        """dq = (K J^T J K + lam I)^-1 K J^T err with K = diag(keep) (dofs with keep 0 are out of the
+        step), factoring the smaller of the task-space (m) and dof-space (n) systems into Lc."""
+        dq = ti.Vector([0.0] * n)
+        if ti.static(TASK_SPACE):  # dq = K J^T (J K J^T + lam I)^-1 err
+            A = ti.Matrix.zero(float, m, m)
+            for a in ti.static(range(m)):
+                for b in ti.static(range(a + 1)):
+                    w = 0.0
+                    for d in ti.static(range(n)):
+                        w += J[a, d] * J[b, d] * keep[d]
+                    A[a, b] = w
+                    A[b, a] = w
+            factor(A, lam, Lc)
+            dq = times_transposed(J, substitute(Lc, err), keep)
+        else:
+            A = ti.Matrix.zero(float, n, n)
+            for a in ti.static(range(n)):
+                for b in ti.static(range(a + 1)):
+                    w = 0.0
+                    for r in ti.static(range(m)):
+                        w += J[r, a] * J[r, b]
+                    A[a, b] = w * keep[a] * keep[b]
+                    A[b, a] = A[a, b]
+            factor(A, lam, Lc)
+            dq = substitute(Lc, times_transposed(J, err, keep))
+        return dq
+
+    @ti.func
+    def null_space(J, keep, Lc, z):
+        """z minus its part that moves the tasks: z - (K J^T J K + lam I)^-1 K J^T J K z, with the
+        factor ``Lc`` of :func:`damped_solve`."""
+        moved = times(J, z, keep)
+        out = z
+        if ti.static(TASK_SPACE):
+            out = z - times_transposed(J, substitute(Lc, moved), keep)
+        else:
+            out = z - substitute(Lc, times_transposed(J, moved, keep))
+        return out
 
     @ti.func
     def outward(qv, step, respect_limits):
@@ -182,22 +235,14 @@ def _build(spec: RobotSpec, Lt: int):
         """One damped Gauss-Newton step with the active set and the posture pull; returns new qv."""
         e2 = err.dot(err)
         lam = task_f[0, 0] * ti.min(e2, 1.0) + 1e-6
-        A = ti.Matrix.zero(float, n, n)
-        g = ti.Vector([0.0] * n)
-        normal_matrix(J, err, A, g)
-        Lc = ti.Matrix.zero(float, n, n)
-        factor(A, lam, Lc)
-        dq = substitute(Lc, g)
         respect_limits = task_i[0, 4]
+        keep = ti.Vector([1.0] * n)
+        Lc = ti.Matrix.zero(float, SYSTEM, SYSTEM)
+        dq = damped_solve(J, err, lam, keep, Lc)
         blocked = outward(qv, dq, respect_limits)
         if blocked.sum() > 0:
             keep = 1.0 - blocked
-            for i in ti.static(range(n)):
-                g[i] *= keep[i]
-                for j in ti.static(range(n)):
-                    A[i, j] *= keep[i] * keep[j]
-            factor(A, lam, Lc)
-            dq = substitute(Lc, g)
+            dq = damped_solve(J, err, lam, keep, Lc)
             dq *= 1.0 - outward(qv, dq, respect_limits)
         max_step = task_f[0, 3]
         big = ti.abs(dq).max()
@@ -209,13 +254,7 @@ def _build(spec: RobotSpec, Lt: int):
             z = ti.Vector([0.0] * n)
             for joint in ti.static(movable):
                 z[joint.dof] = weight * (task_f[1 + Lt + joint.q, 0] - qv[joint.q]) * active[joint.dof]
-            Az = ti.Vector([0.0] * n)
-            for i in ti.static(range(n)):
-                v = 0.0
-                for j in ti.static(range(n)):
-                    v += A[i, j] * z[j]
-                Az[i] = v
-            z -= substitute(Lc, Az)
+            z = null_space(J, keep, Lc, z)
             z *= 1.0 - outward(qv, z, respect_limits)
             pull = ti.abs(z).max()
             left = 1.0 - ti.cast(it + 1, float) / ti.cast(task_i[0, 0], float)
