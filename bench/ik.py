@@ -14,7 +14,8 @@ Two cases on the Panda MJCF (``assets/panda``), f32 (``engine.init(backend=..., 
 Targets are FK of uniform random configurations within the joint limits (seeded; the same
 configurations for every solver). The scene's state stays at the default pose, so every call
 starts from it; the solver's other parameters are the API defaults (max_samples 50,
-max_solver_iters 20). Latency is the median wall time of one call (after a warm-up call that
+max_solver_iters 20, ``kernel="auto"``: the solver compiled for the Panda; ``--kernel generic``
+runs the one compiled for every robot). Latency is the median wall time of one call (after a warm-up call that
 compiles the kernels); solves/s = n_envs / latency. Success is checked independently by FK of the
 returned qpos (``robot.forward_kinematics``): position error <= 5e-4 m and rotation angle <= 5e-3
 rad (for the multilink z-axis mask: the angle between the link's and the target's z axes).
@@ -108,7 +109,7 @@ def bench_ours(n_envs: int, qpos: np.ndarray, args) -> dict[str, dict]:
     links_pos, links_quat = (np.asarray(a, np.float64) for a in robot.forward_kinematics(qpos))
     hand = robot.get_link(SINGLE_LINK).idx_local
     fingers = [robot.get_link(name).idx_local for name in MULTI_LINKS]
-    common = dict(pos_tol=POS_TOL, rot_tol=ROT_TOL, seed=args.seed, return_info=True)
+    common = dict(pos_tol=POS_TOL, rot_tol=ROT_TOL, seed=args.seed, return_info=True, kernel=args.kernel)
 
     def single():
         return robot.inverse_kinematics(SINGLE_LINK, links_pos[:, hand], links_quat[:, hand], **common)
@@ -298,6 +299,8 @@ def main(argv=None) -> None:
     parser.add_argument("--pk-max-envs", type=int, help="run pk only up to this n_envs (default: all)")
     parser.add_argument("--repeats", type=int, help="minimum timed repeats per figure (>= 3; default 5, quick 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random targets and restarts")
+    parser.add_argument("--kernel", default="auto", choices=("auto", "per_robot", "generic"),
+                        help="which compiled IK solver runs (see engine.ik.KERNELS)")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     if any(n < 1 for n in sizes):
@@ -312,7 +315,8 @@ def main(argv=None) -> None:
         arch = engine.init(backend=args.backend, precision="32", logging_level="error")
     fell_back = " (fell back: no GPU backend here)" if any("not available" in str(w.message) for w in caught) else ""
     print(f"IK bench: Panda, f32, backend {args.backend!r} -> {arch}{fell_back}, {os.cpu_count()} CPUs; "
-          f"pos_tol {POS_TOL}, rot_tol {ROT_TOL}; median of >= {args.repeats} calls after a warm-up")
+          f"kernel {args.kernel!r}; pos_tol {POS_TOL}, rot_tol {ROT_TOL}; "
+          f"median of >= {args.repeats} calls after a warm-up")
 
     probe = engine.Scene()
     robot = probe.add_entity(engine.morphs.MJCF(file="panda"))

@@ -242,7 +242,7 @@ class RigidEntity(IKMethods):
             full = dofs_mod.normalize_quaternions(self.tree, full)
         # mimic joints need no fix-up here: the kernels derive them from their leaders
         full = np.ascontiguousarray(full, dtype=self._dtype)
-        if self._spec is not None and n >= STATIC_FK_MIN_ROWS and self._spec.n_qs > 0:
+        if self._spec is not None and n >= STATIC_FK_MIN_ROWS:
             pos = np.empty((n, self.n_links, 3), self._dtype)
             quat = np.empty((n, self.n_links, 4), self._dtype)
             static_fk.fk_kernel(self._spec)(full.reshape(-1), pos.reshape(-1), quat.reshape(-1),

@@ -102,12 +102,13 @@ def _ancestor_masks(links: tuple[LinkSpec, ...]) -> tuple[int, ...]:
 
 
 def robot_spec(packed: PackedTree) -> RobotSpec | None:
-    """The spec of a packed robot, or None when it does not qualify (ball or free joints, too big)."""
+    """The spec of a packed robot, or None when it does not qualify (ball or free joints, no dofs,
+    too big)."""
     ri, rf = packed.robot_i, np.asarray(packed.robot_f, np.float64)
     L, J = packed.n_links, packed.n_joints
     n_qs, n_dofs = int(ri[0, 2]), int(ri[0, 3])
-    if n_dofs > MAX_DOFS or L > MAX_LINKS or J > MAX_JOINTS:
-        return None
+    if not 0 < n_dofs <= MAX_DOFS or L > MAX_LINKS or J > MAX_JOINTS:
+        return None  # nothing to move, or too big to unroll
     joints = []
     for j in range(J):
         kind, q, dof, lead_q, lead_dof = (int(v) for v in ri[1 + L + j])
