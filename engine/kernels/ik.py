@@ -111,6 +111,26 @@ def align_error(a, b):
 
 
 @ti.func
+def rotation_error(mode, lq, tq):
+    """Rotation error (world rotation vector) of link orientation ``lq`` against target ``tq`` for
+    rot mode ``mode`` (3 full, -1 free: zero, k: align local axis k), and the link's aligned axis
+    (world; zero unless one axis is aligned), whose component the caller drops from the
+    angular Jacobian rows."""
+    er = ti.Vector([0.0, 0.0, 0.0])
+    a = ti.Vector([0.0, 0.0, 0.0])
+    if mode == 3:
+        er = qlog(qmul(tq, qconj(lq)))
+    elif mode >= 0:
+        b = ti.Vector([0.0, 0.0, 0.0])
+        for k in ti.static(range(3)):
+            if mode == k:
+                a = qcolumn(lq, k)
+                b = qcolumn(tq, k)
+        er = align_error(a, b)
+    return er, a
+
+
+@ti.func
 def task_rows(t, e, task_i: ti.template(), task_f: ti.template(), targets: ti.template(), robot_i: ti.template(),
               robot_f: ti.template(), pose: ti.template(), J: ti.template(), vec: ti.template(), Lt, n):
     """Fill the masked error (vec[t, 0:m]) and Jacobian rows of every task; return (all met, score)."""
@@ -131,18 +151,8 @@ def task_rows(t, e, task_i: ti.template(), task_f: ti.template(), targets: ti.te
             ep = ti.Vector([targets[e, i, 0], targets[e, i, 1], targets[e, i, 2]]) - point
             for k in ti.static(range(3)):
                 ep[k] *= task_f[0, 5 + k]
-        er = ti.Vector([0.0, 0.0, 0.0])
-        tq = vec4(targets, e, i, 3)
-        if mode == 3:
-            er = qlog(qmul(tq, qconj(lq)))
-        elif mode >= 0:
-            a = ti.Vector([0.0, 0.0, 0.0])
-            b = ti.Vector([0.0, 0.0, 0.0])
-            for k in ti.static(range(3)):
-                if mode == k:
-                    a = qcolumn(lq, k)
-                    b = qcolumn(tq, k)
-            er = align_error(a, b)
+        er, a = rotation_error(mode, lq, vec4(targets, e, i, 3))
+        if mode >= 0 and mode < 3:
             for d in range(n):  # drop the angular rows' component about the free axis
                 w = ti.Vector([J[t, r0 + 3, d], J[t, r0 + 4, d], J[t, r0 + 5, d]])
                 w = w - a * a.dot(w)
@@ -352,6 +362,45 @@ def solve_step(t, q: ti.template(), J: ti.template(), A: ti.template(), vec: ti.
     apply_step(t, q, vec, robot_i, robot_f, m, task_i[0, 4])
 
 
+@ti.func
+def reset_kept(t, best_q: ti.template(), best_i: ti.template(), n_qs):
+    """Empty the thread's kept solution (no success, infinite score, no samples run)."""
+    best_i[t, 0] = -1
+    best_i[t, 1] = 0
+    best_i[t, 2] = 0
+    best_q[t, n_qs] = 1e30
+    best_q[t, n_qs + 1] = 1e30
+
+
+@ti.func
+def keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, best_q: ti.template(), best_i: ti.template(), n_qs):
+    """Whether this iterate replaces the thread's kept one (any success beats failure; among
+    successes the nearest rest when ``exhaustive``; among failures the lowest score). If so its
+    sample (when a first success), iteration, score and rest distance are recorded; the caller
+    copies its qpos and error."""
+    better = False
+    if ok == 1:
+        if best_i[t, 0] < 0 or (exhaustive == 1 and rest_dist < best_q[t, n_qs + 1] - 1e-12):
+            better = True
+    elif best_i[t, 0] < 0 and score < best_q[t, n_qs]:
+        better = True
+    if better:
+        if ok == 1 and best_i[t, 0] < 0:
+            best_i[t, 0] = s
+        best_i[t, 1] = it
+        best_q[t, n_qs] = score
+        best_q[t, n_qs + 1] = rest_dist
+    return better
+
+
+@ti.func
+def stalled(exhaustive, s, n_samples, it, score, lag2):
+    """A sample that stalls far from its target (a local minimum or a limit) gives way to the next
+    restart instead of spending its remaining iterations."""
+    return exhaustive == 0 and s + 1 < n_samples and it >= STALL_MIN_ITERS and score > STALL_RATIO * lag2 and \
+        score > STALL_NEAR
+
+
 @fast
 @ti.kernel
 def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.ndarray(),
@@ -383,11 +432,7 @@ def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.n
     ti.loop_config(block_dim=ti.static(loop_block_dim()))
     for t in range(q.shape[0]):
         e = t % B
-        best_i[t, 0] = -1
-        best_i[t, 1] = 0
-        best_i[t, 2] = 0
-        best_q[t, n_qs] = 1e30
-        best_q[t, n_qs + 1] = 1e30
+        reset_kept(t, best_q, best_i, n_qs)
         s = t // B
         while s < n_samples:
             if exhaustive == 0 and ti.atomic_min(done[e], BIG) < s:
@@ -403,19 +448,7 @@ def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.n
                 if rest_weight > 0:
                     for i in range(n_qs):
                         rest_dist += (q[t, i] - task_f[1 + Lt + i, 0]) ** 2
-                # keep: any success beats failure; among successes the nearest rest (exhaustive)
-                better = False
-                if ok == 1:
-                    if best_i[t, 0] < 0 or (exhaustive == 1 and rest_dist < best_q[t, n_qs + 1] - 1e-12):
-                        better = True
-                elif best_i[t, 0] < 0 and score < best_q[t, n_qs]:
-                    better = True
-                if better:
-                    if ok == 1 and best_i[t, 0] < 0:
-                        best_i[t, 0] = s
-                    best_i[t, 1] = it
-                    best_q[t, n_qs] = score
-                    best_q[t, n_qs + 1] = rest_dist
+                if keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, best_q, best_i, n_qs):
                     for i in range(n_qs):
                         best_q[t, i] = q[t, i]
                     for i in range(Lt):
@@ -426,10 +459,7 @@ def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.n
                     break
                 if it == max_iters:
                     break
-                # a sample that stalls far from the target (a local minimum or a limit) gives way to
-                # the next restart instead of spending its remaining iterations
-                if exhaustive == 0 and s + 1 < n_samples and it >= STALL_MIN_ITERS and \
-                        score > STALL_RATIO * lag2 and score > STALL_NEAR:
+                if stalled(exhaustive, s, n_samples, it, score, lag2):
                     break
                 lag2 = lag1
                 lag1 = score

@@ -20,9 +20,9 @@ import taichi as ti
 
 from .. import backend
 from .fk import HINGE
-from .ik import BIG, PI, STALL_MIN_ITERS, STALL_NEAR, STALL_RATIO, align_error, hash_uniform, loop_block_dim
+from .ik import BIG, PI, hash_uniform, keep_if_better, loop_block_dim, reset_kept, rotation_error, stalled
 from .launch import fast
-from .quat import qcolumn, qconj, qlog, qmul, qrot
+from .quat import qrot
 from .spec import RobotSpec
 from .static_fk import UNROLLED_COMPILE, local_buffers, make_fk_func
 
@@ -86,18 +86,9 @@ def _build(spec: RobotSpec, Lt: int):
             ep = ti.Vector([0.0, 0.0, 0.0])
             if has_pos == 1:
                 ep = (ti.Vector([targets[e, i, 0], targets[e, i, 1], targets[e, i, 2]]) - point) * pos_mask
-            er = ti.Vector([0.0, 0.0, 0.0])
             tq = ti.Vector([targets[e, i, 3], targets[e, i, 4], targets[e, i, 5], targets[e, i, 6]])
-            if mode == 3:
-                er = qlog(qmul(tq, qconj(lq)))
-            elif mode >= 0:
-                a = ti.Vector([0.0, 0.0, 0.0])
-                b = ti.Vector([0.0, 0.0, 0.0])
-                for k in ti.static(range(3)):
-                    if mode == k:
-                        a = qcolumn(lq, k)
-                        b = qcolumn(tq, k)
-                er = align_error(a, b)
+            er, a = rotation_error(mode, lq, tq)
+            if mode >= 0 and mode < 3:
                 for d in ti.static(range(n)):  # drop the angular rows' component about the free axis
                     wv = ti.Vector([J[6 * i + 3, d], J[6 * i + 4, d], J[6 * i + 5, d]])
                     wv = wv - a * a.dot(wv)
@@ -299,11 +290,7 @@ def _build(spec: RobotSpec, Lt: int):
         ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
         for t in range(B * K):
             e = t % B
-            best_i[t, 0] = -1
-            best_i[t, 1] = 0
-            best_i[t, 2] = 0
-            best_q[t, n_qs] = 1e30
-            best_q[t, n_qs + 1] = 1e30
+            reset_kept(t, best_q, best_i, n_qs)
             s = t // B
             while s < n_samples:
                 if exhaustive == 0 and ti.atomic_min(done[e], BIG) < s:
@@ -320,18 +307,7 @@ def _build(spec: RobotSpec, Lt: int):
                     if rest_weight > 0:
                         for i in ti.static(range(spec.n_qs)):
                             rest_dist += (qv[i] - task_f[1 + Lt + i, 0]) ** 2
-                    better = False
-                    if ok == 1:
-                        if best_i[t, 0] < 0 or (exhaustive == 1 and rest_dist < best_q[t, n_qs + 1] - 1e-12):
-                            better = True
-                    elif best_i[t, 0] < 0 and score < best_q[t, n_qs]:
-                        better = True
-                    if better:
-                        if ok == 1 and best_i[t, 0] < 0:
-                            best_i[t, 0] = s
-                        best_i[t, 1] = it
-                        best_q[t, n_qs] = score
-                        best_q[t, n_qs + 1] = rest_dist
+                    if keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, best_q, best_i, n_qs):
                         for i in ti.static(range(n_qs)):
                             best_q[t, i] = qv[i]
                         for i in ti.static(range(Lt)):
@@ -342,8 +318,7 @@ def _build(spec: RobotSpec, Lt: int):
                         break
                     if it == max_iters:
                         break
-                    if exhaustive == 0 and s + 1 < n_samples and it >= STALL_MIN_ITERS and \
-                            score > STALL_RATIO * lag2 and score > STALL_NEAR:
+                    if stalled(exhaustive, s, n_samples, it, score, lag2):
                         break
                     lag2 = lag1
                     lag1 = score
