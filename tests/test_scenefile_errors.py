@@ -118,6 +118,8 @@ CASES = [
      "camera.fov: expected a number in (0, 180), got 190 (line 3)"),
     ("solver seed negative", "robot: panda\nsolver:\n  seed: -1\n",
      "solver.seed: expected an integer in [0, 2147483647], got -1 (line 3)"),
+    ("unknown solver kernel", "robot: panda\nsolver:\n  kernel: fast\n",
+     "solver.kernel: expected one of 'auto', 'per_robot' or 'generic', got 'fast' (line 3)"),
     ("targets is a mapping", "robot: panda\ntargets: {link: hand}\n",
      "targets: expected a list, got {link: 'hand'} (line 2)"),
     ("empty file", "", "the file is empty; expected a mapping with at least a robot key"),

@@ -118,6 +118,30 @@ def test_multilink_scene_solves_both_fingers_in_one_call(monkeypatch):
     scene.destroy()
 
 
+@pytest.mark.parametrize("setting", [None, "per_robot"])
+def test_solver_kernel_reaches_the_ik_call(setting, monkeypatch):
+    """Scenes default to the generic solver (no per-robot compile in the app); ``solver: kernel:``
+    picks another, and the runner passes it to the IK call."""
+    text = (REPO / "scenes" / "multilink_panda.yaml").read_text()
+    if setting is not None:
+        text = text.replace("solver:\n  seed: 0\n", f"solver:\n  seed: 0\n  kernel: {setting}\n")
+    spec = scenefile.loads(text, base_dir=REPO / "scenes")
+    assert spec.solver.kernel == (setting or "generic")
+    scene, runner = spec.build(debug_frames=False)
+    calls = []
+    original = runner.robot.inverse_kinematics_multilink
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(runner.robot, "inverse_kinematics_multilink", spy)
+    frame = runner.step()
+    assert [c["kernel"] for c in calls] == [setting or "generic"]
+    assert frame.success.all()
+    scene.destroy()
+
+
 def test_step_warm_starts_and_applies_qpos():
     spec = scenefile.load(REPO / "scenes" / "batched_panda.yaml")
     scene, runner = spec.build(debug_frames=False)

@@ -21,6 +21,7 @@ from engine import entity as entity_mod
 from engine import morphs
 from engine.kernels.spec import robot_spec
 from engine.kernels.static_fk import sincos_half
+from engine.transforms import quat_to_matrix
 
 # TEST_MJCF without its free and ball joints, plus a mimic (joint equality): the per-robot kernels
 # take hinges and slides only
@@ -125,7 +126,6 @@ def _check(robot, result, links, targets, rot_mask, pos_tol=5e-4, rot_tol=5e-3, 
             assert np.all(2 * np.arccos(np.clip(cosang, 0, 1))[ok] <= rot_tol * 1.5)
         elif any(rot_mask):
             k = int(np.argmax(rot_mask))
-            from engine.transforms import quat_to_matrix
             a, b = quat_to_matrix(quat[:, link])[..., k], quat_to_matrix(tquat)[..., k]
             assert np.all(np.arccos(np.clip(np.sum(a * b, -1), -1, 1))[ok] <= rot_tol * 1.5)
     if limits:

@@ -131,6 +131,18 @@ def rotation_error(mode, lq, tq):
 
 
 @ti.func
+def task_score(ep, er, pos_tol, rot_tol):
+    """(1 when the position error ``ep`` and rotation error ``er`` are within tolerance else 0, the
+    task's score: both norms in units of their tolerances)."""
+    pe = ep.norm()
+    re = er.norm()
+    met = 1
+    if pe > pos_tol or re > rot_tol:
+        met = 0
+    return met, pe / pos_tol + re / rot_tol
+
+
+@ti.func
 def task_rows(t, e, task_i: ti.template(), task_f: ti.template(), targets: ti.template(), robot_i: ti.template(),
               robot_f: ti.template(), pose: ti.template(), J: ti.template(), vec: ti.template(), Lt, n):
     """Fill the masked error (vec[t, 0:m]) and Jacobian rows of every task; return (all met, score)."""
@@ -168,11 +180,9 @@ def task_rows(t, e, task_i: ti.template(), task_f: ti.template(), targets: ti.te
         for k in ti.static(range(3)):
             vec[t, r0 + k] = ep[k]
             vec[t, r0 + 3 + k] = er[k]
-        pe = ep.norm()
-        re = er.norm()
-        if pe > pos_tol or re > rot_tol:
-            ok = 0
-        score += pe / pos_tol + re / rot_tol
+        met, task = task_score(ep, er, pos_tol, rot_tol)
+        ok = ok * met
+        score += task
     return ok, score
 
 

@@ -33,8 +33,9 @@ COS_COEFFS = (-1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 /
 
 @ti.func
 def sincos_half(angle):
-    """(sin, cos) of angle / 2 by quadrant reduction and polynomials: inlined, branch-free, about a
-    third of the cost of two libm calls, and as accurate for any precision."""
+    """(sin, cos) of angle / 2 by quadrant reduction and polynomials: inlined and branch-free.
+    Measured in the Panda FK at 16384 rows: f64 FK 5.2 -> 2.3 ms against libm's sin and cos, f32
+    about the same as libm (1.5 vs 1.6 ms of compute)."""
     h = 0.5 * angle
     k = ti.floor(h * (1.0 / HALF_PI) + 0.5)
     # one-part reduction: under taichi's fast math LLVM would fold a two-part (Cody-Waite) one back;
@@ -99,7 +100,8 @@ def make_fk_func(spec: RobotSpec):
 
 
 def local_buffers(spec: RobotSpec):
-    """Python helper used inside kernels (via ti.static) for the matrix sizes of :func:`make_fk_func`."""
+    """(rows of ``P`` / ``Q``, rows of ``AX`` / ``AN``) for :func:`make_fk_func`: at least 1 each, since
+    taichi has no empty local matrices."""
     return max(spec.n_links, 1), max(spec.n_joints, 1)
 
 

@@ -20,7 +20,7 @@ import taichi as ti
 
 from .. import backend
 from .fk import HINGE
-from .ik import BIG, PI, hash_uniform, keep_if_better, loop_block_dim, reset_kept, rotation_error, stalled
+from .ik import BIG, PI, hash_uniform, keep_if_better, loop_block_dim, reset_kept, rotation_error, stalled, task_score
 from .launch import fast
 from .quat import qrot
 from .spec import RobotSpec
@@ -102,11 +102,9 @@ def _build(spec: RobotSpec, Lt: int):
             for k in ti.static(range(3)):
                 err[6 * i + k] = ep[k]
                 err[6 * i + 3 + k] = er[k]
-            pe = ep.norm()
-            re = er.norm()
-            if pe > pos_tol or re > rot_tol:
-                ok = 0
-            score += pe / pos_tol + re / rot_tol
+            met, task = task_score(ep, er, pos_tol, rot_tol)
+            ok = ok * met
+            score += task
         return ok, score
 
     @ti.func
