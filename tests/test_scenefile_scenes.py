@@ -96,18 +96,24 @@ def test_batched_runner_matches_the_seeds_formula():
     scene.destroy()
 
 
-def test_multilink_scene_solves_both_fingers_in_one_call(monkeypatch):
-    spec = scenefile.load(REPO / "scenes" / "multilink_panda.yaml")
-    assert spec.groups() == [("fingers", [0, 1])]
-    scene, runner = spec.build(debug_frames=False)
+def spy_multilink(robot, monkeypatch) -> list[dict]:
+    """The keyword arguments of every ``robot.inverse_kinematics_multilink`` call from now on."""
     calls = []
-    original = runner.robot.inverse_kinematics_multilink
+    original = robot.inverse_kinematics_multilink
 
     def spy(*args, **kwargs):
         calls.append(kwargs)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(runner.robot, "inverse_kinematics_multilink", spy)
+    monkeypatch.setattr(robot, "inverse_kinematics_multilink", spy)
+    return calls
+
+
+def test_multilink_scene_solves_both_fingers_in_one_call(monkeypatch):
+    spec = scenefile.load(REPO / "scenes" / "multilink_panda.yaml")
+    assert spec.groups() == [("fingers", [0, 1])]
+    scene, runner = spec.build(debug_frames=False)
+    calls = spy_multilink(runner.robot, monkeypatch)
     frame = runner.step()
     assert len(calls) == 1
     assert [link.name for link in calls[0]["links"]] == ["left_finger", "right_finger"]
@@ -128,14 +134,7 @@ def test_solver_kernel_reaches_the_ik_call(setting, monkeypatch):
     spec = scenefile.loads(text, base_dir=REPO / "scenes")
     assert spec.solver.kernel == (setting or "generic")
     scene, runner = spec.build(debug_frames=False)
-    calls = []
-    original = runner.robot.inverse_kinematics_multilink
-
-    def spy(*args, **kwargs):
-        calls.append(kwargs)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(runner.robot, "inverse_kinematics_multilink", spy)
+    calls = spy_multilink(runner.robot, monkeypatch)
     frame = runner.step()
     assert [c["kernel"] for c in calls] == [setting or "generic"]
     assert frame.success.all()
