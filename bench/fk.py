@@ -10,9 +10,10 @@ call (after a warm-up); throughput is n_envs / latency. Memory per env is the by
 entity's per-env state arrays divided by n_envs. Pinocchio's ``framesForwardKinematics`` on
 example-robot-data's Panda URDF, called once per configuration in a Python loop, is the
 reference; the ratio ours / Pinocchio is given at n_envs = 16384. "kernel us" is the FK kernel
-that ``forward_kinematics`` runs (the per-robot one from ``STATIC_FK_MIN_ROWS`` rows up, marked
-"*") alone on preallocated arrays, to show what the API's validation and copies cost; "generic us"
-is the generic FK kernel on the same rows, side by side.
+that ``forward_kinematics`` runs (from ``STATIC_FK_MIN_ROWS`` rows up the per-robot one over SIMD
+lanes, marked "*") alone on preallocated arrays, to show what the API's validation and copies
+cost; beside it, on the same rows: "1-row us", the per-robot kernel with one row per thread (what
+a GPU runs), and "generic us", the generic FK kernel.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 import engine  # noqa: E402
 from engine import assets, entity, morphs  # noqa: E402
 from engine.kernels import fk as fk_kernels  # noqa: E402
-from engine.kernels import static_fk  # noqa: E402
+from engine.kernels import lane_fk, static_fk  # noqa: E402
 
 SIZES = (1, 16, 1024, 16384, 65536)
 RATIO_AT = 16384
@@ -72,17 +73,20 @@ def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
     pose = np.empty_like(robot._pose)
     generic = median_seconds(lambda: robot._run_fk(q_k, pose), budget_s)
     per_robot = n_envs >= entity.STATIC_FK_MIN_ROWS and robot._spec is not None
-    kernel = generic
+    kernel = one_row = generic
     if per_robot:
-        run = static_fk.fk_kernel(robot._spec)
-        pos, quat = np.empty(n_envs * robot.n_links * 3, dt), np.empty(n_envs * robot.n_links * 4, dt)
-        flat_q, serial = q_k.reshape(-1), fk_kernels.serial_for(n_envs)
-        kernel = median_seconds(lambda: run(flat_q, pos, quat, serial), budget_s)
+        spec, serial = robot._spec, fk_kernels.serial_for(n_envs)
+        pos, quat = np.empty((n_envs, robot.n_links, 3), dt), np.empty((n_envs, robot.n_links, 4), dt)
+        kernel = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, serial), budget_s)
+        run = static_fk.fk_kernel(spec)
+        flat_q, flat_pos, flat_quat = q_k.reshape(-1), pos.reshape(-1), quat.reshape(-1)
+        one_row = median_seconds(lambda: run(flat_q, flat_pos, flat_quat, serial), budget_s)
     robot.set_qpos(qpos)
     jac = median_seconds(lambda: robot.get_jacobian(hand), budget_s)
     state_bytes = robot.state_nbytes()
     scene.destroy()
-    return dict(n_envs=n_envs, fk_s=fk, kernel_s=kernel, generic_s=generic, per_robot=per_robot, jac_s=jac,
+    return dict(n_envs=n_envs, fk_s=fk, kernel_s=kernel, one_row_s=one_row, generic_s=generic, per_robot=per_robot,
+                jac_s=jac,
                 bytes_per_env=state_bytes / n_envs)
 
 
@@ -121,15 +125,18 @@ def main() -> None:
     rows = [bench_ours(n, budget, rng) for n in SIZES]
     pin_rate = bench_pinocchio(2_000 if args.quick else 20_000, rng)
 
-    header = (f"{'n_envs':>7} | {'FK us/call':>11} {'FK configs/s':>13} {'kernel us':>10} {'generic us':>10} | "
+    header = (f"{'n_envs':>7} | {'FK us/call':>11} {'FK configs/s':>13} {'kernel us':>10} {'1-row us':>9} "
+              f"{'generic us':>10} | "
               f"{'Jac us/call':>11} {'Jac configs/s':>13} | {'bytes/env':>9}")
     print(header)
     print("-" * len(header))
     for r in rows:
         print(f"{r['n_envs']:>7} | {r['fk_s'] * 1e6:>11.1f} {r['n_envs'] / r['fk_s']:>13,.0f} "
-              f"{r['kernel_s'] * 1e6:>9.1f}{'*' if r['per_robot'] else ' '} {r['generic_s'] * 1e6:>10.1f} | "
+              f"{r['kernel_s'] * 1e6:>9.1f}{'*' if r['per_robot'] else ' '} {r['one_row_s'] * 1e6:>9.1f} "
+              f"{r['generic_s'] * 1e6:>10.1f} | "
               f"{r['jac_s'] * 1e6:>11.1f} {r['n_envs'] / r['jac_s']:>13,.0f} | {r['bytes_per_env']:>9.0f}")
-    print(f"* the per-robot FK kernel (engine.kernels.static_fk), used from {entity.STATIC_FK_MIN_ROWS} rows up")
+    print(f"* the per-robot FK kernel over SIMD lanes (engine.kernels.lane_fk), used from "
+          f"{entity.STATIC_FK_MIN_ROWS} rows up; 1-row: engine.kernels.static_fk")
     print(f"\nPinocchio framesForwardKinematics (example-robot-data panda URDF), Python loop: "
           f"{pin_rate:,.0f} configs/s ({1e6 / pin_rate:.1f} us/config)")
     at = next(r for r in rows if r["n_envs"] == RATIO_AT)

@@ -17,14 +17,14 @@ from .backend import float_dtype
 from .elements import RigidJoint, RigidLink
 from .ik_api import IKMethods
 from .kernels import fk as fk_kernels
-from .kernels import static_fk
+from .kernels import lane_fk
 from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
 from .model.tree import KinematicTree
 
 STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled")
 # forward_kinematics batches of at least this many rows use the FK compiled for the robot
-# (engine.kernels.static_fk: ~2x the generic kernel; a few seconds to compile once per robot)
+# (engine.kernels.lane_fk: 3-6x the generic kernel on a CPU; ~1 s to compile once per robot)
 STATIC_FK_MIN_ROWS = 1024
 
 
@@ -245,8 +245,7 @@ class RigidEntity(IKMethods):
         if self._spec is not None and n >= STATIC_FK_MIN_ROWS:
             pos = np.empty((n, self.n_links, 3), self._dtype)
             quat = np.empty((n, self.n_links, 4), self._dtype)
-            static_fk.fk_kernel(self._spec)(full.reshape(-1), pos.reshape(-1), quat.reshape(-1),
-                                            fk_kernels.serial_for(n))
+            lane_fk.run_fk(self._spec, full, pos, quat, fk_kernels.serial_for(n))
         else:
             pose = np.empty((n, self.n_links, 7), self._dtype)
             self._run_fk(full, pose)

@@ -6,6 +6,10 @@ Compared per env: every link's pose (``get_links_pos/quat`` and ``forward_kinema
 Jacobian of several links (the last one included) at the link origin and at a local offset point.
 Pinocchio's frame Jacobian gives the origin's velocity (LOCAL_WORLD_ALIGNED); the velocity of a
 point r away (world axes) is v + w x r.
+
+Large ``forward_kinematics`` batches run the FK compiled per robot (``engine.kernels.lane_fk`` on
+a CPU): it is checked against Pinocchio too, for a set of robots (chains, branching hands and
+legs, mimic fingers), with a partial last block of SIMD lanes.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pinref import PinReference
 
 import engine
 from engine import assets, model, morphs
+from engine import entity as entity_mod
 from engine.transforms import quat_to_matrix
 
 N_ENVS = 3
@@ -28,6 +33,9 @@ N_BATCHES = 2  # configurations per robot: N_ENVS * N_BATCHES
 N_JAC_LINKS = 4  # links whose Jacobian is checked (the last one always among them)
 TOL = {"64": 1e-9, "32": 1e-4}
 MIN_ROBOTS = 65
+# robots whose per-robot FK kernel is compared (one compile each per precision, ~1 s)
+PER_ROBOT_FK = ("panda_urdf", "ur5", "xarm7", "so101", "allegro_right_hand", "anymal")
+PER_ROBOT_ROWS = 11  # one full block of 8 lanes (4 in f64) and a partial one
 
 
 @functools.cache
@@ -130,4 +138,25 @@ def test_fk_and_jacobian_match_pinocchio(name, precision):
                                            err_msg=f"{name}: Jacobian of link '{link.name}' origin")
                 np.testing.assert_allclose(jac_point[k][e], J_point, atol=tol, rtol=0,
                                            err_msg=f"{name}: Jacobian of link '{link.name}' at {points[k]}")
+    scene.destroy()
+
+
+@pytest.mark.parametrize("name", PER_ROBOT_FK)
+def test_per_robot_fk_matches_pinocchio(name, precision, monkeypatch):
+    monkeypatch.setattr(entity_mod, "STATIC_FK_MIN_ROWS", 1)
+    ref = _reference(name)
+    scene = engine.Scene()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = scene.add_entity(morphs.URDF(file=ref.tree.source))
+    scene.build(n_envs=PER_ROBOT_ROWS)
+    assert robot._spec is not None, f"{name} should qualify for the per-robot kernels"
+    qpos = ref.tree.apply_mimic(random_qpos(ref.tree, np.random.default_rng(zlib.crc32(name.encode())),
+                                            PER_ROBOT_ROWS))
+    pos, quat = robot.forward_kinematics(qpos)
+    for e in range(PER_ROBOT_ROWS):
+        rots, poss = ref.link_poses(qpos[e])
+        np.testing.assert_allclose(pos[e], poss, atol=TOL[precision], rtol=0, err_msg=f"{name}: env {e}")
+        np.testing.assert_allclose(quat_to_matrix(quat[e]), rots, atol=TOL[precision], rtol=0,
+                                   err_msg=f"{name}: env {e}")
     scene.destroy()

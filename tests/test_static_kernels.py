@@ -2,9 +2,10 @@
 references and against the generic kernels.
 
 * ``sincos_half`` (the FK's inlined sine / cosine) against numpy over many turns;
-* per-robot FK against MuJoCo's ``mj_kinematics`` for a model with every joint kind the per-robot
-  kernels take (off-axis hinges, two hinges on one body, a slide, a hinge with ``ref``, a mimic
-  equality), in f64 and f32;
+* per-robot FK (the CPU's SIMD-lane kernel, with a partial last block of lanes, and the one-row
+  kernel a GPU runs) against MuJoCo's ``mj_kinematics`` for a model with every joint kind the
+  per-robot kernels take (off-axis hinges, two hinges on one body, a slide, a hinge with ``ref``, a
+  mimic equality), in f64 and f32;
 * per-robot IK: answers checked by FK (tolerances, limits), with masks, ``dofs_idx_local``, a
   posture preference and limits off, and the same samples winning as in the generic solver;
 * which robots qualify.
@@ -19,6 +20,7 @@ from test_fk_mujoco import TEST_MJCF, random_qpos
 import engine
 from engine import entity as entity_mod
 from engine import morphs
+from engine.kernels import static_fk
 from engine.kernels.spec import robot_spec
 from engine.kernels.static_fk import sincos_half
 from engine.transforms import quat_to_matrix
@@ -73,7 +75,7 @@ def test_sincos_half_matches_numpy(precision):
 @pytest.mark.parametrize("precision", ["64", "32"])
 def test_per_robot_fk_matches_mujoco(hinge_model, precision, monkeypatch):
     monkeypatch.setattr(entity_mod, "STATIC_FK_MIN_ROWS", 1)
-    n = 16
+    n = 13  # one full block of SIMD lanes and a partial one
     scene, robot = _scene(hinge_model, n, precision)
     assert robot._spec is not None
     assert any(j.mimic is not None for j in robot.tree.joints)
@@ -92,6 +94,12 @@ def test_per_robot_fk_matches_mujoco(hinge_model, precision, monkeypatch):
     sel_pos, sel_quat = robot.forward_kinematics(qpos[[3, 1]], links_idx_local=[4, 0], envs_idx=[3, 1])
     np.testing.assert_array_equal(sel_pos, pos[[3, 1]][:, [4, 0]])
     np.testing.assert_array_equal(sel_quat, quat[[3, 1]][:, [4, 0]])
+    # the one-row kernel (what a GPU runs) gives the same poses
+    one_pos, one_quat = np.empty_like(pos), np.empty_like(quat)
+    static_fk.fk_kernel(robot._spec)(qpos.astype(robot._dtype).reshape(-1), one_pos.reshape(-1),
+                                     one_quat.reshape(-1), True)
+    np.testing.assert_allclose(one_pos, pos, atol=TOL[precision], rtol=0)
+    np.testing.assert_allclose(one_quat, quat, atol=TOL[precision], rtol=0)
     scene.destroy()
 
 

@@ -14,6 +14,7 @@ signature goes through the public path, and any failure of the fast path falls b
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 from taichi.lang import impl
@@ -28,16 +29,21 @@ class FastKernel:
     ``compile_config``: taichi config fields set while this kernel compiles (and restored after),
     e.g. ``{"advanced_optimization": False}`` for large unrolled kernels, where taichi's own IR
     optimisation costs 3-4x the compile time and LLVM does the same work anyway.
+    ``trace_helpers``: the kernel calls plain Python functions on purpose (they build its IR at
+    trace time); taichi's warning about each such call is silenced while it compiles.
     """
 
-    def __init__(self, kernel, compile_config: dict | None = None):
+    def __init__(self, kernel, compile_config: dict | None = None, trace_helpers: bool = False):
         self.kernel = kernel
         self.compile_config = dict(compile_config or {})
+        self.trace_helpers = trace_helpers
         self._primal = kernel._primal
         self._cache: dict = {}
         self.__doc__ = kernel.__doc__
         # template (compile-time) arguments key the compiled kernel and take no launch slot
         self._is_template = [isinstance(a.annotation, template) for a in self._primal.arguments]
+        # ndarrays of vectors / matrices: taichi's launch passes the shape without the element dims
+        self._element_dims = [_element_ndim(a.annotation) for a in self._primal.arguments]
 
     def _signature(self, args) -> tuple:
         return (backend.STATE.generation,) + tuple(
@@ -60,7 +66,8 @@ class FastKernel:
             if isinstance(a, np.ndarray):
                 if not a.flags.c_contiguous:
                     raise ValueError(f"kernel argument {i}: expected a C-contiguous array")
-                ctx.set_arg_external_array_with_shape((slot,), a.ctypes.data, a.nbytes, a.shape, 0)
+                shape = a.shape[:a.ndim - self._element_dims[i]]
+                ctx.set_arg_external_array_with_shape((slot,), a.ctypes.data, a.nbytes, shape, 0)
             else:
                 ctx.set_arg_int((slot,), int(a))
             slot += 1
@@ -73,7 +80,10 @@ class FastKernel:
         try:
             for name, value in self.compile_config.items():
                 setattr(cfg, name, value)
-            yield
+            with warnings.catch_warnings():
+                if self.trace_helpers:
+                    warnings.filterwarnings("ignore", message=".*Calling non-taichi function", category=SyntaxWarning)
+                yield
         finally:
             for name, value in saved.items():
                 setattr(cfg, name, value)
@@ -87,6 +97,12 @@ class FastKernel:
         return t_kernel, compiled, t_kernel.make_launch_context()
 
 
-def fast(kernel, compile_config: dict | None = None) -> FastKernel:
+def _element_ndim(annotation) -> int:
+    """Dims of one element of an ndarray argument: 0 for scalars, 1 for vectors, 2 for matrices."""
+    dtype = getattr(annotation, "dtype", None)
+    return int(getattr(dtype, "ndim", 0) or 0)
+
+
+def fast(kernel, compile_config: dict | None = None, trace_helpers: bool = False) -> FastKernel:
     """Decorator form: ``solve = fast(ti.kernel(solve_fn))``."""
-    return FastKernel(kernel, compile_config)
+    return FastKernel(kernel, compile_config, trace_helpers)

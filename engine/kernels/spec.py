@@ -5,8 +5,9 @@ arrays at run time, so one compiled kernel serves every robot, at the price of l
 trip counts, branches on joint types and per-row scratch in global memory. A :class:`RobotSpec`
 holds the same robot as Python constants: a kernel built from it (:mod:`engine.kernels.static_fk`,
 :mod:`engine.kernels.static_ik`) unrolls the tree at compile time, so joint types, parents, axes
-and offsets become constants and every intermediate stays in registers. Robots made of hinges and
-slides (mimic allowed) up to :data:`MAX_DOFS` dofs qualify; others use the generic kernels.
+and offsets become constants and every intermediate stays in registers. Robots made of hinges,
+slides and fixed joints (mimic allowed) up to :data:`MAX_DOFS` dofs qualify; others use the generic
+kernels.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fk import HINGE, SLIDE
+from .fk import FIXED, HINGE, SLIDE
 from .layout import PackedTree
 
 MAX_DOFS = 16     # more dofs would make the unrolled kernels slow to compile
 MAX_LINKS = 48
-MAX_JOINTS = 30   # ancestor sets are int32 bit masks
+MAX_JOINTS = 30   # moving joints; ancestor sets are int32 bit masks
 
 
 @dataclass(frozen=True)
@@ -103,22 +104,28 @@ def _ancestor_masks(links: tuple[LinkSpec, ...]) -> tuple[int, ...]:
 
 def robot_spec(packed: PackedTree) -> RobotSpec | None:
     """The spec of a packed robot, or None when it does not qualify (ball or free joints, no dofs,
-    too big)."""
+    too big). Fixed joints are left out: they move nothing (the link offsets hold them)."""
     ri, rf = packed.robot_i, np.asarray(packed.robot_f, np.float64)
     L, J = packed.n_links, packed.n_joints
     n_qs, n_dofs = int(ri[0, 2]), int(ri[0, 3])
-    if not 0 < n_dofs <= MAX_DOFS or L > MAX_LINKS or J > MAX_JOINTS:
+    if not 0 < n_dofs <= MAX_DOFS or L > MAX_LINKS:
         return None  # nothing to move, or too big to unroll
-    joints = []
+    joints, by_packed = [], {}  # fixed joints (a URDF's) move nothing: the spec leaves them out
     for j in range(J):
         kind, q, dof, lead_q, lead_dof = (int(v) for v in ri[1 + L + j])
+        if kind == FIXED:
+            continue
         if kind not in (HINGE, SLIDE):
             return None
-        joints.append(JointSpec(j, kind, q, dof, lead_q, lead_dof, _floats(rf[L + j, 0:3]),
-                                _floats(rf[L + j, 3:6]), float(rf[L + j, 6]), float(rf[L + j, 7]),
-                                float(rf[L + j, 8]), float(rf[L + J + q, 0]), float(rf[L + J + q, 1])))
+        by_packed[j] = JointSpec(len(joints), kind, q, dof, lead_q, lead_dof, _floats(rf[L + j, 0:3]),
+                                 _floats(rf[L + j, 3:6]), float(rf[L + j, 6]), float(rf[L + j, 7]),
+                                 float(rf[L + j, 8]), float(rf[L + J + q, 0]), float(rf[L + J + q, 1]))
+        joints.append(by_packed[j])
+    if len(joints) > MAX_JOINTS:
+        return None
     links = tuple(LinkSpec(int(ri[1 + l, 0]), _floats(rf[l, 0:3]), _floats(rf[l, 3:7]),
-                           tuple(joints[int(ri[1 + l, 1]):int(ri[1 + l, 2])])) for l in range(L))
+                           tuple(by_packed[j] for j in range(int(ri[1 + l, 1]), int(ri[1 + l, 2])) if j in by_packed))
+                  for l in range(L))
     if any(link.parent >= l for l, link in enumerate(links)):
         return None  # the unrolled FK needs parents before children (the packer's order)
     key = hashlib.sha1(ri.tobytes() + rf.tobytes()).hexdigest()
