@@ -109,7 +109,7 @@ class RigidEntity(IKMethods):
         self._run_fk(self._qpos, self._pose)
 
     def _destroy(self) -> None:
-        for name in STATE_ARRAYS + ("_ik_scratch",):
+        for name in STATE_ARRAYS + ("_ik_scratch", "_ik_plans"):
             self.__dict__.pop(name, None)
         self._built = False
 

@@ -6,6 +6,7 @@ Robot constants ``robot_i`` / ``robot_f`` and pose buffers are laid out as in
 
 import taichi as ti
 
+from .. import backend
 from .launch import fast
 from .quat import qaxis_angle, qcolumn, qmul, qnormalize, qrot
 
@@ -17,9 +18,7 @@ def serial_for(rows: int, max_rows: int = SERIAL_MAX_ROWS) -> bool:
     """Whether a CPU kernel over ``rows`` items should run serially in the calling thread: handing
     a small batch to taichi's thread pool costs more than the work (measured here: ~0.15 ms per
     launch on an idle 2-core VM against ~0.03 ms serial; FK is ~0.3 us per row). Never on a GPU."""
-    from ..backend import STATE
-
-    return STATE.arch == "cpu" and rows <= max_rows
+    return backend.STATE.arch == "cpu" and rows <= max_rows
 
 
 @ti.func

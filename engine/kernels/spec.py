@@ -93,6 +93,22 @@ class RobotSpec:
         """Bit j set when joint j moves ``link`` (it belongs to the link or one of its ancestors)."""
         return self.ancestor_masks[link]
 
+    def lineage(self, links) -> tuple[int, ...]:
+        """``links`` and all their ancestors, sorted (parents first)."""
+        out = set()
+        for link in links:
+            while link >= 0 and link not in out:
+                out.add(link)
+                link = self.links[link].parent
+        return tuple(sorted(out))
+
+    def moving_dofs(self, links) -> tuple[int, ...]:
+        """The dofs whose motion moves any of ``links`` (a mimic joint counts as its leader's dof)."""
+        mask = 0
+        for link in links:
+            mask |= self.ancestor_masks[link]
+        return tuple(sorted({j.lead_dof if j.is_mimic else j.dof for j in self.joints if mask >> j.index & 1}))
+
 
 def _ancestor_masks(links: tuple[LinkSpec, ...]) -> tuple[int, ...]:
     masks = []

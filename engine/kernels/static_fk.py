@@ -60,12 +60,17 @@ def sincos_half(angle):
     return sin_out, cos_out
 
 
-def make_fk_func(spec: RobotSpec):
+def make_fk_func(spec: RobotSpec, needed=None):
     """``fk(q, P, Q, AX, AN)``: FK of the local qpos vector ``q`` (n_qs,) into the local matrices
-    ``P`` (L, 3), ``Q`` (L, 4), ``AX`` (J, 3), ``AN`` (J, 3) (world frame; see module doc)."""
+    ``P`` (L, 3), ``Q`` (L, 4), ``AX`` (J, 3), ``AN`` (J, 3) (world frame; see module doc).
+    ``needed``: the links to compute, closed under ancestors (:meth:`RobotSpec.lineage`); the
+    others are left as they are. None: every link."""
+    indices = range(spec.n_links) if needed is None else sorted(needed)
+    links = tuple((l, spec.links[l]) for l in indices)
+
     @ti.func
     def fk(q, P: ti.template(), Q: ti.template(), AX: ti.template(), AN: ti.template()):
-        for l, link in ti.static(enumerate(spec.links)):
+        for l, link in ti.static(links):
             pos = ti.Vector(link.pos)
             quat = ti.Vector(link.quat)
             if ti.static(link.parent >= 0):

@@ -1,4 +1,4 @@
-"""The IK solver of :mod:`engine.kernels.ik`, compiled for one robot and one number of task links.
+"""The IK solver of :mod:`engine.kernels.ik`, compiled for one robot and one tuple of task links.
 
 Same algorithm, same arguments minus the global scratch, same outputs and the same rules (samples,
 hash-seeded restarts, stall hand-over, active-set limits, posture pull, best kept; see
@@ -12,8 +12,11 @@ one, ``dq = (J^T J + lambda I)^-1 J^T e`` (n x n). A dof held at a limit leaves 
 Jacobian column is zeroed, as the generic kernel does). On a CPU an iteration runs several times
 faster than in the generic kernel, which keeps the same quantities in global memory.
 
-Extra input: ``task_i[1 + i, 3]``, the bit mask of the joints that move task link i
-(:meth:`RobotSpec.ancestor_mask`).
+The task links are compile-time too, so FK runs over their lineage only (not, say, the fingers
+when the hand is the task) and the Jacobian, the system and its factor span only the dofs that
+move them (:meth:`RobotSpec.moving_dofs`): for the Panda's hand, 7 of 9. The other dofs get no
+task step; the posture pull, which moves them freely, still applies. A new set of task links
+compiles its own solver (seconds, once; then taichi's disk cache).
 """
 
 import taichi as ti
@@ -29,23 +32,29 @@ from .static_fk import UNROLLED_COMPILE, local_buffers, make_fk_func
 _CACHE: dict = {}
 
 
-def ik_kernel(spec: RobotSpec, n_tasks: int):
-    """The solver for ``spec`` with ``n_tasks`` task links (cached per process)."""
-    key = ("ik", spec.key, n_tasks, backend.STATE.generation, backend.STATE.precision)
+def ik_kernel(spec: RobotSpec, task_links: tuple[int, ...]):
+    """The solver for ``spec`` with these task links (local link indices, in task order; cached
+    per process)."""
+    key = ("ik", spec.key, tuple(task_links), backend.STATE.generation, backend.STATE.precision)
     if key not in _CACHE:
-        _CACHE[key] = fast(_build(spec, n_tasks), UNROLLED_COMPILE)
+        _CACHE[key] = fast(_build(spec, tuple(task_links)), UNROLLED_COMPILE)
     return _CACHE[key]
 
 
-def _build(spec: RobotSpec, Lt: int):
-    fk = make_fk_func(spec)
+def _build(spec: RobotSpec, task_links: tuple[int, ...]):
+    Lt = len(task_links)
+    fk = make_fk_func(spec, spec.lineage(task_links))
     L, NJ = local_buffers(spec)
     n_qs = max(spec.n_qs, 1)
     n = max(spec.n_dofs, 1)
     m = 6 * Lt
     movable = tuple(j for j in spec.joints if not j.is_mimic)  # the joints the solver moves
-    TASK_SPACE = m < n  # factor J J^T (m x m) rather than J^T J (n x n)
-    SYSTEM = min(m, n)
+    COLS = spec.moving_dofs(task_links)  # the Jacobian's nonzero columns
+    NC = max(len(COLS), 1)
+    TASK_SPACE = m < NC  # factor J J^T (m x m) rather than J^T J (NC x NC)
+    SYSTEM = min(m, NC)
+    TASK_JOINTS = tuple(tuple(j for j in spec.joints if spec.ancestor_mask(link) >> j.index & 1)
+                        for link in task_links)  # the joints that move each task link
 
     @ti.func
     def rows(e, qv, targets: ti.template(), task_i: ti.template(), task_f: ti.template(), active,
@@ -63,15 +72,13 @@ def _build(spec: RobotSpec, Lt: int):
         rot_tol = task_f[0, 2]
         pos_mask = ti.Vector([task_f[0, 5], task_f[0, 6], task_f[0, 7]])
         for i in ti.static(range(Lt)):
-            link = task_i[1 + i, 0]
+            link = ti.static(task_links[i])
             has_pos = task_i[1 + i, 1]
             mode = task_i[1 + i, 2]
-            moved_by = task_i[1 + i, 3]
             lp = ti.Vector([P[link, 0], P[link, 1], P[link, 2]])
             lq = ti.Vector([Q[link, 0], Q[link, 1], Q[link, 2], Q[link, 3]])
             point = lp + qrot(lq, ti.Vector([task_f[1 + i, 0], task_f[1 + i, 1], task_f[1 + i, 2]]))
-            for joint in ti.static(spec.joints):
-                on = ti.cast((moved_by >> joint.index) & 1, float)
+            for joint in ti.static(TASK_JOINTS[i]):
                 axis = ti.Vector([AX[joint.index, 0], AX[joint.index, 1], AX[joint.index, 2]])
                 lin = axis
                 ang = ti.Vector([0.0, 0.0, 0.0])
@@ -79,7 +86,7 @@ def _build(spec: RobotSpec, Lt: int):
                     lin = axis.cross(point - ti.Vector([AN[joint.index, 0], AN[joint.index, 1], AN[joint.index, 2]]))
                     ang = axis
                 d = ti.static(joint.lead_dof if joint.is_mimic else joint.dof)
-                w = on * ti.static(joint.mult if joint.is_mimic else 1.0)
+                w = ti.static(joint.mult if joint.is_mimic else 1.0)
                 for k in ti.static(range(3)):
                     J[6 * i + k, d] += w * lin[k]
                     J[6 * i + 3 + k, d] += w * ang[k]
@@ -89,13 +96,13 @@ def _build(spec: RobotSpec, Lt: int):
             tq = ti.Vector([targets[e, i, 3], targets[e, i, 4], targets[e, i, 5], targets[e, i, 6]])
             er, a = rotation_error(mode, lq, tq)
             if mode >= 0 and mode < 3:
-                for d in ti.static(range(n)):  # drop the angular rows' component about the free axis
+                for d in ti.static(COLS):  # drop the angular rows' component about the free axis
                     wv = ti.Vector([J[6 * i + 3, d], J[6 * i + 4, d], J[6 * i + 5, d]])
                     wv = wv - a * a.dot(wv)
                     for k in ti.static(range(3)):
                         J[6 * i + 3 + k, d] = wv[k]
             rot_on = ti.cast(mode >= 0, float)
-            for d in ti.static(range(n)):
+            for d in ti.static(COLS):
                 for k in ti.static(range(3)):
                     J[6 * i + k, d] *= pos_mask[k] * has_pos * active[d]
                     J[6 * i + 3 + k, d] *= rot_on * active[d]
@@ -109,15 +116,15 @@ def _build(spec: RobotSpec, Lt: int):
 
     @ti.func
     def factor(A, lam, Lc: ti.template()):
-        """Lower Cholesky factor of A + lam I into Lc (both k x k)."""
+        """Lower Cholesky factor of A + lam I into Lc (both k x k), its diagonal stored as reciprocals
+        (substitution then multiplies: no divisions on its dependency chain)."""
         k_dim = ti.static(A.n)
         for j in ti.static(range(k_dim)):
             s = A[j, j] + lam
             for k in ti.static(range(j)):
                 s -= Lc[j, k] * Lc[j, k]
-            s = ti.sqrt(ti.max(s, 1e-12))
-            Lc[j, j] = s
-            inv = 1.0 / s
+            inv = ti.rsqrt(ti.max(s, 1e-12))
+            Lc[j, j] = inv
             for i in ti.static(range(j + 1, k_dim)):
                 v = A[i, j]
                 for k in ti.static(range(j)):
@@ -126,83 +133,97 @@ def _build(spec: RobotSpec, Lt: int):
 
     @ti.func
     def substitute(Lc, x):
-        """(Lc Lc^T)^-1 x."""
+        """(Lc Lc^T)^-1 x for a factor from :func:`factor` (reciprocal diagonal)."""
         k_dim = ti.static(Lc.n)
         y = x
         for i in ti.static(range(k_dim)):
             v = y[i]
             for k in ti.static(range(i)):
                 v -= Lc[i, k] * y[k]
-            y[i] = v / Lc[i, i]
+            y[i] = v * Lc[i, i]
         for ii in ti.static(range(k_dim)):
             i = ti.static(k_dim - 1 - ii)
             v = y[i]
             for k in ti.static(range(i + 1, k_dim)):
                 v -= Lc[k, i] * y[k]
-            y[i] = v / Lc[i, i]
+            y[i] = v * Lc[i, i]
         return y
 
     @ti.func
-    def times(J, x, keep):
-        """J (x * keep): (m,)."""
+    def times(J, x):
+        """J x: (m,)."""
         out = ti.Vector([0.0] * m)
         for r in ti.static(range(m)):
             v = 0.0
-            for d in ti.static(range(n)):
-                v += J[r, d] * x[d] * keep[d]
+            for d in ti.static(COLS):
+                v += J[r, d] * x[d]
             out[r] = v
         return out
 
     @ti.func
-    def times_transposed(J, y, keep):
-        """(J^T y) * keep: (n,)."""
+    def times_transposed(J, y):
+        """J^T y: (n,), zero outside COLS."""
         out = ti.Vector([0.0] * n)
-        for d in ti.static(range(n)):
+        for d in ti.static(COLS):
             v = 0.0
             for r in ti.static(range(m)):
                 v += J[r, d] * y[r]
-            out[d] = v * keep[d]
+            out[d] = v
         return out
 
     @ti.func
-    def damped_solve(J, err, lam, keep, Lc: ti.template()):
-        """dq = (K J^T J K + lam I)^-1 K J^T err with K = diag(keep) (dofs with keep 0 are out of the
-        step), factoring the smaller of the task-space (m) and dof-space (n) systems into Lc."""
+    def gather(x):
+        """The COLS entries of an (n,) vector: (NC,)."""
+        return ti.Vector([x[d] for d in ti.static(COLS)])
+
+    @ti.func
+    def scatter(y):
+        """An (n,) vector holding the (NC,) vector y at COLS, zero elsewhere."""
+        out = ti.Vector([0.0] * n)
+        for c in ti.static(range(NC)):
+            out[COLS[c]] = y[c]
+        return out
+
+    @ti.func
+    def damped_solve(J, err, lam, Lc: ti.template()):
+        """dq = (J^T J + lam I)^-1 J^T err over the COLS dofs (zero elsewhere), factoring the
+        smaller of the task-space (m) and dof-space (NC) systems into Lc. Dofs held out of the
+        step come as zero columns of J."""
         dq = ti.Vector([0.0] * n)
-        if ti.static(TASK_SPACE):  # dq = K J^T (J K J^T + lam I)^-1 err
+        if ti.static(TASK_SPACE):  # dq = J^T (J J^T + lam I)^-1 err
             A = ti.Matrix.zero(float, m, m)
             for a in ti.static(range(m)):
                 for b in ti.static(range(a + 1)):
                     w = 0.0
-                    for d in ti.static(range(n)):
-                        w += J[a, d] * J[b, d] * keep[d]
+                    for d in ti.static(COLS):
+                        w += J[a, d] * J[b, d]
                     A[a, b] = w
                     A[b, a] = w
             factor(A, lam, Lc)
-            dq = times_transposed(J, substitute(Lc, err), keep)
+            dq = times_transposed(J, substitute(Lc, err))
         else:
-            A = ti.Matrix.zero(float, n, n)
-            for a in ti.static(range(n)):
+            A = ti.Matrix.zero(float, NC, NC)
+            for a in ti.static(range(NC)):
                 for b in ti.static(range(a + 1)):
                     w = 0.0
                     for r in ti.static(range(m)):
-                        w += J[r, a] * J[r, b]
-                    A[a, b] = w * keep[a] * keep[b]
-                    A[b, a] = A[a, b]
+                        w += J[r, COLS[a]] * J[r, COLS[b]]
+                    A[a, b] = w
+                    A[b, a] = w
             factor(A, lam, Lc)
-            dq = substitute(Lc, times_transposed(J, err, keep))
+            dq = scatter(substitute(Lc, gather(times_transposed(J, err))))
         return dq
 
     @ti.func
-    def null_space(J, keep, Lc, z):
-        """z minus its part that moves the tasks: z - (K J^T J K + lam I)^-1 K J^T J K z, with the
-        factor ``Lc`` of :func:`damped_solve`."""
-        moved = times(J, z, keep)
+    def null_space(J, Lc, z):
+        """z minus its part that moves the tasks: z - (J^T J + lam I)^-1 J^T J z, with the factor
+        ``Lc`` of :func:`damped_solve` for the same J (entries outside COLS move no task: kept)."""
+        moved = times(J, z)
         out = z
         if ti.static(TASK_SPACE):
-            out = z - times_transposed(J, substitute(Lc, moved), keep)
+            out = z - times_transposed(J, substitute(Lc, moved))
         else:
-            out = z - substitute(Lc, times_transposed(J, moved, keep))
+            out = z - scatter(substitute(Lc, gather(times_transposed(J, moved))))
         return out
 
     @ti.func
@@ -225,13 +246,15 @@ def _build(spec: RobotSpec, Lt: int):
         e2 = err.dot(err)
         lam = task_f[0, 0] * ti.min(e2, 1.0) + 1e-6
         respect_limits = task_i[0, 4]
-        keep = ti.Vector([1.0] * n)
         Lc = ti.Matrix.zero(float, SYSTEM, SYSTEM)
-        dq = damped_solve(J, err, lam, keep, Lc)
+        dq = damped_solve(J, err, lam, Lc)
+        Jk = J  # the Jacobian of the last solve: dofs held at a limit get zero columns
         blocked = outward(qv, dq, respect_limits)
         if blocked.sum() > 0:
-            keep = 1.0 - blocked
-            dq = damped_solve(J, err, lam, keep, Lc)
+            for d in ti.static(COLS):
+                for r in ti.static(range(m)):
+                    Jk[r, d] *= 1.0 - blocked[d]
+            dq = damped_solve(Jk, err, lam, Lc)
             dq *= 1.0 - outward(qv, dq, respect_limits)
         max_step = task_f[0, 3]
         big = ti.abs(dq).max()
@@ -243,7 +266,7 @@ def _build(spec: RobotSpec, Lt: int):
             z = ti.Vector([0.0] * n)
             for joint in ti.static(movable):
                 z[joint.dof] = weight * (task_f[1 + Lt + joint.q, 0] - qv[joint.q]) * active[joint.dof]
-            z = null_space(J, keep, Lc, z)
+            z = null_space(Jk, Lc, z)
             z *= 1.0 - outward(qv, z, respect_limits)
             pull = ti.abs(z).max()
             left = 1.0 - ti.cast(it + 1, float) / ti.cast(task_i[0, 0], float)

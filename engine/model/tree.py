@@ -210,6 +210,11 @@ class KinematicTree:
     def apply_mimic(self, qpos: np.ndarray) -> np.ndarray:
         """Copy of ``qpos`` ``(..., n_qs)`` (same float dtype) with every mimic joint set from its leader."""
         qpos = np.array(qpos, dtype=None if np.asarray(qpos).dtype.kind == "f" else float, copy=True)
+        return self.apply_mimic_inplace(qpos)
+
+    def apply_mimic_inplace(self, qpos: np.ndarray) -> np.ndarray:
+        """Set every mimic joint of the float array ``qpos`` ``(..., n_qs)`` from its leader, in place;
+        returns ``qpos``."""
         for follower, leader, multiplier, offset in self._mimic_slots:
             qpos[..., follower] = multiplier * qpos[..., leader] + offset
         return qpos
