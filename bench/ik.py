@@ -15,18 +15,25 @@ Targets are FK of uniform random configurations within the joint limits (seeded;
 configurations for every solver). The scene's state stays at the default pose, so every call
 starts from it; the solver's other parameters are the API defaults (max_samples 50,
 max_solver_iters 20, ``kernel="auto"``: the solver compiled for the Panda; ``--kernel generic``
-runs the one compiled for every robot). Latency is the median wall time of one call (after a warm-up call that
-compiles the kernels); solves/s = n_envs / latency. Success is checked independently by FK of the
-returned qpos (``robot.forward_kinematics``): position error <= 5e-4 m and rotation angle <= 5e-3
-rad (for the multilink z-axis mask: the angle between the link's and the target's z axes).
-"rep" is the solver's own ``IKResult.success`` rate, for comparison.
+runs the one compiled for every robot).
+
+A call's cost depends on its targets: an env whose target needs many restarts makes its whole
+call slow (with 16 envs, one hard target can double it). So each n_envs is timed over at least
+``--min-targets`` (512) targets, split into batches of n_envs: a small batch size runs several
+distinct batches (16 envs: 32 calls). One "cycle" calls every batch once; latency ("ms/call") is
+the median cycle time divided by the number of batches, i.e. the mean cost of a call over the
+batches, after a warm-up cycle that compiles the kernels; solves/s = n_envs / latency; "spread"
+gives the fastest and slowest batch (the median of its own repeats). Success is checked
+independently by FK of every returned qpos (``robot.forward_kinematics``): position error <= 5e-4
+m and rotation angle <= 5e-3 rad (for the multilink z-axis mask: the angle between the link's and
+the target's z axes). "rep" is the solver's own ``IKResult.success`` rate, for comparison.
 
 Comparison: pytorch_kinematics' batched ``PseudoInverseIK`` on example-robot-data's Panda URDF
 (chain base to ``panda_hand``), f32 on the CPU, max_iterations 20, default lr, tolerances as above,
 ``--pk-retries`` (10) initial configurations: the default pose plus seeded uniform random ones.
 Its targets are its own FK of the same joint configurations (its base / hand frames may differ
 from the MJCF's), and its answer per problem (first converged retry, else the lowest error) is
-checked by its own FK with the same tolerances. It runs after ours in a child process, so torch's
+checked by its own FK with the same tolerances, over the same batches. It runs after ours in a child process, so torch's
 OpenMP threads and taichi's CPU threads never share a process (on a 2-core machine pk's calls were
 often ~10x slower after taichi kernels had run in the same process). On a machine shared with other
 work torch's spinning OpenMP threads are very sensitive to the load: ``--pk-threads 1`` steadies pk's
@@ -101,43 +108,68 @@ def random_qpos(lo: np.ndarray, hi: np.ndarray, n: int, seed: int) -> np.ndarray
     return np.random.default_rng(seed).uniform(lo, hi, (n, len(lo)))
 
 
-def bench_ours(n_envs: int, qpos: np.ndarray, args) -> dict[str, dict]:
-    """Latency and FK-checked success of both IK cases on a scene of ``n_envs`` envs."""
+def batches_of(lo: np.ndarray, hi: np.ndarray, n_envs: int, args) -> list[np.ndarray]:
+    """Target configurations for n_envs: ``ceil(min_targets / n_envs)`` batches of n_envs rows."""
+    count = max(1, -(-args.min_targets // n_envs))
+    qpos = random_qpos(lo, hi, n_envs * count, args.seed)
+    return [qpos[b * n_envs:(b + 1) * n_envs] for b in range(count)]
+
+
+def time_cycle(calls: list, args) -> tuple[float, float, float]:
+    """(mean seconds per call over one cycle of ``calls``, fastest call, slowest call)."""
+    def cycle():
+        for call in calls:
+            call()
+
+    per_call = median_time(cycle, warmup=0, min_repeats=args.repeats, budget_s=args.budget) / len(calls)
+    if len(calls) == 1:
+        return per_call, per_call, per_call
+    each = [median_time(call, warmup=0, min_repeats=3, max_repeats=3) for call in calls]
+    return per_call, min(each), max(each)
+
+
+def bench_ours(n_envs: int, batches: list[np.ndarray], args) -> dict[str, dict]:
+    """Latency and FK-checked success of both IK cases on a scene of ``n_envs`` envs, over ``batches``."""
     scene = engine.Scene()
     robot = scene.add_entity(engine.morphs.MJCF(file="panda"))
     scene.build(n_envs=n_envs)
-    links_pos, links_quat = (np.asarray(a, np.float64) for a in robot.forward_kinematics(qpos))
     hand = robot.get_link(SINGLE_LINK).idx_local
     fingers = [robot.get_link(name).idx_local for name in MULTI_LINKS]
     common = dict(pos_tol=POS_TOL, rot_tol=ROT_TOL, seed=args.seed, return_info=True, kernel=args.kernel)
+    goals = [tuple(np.asarray(a, np.float64) for a in robot.forward_kinematics(q)) for q in batches]
 
-    def single():
-        return robot.inverse_kinematics(SINGLE_LINK, links_pos[:, hand], links_quat[:, hand], **common)
+    def single(links_pos, links_quat):
+        return lambda: robot.inverse_kinematics(SINGLE_LINK, links_pos[:, hand], links_quat[:, hand], **common)
 
-    def multi():
-        return robot.inverse_kinematics_multilink(
+    def multi(links_pos, links_quat):
+        return lambda: robot.inverse_kinematics_multilink(
             list(MULTI_LINKS), [links_pos[:, i] for i in fingers], [links_quat[:, i] for i in fingers],
             rot_mask=list(MULTI_ROT_MASK), **common)
 
-    def check_single(q):
+    def check_single(q, links_pos, links_quat):
         pos, quat = (np.asarray(a, np.float64) for a in robot.forward_kinematics(q))  # checked in f64
         pos_err = np.linalg.norm(pos[:, hand] - links_pos[:, hand], axis=-1)
         rot_err = quat_angle(quat[:, hand], links_quat[:, hand])
         return (pos_err <= POS_TOL) & (rot_err <= ROT_TOL)
 
-    def check_multi(q):
+    def check_multi(q, links_pos, links_quat):
         pos, quat = (np.asarray(a, np.float64) for a in robot.forward_kinematics(q))  # checked in f64
         pos_err = np.linalg.norm(pos[:, fingers] - links_pos[:, fingers], axis=-1)
         rot_err = vector_angle(quat_z_axis(quat[:, fingers]), quat_z_axis(links_quat[:, fingers]))
         return np.all((pos_err <= POS_TOL) & (rot_err <= ROT_TOL), axis=-1)
 
     out = {}
-    for case, solve, check in (("single", single, check_single), ("multi", multi, check_multi)):
-        result = solve()  # warm-up (compiles the kernels) and the answer that is checked
-        ok = check(result.qpos)
-        seconds = median_time(solve, warmup=0, min_repeats=args.repeats, budget_s=args.budget)
-        out[case] = dict(s=seconds, ok=float(ok.mean()), rep=float(np.mean(result.success)),
-                         disagree=int(np.sum(ok != result.success)))
+    for case, make, check in (("single", single, check_single), ("multi", multi, check_multi)):
+        calls = [make(*goal) for goal in goals]
+        ok, rep = [], []
+        for call, goal in zip(calls, goals):  # warm-up (compiles the kernels) and the answers that are checked
+            result = call()
+            ok.append(check(result.qpos, *goal))
+            rep.append(np.atleast_1d(result.success))
+        ok, rep = np.concatenate(ok), np.concatenate(rep)
+        seconds, fastest, slowest = time_cycle(calls, args)
+        out[case] = dict(s=seconds, fastest=fastest, slowest=slowest, batches=len(calls), ok=float(ok.mean()),
+                         rep=float(rep.mean()), disagree=int(np.sum(ok != rep)))
     current = robot.get_qpos()
     assert np.allclose(current, robot.tree.default_qpos, atol=1e-6), "IK changed the scene's state"
     scene.destroy()
@@ -168,35 +200,43 @@ class PkSingle:
         self.retry = retry
         self.args = args
 
-    def bench(self, qpos: np.ndarray) -> dict:
+    def bench(self, batches: list[np.ndarray]) -> dict:
         torch = self.torch
-        q = torch.as_tensor(qpos[:, : self.dof], dtype=torch.float32)
-        with torch.no_grad():
-            targets = self.chain.forward_kinematics(q)
         ik = self.pk.PseudoInverseIK(self.chain, retry_configs=self.retry, joint_limits=self.limits,
                                      max_iterations=PK_MAX_ITERATIONS, pos_tolerance=POS_TOL,
                                      rot_tolerance=ROT_TOL)
 
-        def solve():
-            sol = ik.solve(targets)
-            score = sol.err_pos + sol.err_rot
-            conv = sol.converged
-            pick = torch.where(conv.any(dim=1), conv.to(torch.int8).argmax(dim=1), score.argmin(dim=1))
-            return sol.solutions[torch.arange(len(pick)), pick], sol.converged_any
+        def solver(targets):
+            def solve():
+                sol = ik.solve(targets)
+                score = sol.err_pos + sol.err_rot
+                conv = sol.converged
+                pick = torch.where(conv.any(dim=1), conv.to(torch.int8).argmax(dim=1), score.argmin(dim=1))
+                return sol.solutions[torch.arange(len(pick)), pick], sol.converged_any
+            return solve
 
+        with torch.no_grad():
+            targets = [self.chain.forward_kinematics(torch.as_tensor(q[:, : self.dof], dtype=torch.float32))
+                       for q in batches]
+        calls = [solver(t) for t in targets]
+        oks, reps = [], []
         try:
-            answer, reported = solve()  # warm-up, and the answer that is checked
-            seconds = median_time(solve, warmup=0, min_repeats=self.args.repeats, budget_s=self.args.budget)
+            for call, target in zip(calls, targets):  # warm-up, and the answers that are checked
+                answer, reported = call()
+                with torch.no_grad():
+                    got = self.chain.forward_kinematics(answer).get_matrix().double().numpy()
+                want = target.get_matrix().double().numpy()
+                pos_err = np.linalg.norm(got[:, :3, 3] - want[:, :3, 3], axis=-1)
+                rot_err = (Rotation.from_matrix(want[:, :3, :3]).inv()
+                           * Rotation.from_matrix(got[:, :3, :3])).magnitude()
+                oks.append((pos_err <= POS_TOL) & (rot_err <= ROT_TOL))
+                reps.append(reported.numpy())
+            seconds, fastest, slowest = time_cycle(calls, self.args)
         except torch.linalg.LinAlgError as exc:  # its DLS step can hit an exactly singular matrix in f32
             return dict(error=f"pk raised LinAlgError: {str(exc).splitlines()[0]}")
-        with torch.no_grad():
-            got = self.chain.forward_kinematics(answer).get_matrix().double().numpy()
-        want = targets.get_matrix().double().numpy()
-        pos_err = np.linalg.norm(got[:, :3, 3] - want[:, :3, 3], axis=-1)
-        rot_err = (Rotation.from_matrix(want[:, :3, :3]).inv() * Rotation.from_matrix(got[:, :3, :3])).magnitude()
-        ok = (pos_err <= POS_TOL) & (rot_err <= ROT_TOL)
-        rep = reported.numpy()
-        return dict(s=seconds, ok=float(ok.mean()), rep=float(rep.mean()), disagree=int(np.sum(ok != rep)))
+        ok, rep = np.concatenate(oks), np.concatenate(reps)
+        return dict(s=seconds, fastest=fastest, slowest=slowest, ok=float(ok.mean()), rep=float(rep.mean()),
+                    disagree=int(np.sum(ok != rep)))
 
 
 def run_pk(sizes, pk_max: int, lo: np.ndarray, hi: np.ndarray, default_q: np.ndarray, args) -> dict:
@@ -215,7 +255,7 @@ def run_pk(sizes, pk_max: int, lo: np.ndarray, hi: np.ndarray, default_q: np.nda
     for n in sizes:
         if n <= pk_max:
             # the URDF's arm limits are the MJCF's; the clip only guards against a future mismatch
-            results[n] = solver.bench(np.clip(random_qpos(lo, hi, n, args.seed)[:, : solver.dof], low, high))
+            results[n] = solver.bench([np.clip(q[:, : solver.dof], low, high) for q in batches_of(lo, hi, n, args)])
             print(f"  pk   n_envs={n} done", file=sys.stderr, flush=True)
     note = (f"pytorch_kinematics {_version('pytorch-kinematics')}, torch {torch.__version__} "
             f"({torch.get_num_threads()} threads, own process): PseudoInverseIK, {args.pk_retries} retries, "
@@ -299,12 +339,16 @@ def main(argv=None) -> None:
     parser.add_argument("--pk-max-envs", type=int, help="run pk only up to this n_envs (default: all)")
     parser.add_argument("--repeats", type=int, help="minimum timed repeats per figure (>= 3; default 5, quick 3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random targets and restarts")
+    parser.add_argument("--min-targets", type=int, default=512,
+                        help="targets per n_envs, in batches of n_envs (default 512: 32 batches of 16 envs)")
     parser.add_argument("--kernel", default="auto", choices=("auto", "per_robot", "generic"),
                         help="which compiled IK solver runs (see engine.ik.KERNELS)")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     if any(n < 1 for n in sizes):
         parser.error("--sizes: expected positive n_envs")
+    if args.min_targets < 1:
+        parser.error("--min-targets: expected a positive number")
     args.repeats = max(3, args.repeats or (3 if args.quick else 5))
     args.budget = 0.3 if args.quick else 1.5  # seconds of timed repeats per figure, beyond the minimum
     pk_max = args.pk_max_envs or (QUICK_PK_MAX_ENVS if args.quick else max(sizes))
@@ -316,7 +360,8 @@ def main(argv=None) -> None:
     fell_back = " (fell back: no GPU backend here)" if any("not available" in str(w.message) for w in caught) else ""
     print(f"IK bench: Panda, f32, backend {args.backend!r} -> {arch}{fell_back}, {os.cpu_count()} CPUs; "
           f"kernel {args.kernel!r}; pos_tol {POS_TOL}, rot_tol {ROT_TOL}; "
-          f"median of >= {args.repeats} calls after a warm-up")
+          f"mean cost of a call over >= {args.min_targets} targets in batches of n_envs (median of >= "
+          f"{args.repeats} cycles over the batches, after a warm-up)")
 
     probe = engine.Scene()
     robot = probe.add_entity(engine.morphs.MJCF(file="panda"))
@@ -327,7 +372,7 @@ def main(argv=None) -> None:
 
     ours: dict[tuple[str, int], dict] = {}
     for n in sizes:
-        res = bench_ours(n, random_qpos(lo, hi, n, args.seed), args)
+        res = bench_ours(n, batches_of(lo, hi, n, args), args)
         for case in ("single", "multi"):
             ours[(case, n)] = res[case]
         sys.stdout.flush()
@@ -340,7 +385,9 @@ def main(argv=None) -> None:
     for n in sizes:
         for case in ("single", "multi"):
             r = ours[(case, n)]
-            row = [case, n, fmt_ms(r["s"]), fmt_rate(n / r["s"]), fmt_pct(r["ok"]), fmt_pct(r["rep"])]
+            spread = f"{fmt_ms(r['fastest'])}-{fmt_ms(r['slowest'])}" if r["batches"] > 1 else "-"
+            row = [case, n, r["batches"], fmt_ms(r["s"]), spread, fmt_rate(n / r["s"]), fmt_pct(r["ok"]),
+                   fmt_pct(r["rep"])]
             if pk is not None:
                 p = pk.get(n)
                 if case == "multi":
@@ -354,13 +401,14 @@ def main(argv=None) -> None:
                             f"{p['s'] / r['s']:.1f}x"]
             rows.append(row)
 
-    headers = ["case", "n_envs", "ms/call", "solves/s", "ok(FK)", "rep"]
+    headers = ["case", "n_envs", "batches", "ms/call", "spread ms", "solves/s", "ok(FK)", "rep"]
     if pk is not None:
         headers += ["pk ms/call", "pk solves/s", "pk ok(FK)", "pk rep", "ours vs pk"]
     print_table(headers, rows, left=1)
     print()
     print("case single: link 'hand', full pose; multi: 'left_finger' + 'right_finger', positions + z axes "
           "(rot_mask [F, F, T]).")
+    print("ms/call: mean over the batches; spread: fastest and slowest batch.")
     print("ok(FK): success checked by FK of the returned q; rep: the solver's own success flag (IKResult.success"
           + ("; pk: converged_any); ours vs pk: how many times faster per call." if pk is not None else ")."))
     notes = [f"ours {case} n_envs={n}: FK check and IKResult.success disagree on {r['disagree']} env(s)"

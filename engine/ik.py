@@ -117,7 +117,8 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
     n_sel, K, n_tasks = plan.n_sel, plan.K, plan.n_tasks
     n_qs_k, n_dofs_k = plan.q0.shape[1], max(tree.n_dofs, 1)
     generic = plan.spec is None
-    s = entity.__dict__.setdefault("_ik_scratch", _Scratch()).get(
+    scratch = entity.__dict__.get("_ik_scratch") or entity.__dict__.setdefault("_ik_scratch", _Scratch())
+    s = scratch.get(
         n_sel * K, n_tasks, n_qs_k, entity._packed.pose_rows, n_dofs_k, entity._dtype, generic)
     if not generic:
         static_ik.ik_kernel(plan.spec, plan.task_links)(plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"],
@@ -136,33 +137,34 @@ def _fill_targets(plan: IKPlan, poss, quats, single: bool, batched: bool) -> Non
     Float arrays of an accepted shape are copied in directly and checked for NaN / inf together;
     anything else, and any failed check, goes through :func:`engine.inputs.batched` per argument,
     whose errors name it."""
-    pos_label, quat_label = labeler(single, "poss", "pos"), labeler(single, "quats", "quat")
-    n_sel, targets = plan.n_sel, plan.targets
-    shapes = {3: ((3,), (n_sel, 3) if batched else (3,)), 4: ((4,), (n_sel, 4) if batched else (4,))}
-
-    def put(label, value, size, cols):
-        if type(value) is np.ndarray and value.dtype.kind == "f" and value.shape in shapes[size]:
-            targets[:, i, cols] = value
-        else:
-            targets[:, i, cols] = inputs.batched(label, value, (size,), n_sel, batched)
-
+    targets, n_sel = plan.targets, plan.n_sel
+    accepted = ((3,), (n_sel, 3)) if batched else ((3,),)
+    accepted_quat = ((4,), (n_sel, 4)) if batched else ((4,),)
     for i in range(plan.n_tasks):
         if plan.has_pos[i]:
-            put(pos_label(i), poss[i], 3, slice(0, 3))
+            value = poss[i]
+            if type(value) is np.ndarray and value.dtype.kind == "f" and value.shape in accepted:
+                targets[:, i, :3] = value
+            else:
+                targets[:, i, :3] = inputs.batched(labeler(single, "poss", "pos")(i), value, (3,), n_sel, batched)
         if plan.has_quat[i]:
-            put(quat_label(i), quats[i], 4, slice(3, 7))
+            value = quats[i]
+            if type(value) is np.ndarray and value.dtype.kind == "f" and value.shape in accepted_quat:
+                targets[:, i, 3:] = value
+            else:
+                targets[:, i, 3:] = inputs.batched(labeler(single, "quats", "quat")(i), value, (4,), n_sel, batched)
     if not np.isfinite(targets).all():  # name the culprit
         for i in range(plan.n_tasks):
-            for label, value, size, given in ((pos_label(i), poss[i], 3, plan.has_pos[i]),
-                                              (quat_label(i), quats[i], 4, plan.has_quat[i])):
-                if given:
-                    inputs.batched(label, value, (size,), n_sel, batched)
+            if plan.has_pos[i]:
+                inputs.batched(labeler(single, "poss", "pos")(i), poss[i], (3,), n_sel, batched)
+            if plan.has_quat[i]:
+                inputs.batched(labeler(single, "quats", "quat")(i), quats[i], (4,), n_sel, batched)
     quat = targets[:, :, 3:]  # links without an orientation target hold (1, 0, 0, 0)
-    norms = np.sqrt(np.einsum("ijk,ijk->ij", quat, quat))
-    if norms.min() < 1e-9:
-        i = int(np.argmin(norms.min(axis=0)))
-        raise ValueError(f"{quat_label(i)}: expected non-zero (w, x, y, z) quaternions")
-    quat /= norms[..., None]
+    norm2 = np.einsum("ijk,ijk->ij", quat, quat)
+    if norm2.min() < 1e-18:
+        i = int(np.argmin(norm2.min(axis=0)))
+        raise ValueError(f"{labeler(single, 'quats', 'quat')(i)}: expected non-zero (w, x, y, z) quaternions")
+    quat /= np.sqrt(norm2)[..., None]
 
 
 def _fill_start(plan: IKPlan, entity, init_qpos) -> None:
@@ -177,7 +179,8 @@ def _fill_start(plan: IKPlan, entity, init_qpos) -> None:
     start = plan.q0[:, :tree.n_qs]
     if plan.respect_limits:
         lo, hi = entity._q_limits
-        np.clip(q0, lo, hi, out=start)
+        np.maximum(q0, lo, out=start)
+        np.minimum(start, hi, out=start)
     else:
         start[:] = q0
     tree.apply_mimic_inplace(start)
@@ -189,9 +192,9 @@ def _choose(entity, s, n_sel: int, K: int, exhaustive: int) -> IKResult:
     tree = entity.tree
     best_i, best_q = s["best_i"], s["best_q"]
     if K == 1:  # one thread per env: its own kept solution (the usual case on the CPU)
-        rows = slice(None)
         sample = best_i[:, 0].copy()
-        success = sample >= 0
+        out = IKResult(qpos=tree.apply_mimic_inplace(best_q[:, :tree.n_qs].copy()), error=s["best_err"].copy(),
+                       success=sample >= 0, iterations=best_i[:, 1].copy(), sample=sample)
     else:
         success_sample = best_i[:, 0].reshape(K, n_sel)
         n_qs_k = best_q.shape[1] - 2
@@ -203,8 +206,8 @@ def _choose(entity, s, n_sel: int, K: int, exhaustive: int) -> IKResult:
         pick = np.where(success, np.argmin(key, axis=0), np.argmin(score, axis=0))
         rows = pick * n_sel + np.arange(n_sel)
         sample = np.where(success, success_sample[pick, np.arange(n_sel)], -1)
-    out = IKResult(qpos=tree.apply_mimic(best_q[rows, : tree.n_qs]), error=s["best_err"][rows].copy(),
-                   success=success, iterations=best_i[rows, 1].copy(), sample=sample)
+        out = IKResult(qpos=tree.apply_mimic(best_q[rows, : tree.n_qs]), error=s["best_err"][rows],
+                       success=success, iterations=best_i[rows, 1], sample=sample)
     if not entity._batched:
         out = IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0])
     return out

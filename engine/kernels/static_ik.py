@@ -4,7 +4,7 @@ Same algorithm, same arguments minus the global scratch, same outputs and the sa
 hash-seeded restarts, stall hand-over, active-set limits, posture pull, best kept; see
 :mod:`engine.kernels.ik`), so both solvers pick the same winning sample for nearly every env.
 What changes is where the work lives. The robot's tree is unrolled from a
-:class:`~engine.kernels.spec.RobotSpec` (:func:`~engine.kernels.static_fk.make_fk_func`), and every
+:class:`~engine.kernels.spec.RobotSpec` (:func:`~engine.kernels.traced.trace_fk`), and every
 per-iteration quantity is a local matrix of compile-time size: the Jacobian ``J`` (m = 6 Lt, n),
 the damped system and its Cholesky factor. The system is the smaller of the task-space one,
 ``dq = J^T (J J^T + lambda I)^-1 e`` (m x m, as in the generic kernel), and the equal dof-space
@@ -27,7 +27,8 @@ from .ik import BIG, PI, hash_uniform, keep_if_better, loop_block_dim, reset_kep
 from .launch import fast
 from .quat import qrot
 from .spec import RobotSpec
-from .static_fk import UNROLLED_COMPILE, local_buffers, make_fk_func
+from .static_fk import UNROLLED_COMPILE
+from .traced import trace_fk
 
 _CACHE: dict = {}
 
@@ -37,14 +38,18 @@ def ik_kernel(spec: RobotSpec, task_links: tuple[int, ...]):
     per process)."""
     key = ("ik", spec.key, tuple(task_links), backend.STATE.generation, backend.STATE.precision)
     if key not in _CACHE:
-        _CACHE[key] = fast(_build(spec, tuple(task_links)), UNROLLED_COMPILE)
+        _CACHE[key] = fast(_build(spec, tuple(task_links)), UNROLLED_COMPILE, trace_helpers=True)
     return _CACHE[key]
+
+
+def vector(values):
+    """A taichi vector of traced values (constants and expressions); called while tracing."""
+    return ti.Vector(list(values))
 
 
 def _build(spec: RobotSpec, task_links: tuple[int, ...]):
     Lt = len(task_links)
-    fk = make_fk_func(spec, spec.lineage(task_links))
-    L, NJ = local_buffers(spec)
+    LINEAGE = spec.lineage(task_links)
     n_qs = max(spec.n_qs, 1)
     n = max(spec.n_dofs, 1)
     m = 6 * Lt
@@ -61,11 +66,7 @@ def _build(spec: RobotSpec, task_links: tuple[int, ...]):
              J: ti.template(), err: ti.template()):
         """FK of ``qv``, then the masked error ``err`` (m,) and Jacobian ``J`` (m, n) of every task;
         returns (all met, score)."""
-        P = ti.Matrix.zero(float, L, 3)
-        Q = ti.Matrix.zero(float, L, 4)
-        AX = ti.Matrix.zero(float, NJ, 3)
-        AN = ti.Matrix.zero(float, NJ, 3)
-        fk(qv, P, Q, AX, AN)
+        P, Q, AX, AN = trace_fk(spec, [qv[k] for k in ti.static(range(n_qs))], LINEAGE, axes=True)
         ok = 1
         score = 0.0
         pos_tol = task_f[0, 1]
@@ -75,15 +76,15 @@ def _build(spec: RobotSpec, task_links: tuple[int, ...]):
             link = ti.static(task_links[i])
             has_pos = task_i[1 + i, 1]
             mode = task_i[1 + i, 2]
-            lp = ti.Vector([P[link, 0], P[link, 1], P[link, 2]])
-            lq = ti.Vector([Q[link, 0], Q[link, 1], Q[link, 2], Q[link, 3]])
+            lp = vector(P[link])
+            lq = vector(Q[link])
             point = lp + qrot(lq, ti.Vector([task_f[1 + i, 0], task_f[1 + i, 1], task_f[1 + i, 2]]))
             for joint in ti.static(TASK_JOINTS[i]):
-                axis = ti.Vector([AX[joint.index, 0], AX[joint.index, 1], AX[joint.index, 2]])
+                axis = vector(AX[joint.index])
                 lin = axis
                 ang = ti.Vector([0.0, 0.0, 0.0])
                 if ti.static(joint.kind == HINGE):
-                    lin = axis.cross(point - ti.Vector([AN[joint.index, 0], AN[joint.index, 1], AN[joint.index, 2]]))
+                    lin = axis.cross(point - vector(AN[joint.index]))
                     ang = axis
                 d = ti.static(joint.lead_dof if joint.is_mimic else joint.dof)
                 w = ti.static(joint.mult if joint.is_mimic else 1.0)

@@ -1,0 +1,150 @@
+"""Forward kinematics traced at compile time with the robot's constants folded in.
+
+Plain Python functions that build a kernel's IR while taichi traces it (call them from inside a
+``ti.kernel`` / ``ti.func``). A value is either a Python float (a constant, e.g. a link offset or
+a zero quaternion entry) or a taichi expression, scalar or vector (then one entry per SIMD lane,
+see :mod:`engine.kernels.lane_fk`). Products with 0 or 1 and sums with 0 are folded away here:
+taichi's fast math keeps NaN semantics, so LLVM would not fold ``x * 0.0`` itself. Against the
+generic quaternion code of :mod:`engine.kernels.static_fk` a z-axis hinge composes in 12 flops
+instead of 28.
+
+Taichi 1.7's non-scalarised code generation lacks a few operations on vectors (unary minus,
+casts, ``ti.select`` on vector conditions), so the helpers avoid them: negation is ``0 - x`` and
+the quadrant of sin/cos is chosen by arithmetic.
+"""
+
+import taichi as ti
+from taichi.lang import impl
+
+from .. import backend
+from .fk import HINGE
+from .spec import RobotSpec
+from .static_fk import COS_COEFFS, HALF_PI, SIN_COEFFS
+
+
+def const(a) -> bool:
+    return isinstance(a, (float, int))
+
+
+def _var(a):
+    """Bind a lane value to a kernel variable, so later uses share it rather than re-emit it."""
+    return a if const(a) else impl.expr_init(a)
+
+
+def _mul(a, b):
+    if const(a) and const(b):
+        return float(a * b)
+    if const(a):
+        a, b = b, a
+    if const(b):
+        if b == 0.0:
+            return 0.0
+        if b == 1.0:
+            return a
+        if b == -1.0:
+            return _neg(a)
+    return a * b
+
+
+def _add(a, b):
+    if const(a) and const(b):
+        return float(a + b)
+    if const(a) and a == 0.0:
+        return b
+    if const(b) and b == 0.0:
+        return a
+    return a + b
+
+
+def _neg(a):
+    return float(-a) if const(a) else 0.0 - a  # unary minus on a vector breaks taichi's codegen
+
+
+def _sub(a, b):
+    return _add(a, _neg(b))
+
+
+def _dot(xs, ys):
+    out = 0.0
+    for x, y in zip(xs, ys):
+        out = _add(out, _mul(x, y))
+    return out
+
+
+def _qmul(a, b) -> tuple:
+    """Hamilton product of (w, x, y, z) lane quaternions."""
+    bw, bx, by, bz = b
+    return tuple(_var(_dot(a, row)) for row in ((bw, _neg(bx), _neg(by), _neg(bz)), (bx, bw, bz, _neg(by)),
+                                                 (by, _neg(bz), bw, bx), (bz, by, _neg(bx), bw)))
+
+
+def _cross(u, v) -> tuple:
+    return (_sub(_mul(u[1], v[2]), _mul(u[2], v[1])), _sub(_mul(u[2], v[0]), _mul(u[0], v[2])),
+            _sub(_mul(u[0], v[1]), _mul(u[1], v[0])))
+
+
+def _qrot(q, v) -> tuple:
+    """Rotate the lane 3-vector v by the unit lane quaternion q: v + w t + u x t, t = 2 u x v."""
+    u = q[1:]
+    t = tuple(_var(_mul(2.0, c)) for c in _cross(u, v))
+    ut = _cross(u, t)
+    return tuple(_var(_add(_add(v[i], _mul(q[0], t[i])), ut[i])) for i in range(3))
+
+
+def _sincos_half(angle):
+    """(sin, cos) of angle / 2 per lane: the reduction and polynomials of
+    :func:`engine.kernels.static_fk.sincos_half`, with the quadrant applied by arithmetic."""
+    h = 0.5 * angle
+    k = _var(ti.floor(h * (1.0 / HALF_PI) + 0.5))
+    r = _var(h - k * HALF_PI)
+    r2 = _var(r * r)
+    top = 6 if backend.STATE.precision == "64" else 3
+    ps, pc = SIN_COEFFS[top], COS_COEFFS[top]
+    for i in range(top - 1, -1, -1):
+        ps = ps * r2 + SIN_COEFFS[i]
+        pc = pc * r2 + COS_COEFFS[i]
+    s = _var(r + r * r2 * ps)
+    c = _var(1.0 + r2 * pc)
+    quadrant = _var(k - 4.0 * ti.floor(k * 0.25))          # k mod 4, as a float 0..3
+    odd = quadrant - 2.0 * ti.floor(quadrant * 0.5)         # 1 in quadrants 1 and 3
+    sin_sign = 1.0 - 2.0 * ti.floor(quadrant * 0.5)         # -1 in quadrants 2, 3
+    cos_sign = 1.0 - 2.0 * (ti.floor((quadrant + 1.0) * 0.5) - 2.0 * ti.floor((quadrant + 1.0) * 0.25))  # -1 in 1, 2
+    return _var((s + odd * (c - s)) * sin_sign), _var((c + odd * (s - c)) * cos_sign)
+
+
+def trace_fk(spec: RobotSpec, qs: list, needed=None, axes: bool = False) -> tuple:
+    """FK for joint values ``qs`` (n_qs values): ``(P, Q)``, each link's position (3-tuple) and
+    quaternion (4-tuple, wxyz), world frame; with ``axes`` also ``(AX, AN)``, each joint's world
+    axis and anchor (3-tuples, by joint index), from which a Jacobian column is a cross product.
+    ``needed``: the links to compute, closed under ancestors (:meth:`RobotSpec.lineage`); the others
+    are None. None: every link."""
+    P, Q = [None] * spec.n_links, [None] * spec.n_links
+    AX, AN = [None] * spec.n_joints, [None] * spec.n_joints
+    for l in range(spec.n_links) if needed is None else sorted(needed):
+        link = spec.links[l]
+        p, r = tuple(link.pos), tuple(link.quat)
+        if link.parent >= 0:
+            p = tuple(_add(a, b) for a, b in zip(P[link.parent], _qrot(Q[link.parent], p)))
+            r = _qmul(Q[link.parent], r)
+        for joint in link.joints:
+            value = qs[joint.q]
+            if joint.is_mimic:
+                value = _var(joint.mult * qs[joint.lead_q] + joint.offset)
+            anchor = p
+            if joint.has_anchor:
+                anchor = tuple(_add(a, b) for a, b in zip(p, _qrot(r, joint.anchor)))
+            if axes:
+                AX[joint.index], AN[joint.index] = _qrot(r, joint.axis), anchor
+            if joint.kind == HINGE:  # rotate about the anchor: it stays put
+                s, c = _sincos_half(value - joint.ref)
+                r = _qmul(r, (c,) + tuple(_mul(a, s) for a in joint.axis))
+                if joint.has_anchor:
+                    p = tuple(_sub(a, b) for a, b in zip(anchor, _qrot(r, joint.anchor)))
+            else:
+                shift = _var(value - joint.ref)
+                axis_w = AX[joint.index] if axes else _qrot(r, joint.axis)
+                p = tuple(_add(a, _mul(x, shift)) for a, x in zip(p, axis_w))
+        P[l], Q[l] = p, r
+    return (P, Q, AX, AN) if axes else (P, Q)
+
+
