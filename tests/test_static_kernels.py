@@ -22,7 +22,7 @@ from engine import entity as entity_mod
 from engine import morphs
 from engine.kernels import static_fk
 from engine.kernels.spec import robot_spec
-from engine.kernels.static_fk import sincos_half
+from engine.kernels.traced import sincos_half
 from engine.transforms import quat_to_matrix
 
 # TEST_MJCF without its free and ball joints, plus a mimic (joint equality): the per-robot kernels

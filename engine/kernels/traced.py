@@ -19,7 +19,13 @@ from taichi.lang import impl
 from .. import backend
 from .fk import HINGE
 from .spec import RobotSpec
-from .static_fk import COS_COEFFS, HALF_PI, SIN_COEFFS
+
+HALF_PI = 1.5707963267948966
+# Taylor coefficients of sin and cos on [-pi/4, pi/4]: all of them truncate at < 1e-15
+SIN_COEFFS = (-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800, 1.0 / 6227020800,
+              -1.0 / 1307674368000)
+COS_COEFFS = (-1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600,
+              -1.0 / 87178291200)
 
 
 def const(a) -> bool:
@@ -91,9 +97,13 @@ def _qrot(q, v) -> tuple:
     return tuple(_var(_add(_add(v[i], _mul(q[0], t[i])), ut[i])) for i in range(3))
 
 
-def _sincos_half(angle):
-    """(sin, cos) of angle / 2 per lane: the reduction and polynomials of
-    :func:`engine.kernels.static_fk.sincos_half`, with the quadrant applied by arithmetic."""
+def sincos_half(angle):
+    """(sin, cos) of angle / 2 (per lane for a vector): inlined and branch-free. Quadrant reduction
+    (one-part: under fast math LLVM would fold a two-part Cody-Waite one back; the error is
+    ~k ulp(angle), below 1e-6 in float32 for |angle| <= 4 pi, 1e-15 in float64), Taylor
+    polynomials on [-pi/4, pi/4] (float32 stops at degree 9 / 8: error < 3e-8), and the quadrant
+    applied by arithmetic. Measured in the Panda FK at 16384 rows: f64 FK 5.2 -> 2.3 ms against
+    libm's sin and cos."""
     h = 0.5 * angle
     k = _var(ti.floor(h * (1.0 / HALF_PI) + 0.5))
     r = _var(h - k * HALF_PI)
@@ -136,7 +146,7 @@ def trace_fk(spec: RobotSpec, qs: list, needed=None, axes: bool = False) -> tupl
             if axes:
                 AX[joint.index], AN[joint.index] = _qrot(r, joint.axis), anchor
             if joint.kind == HINGE:  # rotate about the anchor: it stays put
-                s, c = _sincos_half(value - joint.ref)
+                s, c = sincos_half(value - joint.ref)
                 r = _qmul(r, (c,) + tuple(_mul(a, s) for a in joint.axis))
                 if joint.has_anchor:
                     p = tuple(_sub(a, b) for a, b in zip(anchor, _qrot(r, joint.anchor)))
