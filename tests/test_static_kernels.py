@@ -50,6 +50,7 @@ def _scene(file, n_envs, precision):
     return scene, robot
 
 
+@pytest.mark.filterwarnings("ignore:.*non-taichi function")  # sincos_half builds IR at trace time, on purpose
 @pytest.mark.parametrize("precision", ["64", "32"])
 def test_sincos_half_matches_numpy(precision):
     engine.init(backend="cpu", precision=precision)
