@@ -44,3 +44,22 @@ def test_fast_path_rejects_non_contiguous(panda):
     fk.forward_kinematics(np.zeros((4, panda.n_qs)), *panda._packed.args(), pose, True)  # compile it
     with pytest.raises(ValueError, match="C-contiguous"):
         fk.forward_kinematics(q, *panda._packed.args(), pose, True)
+
+
+def test_reused_and_replaced_arrays_are_bound_right(panda):
+    """An array passed again is not re-bound (same object, same memory), a new one always is, even
+    when it takes a dead array's place in memory, and in-place changes are seen."""
+    rng = np.random.default_rng(1)
+    lo, hi = panda.q_limits
+    pose = np.zeros((3, panda._packed.pose_rows, 7))
+    want = np.zeros_like(pose)
+    q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (3, panda.n_qs))))
+    for step in range(6):
+        if step % 2:
+            q[:] = panda.tree.apply_mimic(rng.uniform(lo, hi, (3, panda.n_qs)))  # same object, new values
+        else:
+            q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (3, panda.n_qs))))  # new object
+            pose = np.zeros_like(pose)
+        fk.forward_kinematics(q, *panda._packed.args(), pose, True)
+        fk.forward_kinematics.kernel(q.copy(), *panda._packed.args(), want, True)
+        np.testing.assert_array_equal(pose, want)

@@ -7,8 +7,9 @@ signature through taichi's normal path, keeps the compiled kernel and a launch c
 signature, and afterwards only re-points the context at the current arrays. Re-pointing is itself
 ~5 us per array (``ndarray.ctypes`` and the binding call), so an array that is the very object
 bound at the previous launch of the signature is not re-bound: callers that reuse their buffers
-(the IK front end's plans, scratch outputs) launch in a few microseconds. The context keeps a
-reference to each bound array, so its memory (and so its address) cannot change in between.
+(the IK front end's plans, scratch outputs) launch in a few microseconds. A live numpy array never
+moves its memory, and the check is by identity through a weak reference, so it neither keeps
+arrays alive nor mistakes a new array for a dead one.
 
 Only numpy arrays and Python ints are supported as arguments (what our kernels take). taichi is
 pinned to 1.7.4 (see pyproject), whose internals this relies on; the first call of every
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+import weakref
 
 import numpy as np
 from taichi.lang import impl
@@ -68,12 +70,13 @@ class FastKernel:
             if self._is_template[i]:
                 continue
             if isinstance(a, np.ndarray):
-                if bound[slot] is not a:
+                last = bound[slot]
+                if last is None or last() is not a:
                     if not a.flags.c_contiguous:
                         raise ValueError(f"kernel argument {i}: expected a C-contiguous array")
                     shape = a.shape[:a.ndim - self._element_dims[i]]
                     ctx.set_arg_external_array_with_shape((slot,), a.ctypes.data, a.nbytes, shape, 0)
-                    bound[slot] = a
+                    bound[slot] = weakref.ref(a)
             else:
                 ctx.set_arg_int((slot,), int(a))
                 bound[slot] = None
