@@ -10,7 +10,8 @@ buffers, which are the very arrays the kernel was last launched with (see
 
 A request is recognised by a key made of its parameters' values (arrays by their bytes), so an
 equal request finds the plan whatever objects carry it; a parameter that cannot be made into a
-key (an unhashable object) simply skips the cache.
+key (an unhashable object) simply skips the cache. Values that compare equal (1, 1.0, True)
+share a plan: the validation accepts them alike.
 """
 
 from __future__ import annotations
@@ -130,17 +131,27 @@ def _hashable(value):
     return kind, value
 
 
+def _tuple(value):
+    """Lists as tuples (hashable, and equal to the same values given as a tuple)."""
+    return tuple(value) if type(value) is list else value
+
+
 def get_plan(entity, links, poss, quats, local_points, init_qpos_given, respect_joint_limit, max_samples,
              max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local,
              envs_idx, rest_qpos, rest_weight, single, kernel) -> IKPlan:
     """The entity's plan for these parameters, built (every argument validated) on first use."""
-    params = (links, [p is None for p in poss], [q is None for q in quats], local_points, init_qpos_given,
-              respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
-              max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight, single, kernel)
-    try:
-        key = _hashable(params)
-    except TypeError:
-        key = None
+    params = (tuple(links), tuple(p is None for p in poss), tuple(q is None for q in quats), tuple(local_points),
+              init_qpos_given, respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol,
+              _tuple(pos_mask), _tuple(rot_mask), max_step_size, _tuple(dofs_idx_local), _tuple(envs_idx),
+              rest_qpos, rest_weight, single, kernel)
+    try:  # the usual case, every parameter a scalar, string or tuple: the values are the key
+        hash(params)
+        key = params
+    except TypeError:  # lists, arrays: keyed by contents
+        try:
+            key = _hashable(params)
+        except TypeError:
+            key = None
     plans: dict = entity.__dict__.setdefault("_ik_plans", {})
     plan = plans.get(key) if key is not None else None
     if plan is None:
