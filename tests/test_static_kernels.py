@@ -1,7 +1,8 @@
 """The kernels compiled per robot (engine.kernels.static_fk / static_ik) against independent
 references and against the generic kernels.
 
-* ``sincos_half`` (the FK's inlined sine / cosine) against numpy over many turns;
+* ``sincos_half`` (the FK's inlined sine / cosine) against numpy over many turns, and
+  ``atan2_upper`` (the IK's rotation-error angle) over the upper half plane;
 * per-robot FK (the CPU's SIMD-lane kernel, with a partial last block of lanes, and the one-row
   kernel a GPU runs) against MuJoCo's ``mj_kinematics`` for a model with every joint kind the
   per-robot kernels take (off-axis hinges, two hinges on one body, a slide, a hinge with ``ref``, a
@@ -21,6 +22,7 @@ import engine
 from engine import entity as entity_mod
 from engine import morphs
 from engine.kernels import static_fk
+from engine.kernels.quat import atan2_upper
 from engine.kernels.spec import robot_spec
 from engine.kernels.traced import sincos_half
 from engine.transforms import quat_to_matrix
@@ -48,6 +50,26 @@ def _scene(file, n_envs, precision):
     robot = scene.add_entity(morphs.MJCF(file=file))
     scene.build(n_envs=n_envs)
     return scene, robot
+
+
+@pytest.mark.parametrize("precision", ["64", "32"])
+def test_atan2_upper_matches_numpy(precision):
+    """The IK's rotation errors use atan2_upper (an inline polynomial in float32)."""
+    engine.init(backend="cpu", precision=precision)
+    dtype = np.float64 if precision == "64" else np.float32
+    rng = np.random.default_rng(4)
+    y = np.concatenate([rng.uniform(0, 2, 20000), [0.0, 0.0, 1.0, 1e-7, 3.0]]).astype(dtype)
+    x = np.concatenate([rng.uniform(-2, 2, 20000), [0.0, -1.0, 0.0, 1.0, -1e-7]]).astype(dtype)
+    out = np.zeros_like(y)
+
+    @ti.kernel
+    def run(a: ti.types.ndarray(), b: ti.types.ndarray(), o: ti.types.ndarray()):
+        for i in range(a.shape[0]):
+            o[i] = atan2_upper(a[i], b[i])
+
+    run(y, x, out)
+    tol = 1e-14 if precision == "64" else 5e-7  # float32: ~2 ulp of pi
+    np.testing.assert_allclose(out, np.arctan2(y.astype(np.float64), x.astype(np.float64)), atol=tol, rtol=0)
 
 
 @pytest.mark.filterwarnings("ignore:.*non-taichi function")  # sincos_half builds IR at trace time, on purpose

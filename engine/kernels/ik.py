@@ -34,7 +34,7 @@ import taichi as ti
 
 from .fk import BALL, FREE, HINGE, SLIDE, fk_row, jacobian_row, point_of, vec4
 from .launch import fast
-from .quat import qcolumn, qconj, qexp, qlog, qmul, qnormalize
+from .quat import atan2_upper, qcolumn, qconj, qexp, qlog, qmul, qnormalize
 
 BIG = 1 << 30
 PI = 3.141592653589793
@@ -101,7 +101,7 @@ def align_error(a, b):
     d = a.dot(b)
     out = ti.Vector([0.0, 0.0, 0.0])
     if s > 1e-9:
-        out = c * (ti.atan2(s, d) / s)
+        out = c * (atan2_upper(s, d) / s)
     elif d < 0:  # opposite: any axis perpendicular to a
         perp = a.cross(ti.Vector([1.0, 0.0, 0.0]))
         if perp.norm() < 1e-3:
