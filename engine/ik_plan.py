@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -44,14 +45,12 @@ class IKPlan:
     """Everything about a request but its targets, start configurations and seed.
 
     ``task_i`` / ``task_f``: the kernel's task arrays (``task_i[0, 3]``, the seed, is set per call);
-    ``task_links``: local link indices (the per-robot solver is compiled for them);
     ``targets`` (n_sel, Lt, 7), ``q0`` (n_sel, n_qs_k), ``done`` (n_sel,): per-call buffers, refilled
     by every call; ``has_pos`` / ``has_quat``: which targets each task has; ``K``: restart slots
     per env; ``spec``: the robot's spec when the per-robot solver runs, else None.
     """
 
     links: list
-    task_links: tuple[int, ...]
     envs: np.ndarray
     all_envs: bool
     has_pos: tuple[bool, ...]
@@ -65,6 +64,11 @@ class IKPlan:
     targets: np.ndarray
     q0: np.ndarray
     done: np.ndarray
+
+    @cached_property
+    def task_links(self) -> tuple[int, ...]:
+        """Local indices of the task links (the per-robot solver is compiled for them)."""
+        return tuple(link.idx_local for link in self.links)
 
     @property
     def n_sel(self) -> int:
@@ -102,15 +106,22 @@ def rot_mode(rot_mask: np.ndarray) -> int:
                      "(full orientation), one (align that axis) or none")
 
 
-def per_robot_spec(entity, kernel):
-    """The robot's spec when the per-robot solver is to run, else None."""
+def per_robot_spec(entity, kernel, links):
+    """The robot's spec when the per-robot solver is to run for task ``links`` (RigidLinks), else
+    None. That solver is compiled over the dofs that move the task links, so it needs one."""
     if kernel not in KERNELS:
         raise ValueError(f"kernel: expected one of {', '.join(map(repr, KERNELS))}, got {kernel!r}")
-    if kernel == "per_robot" and entity._spec is None:
+    spec = None if kernel == "generic" else entity._spec
+    if kernel == "per_robot" and spec is None:
         raise ValueError(f"kernel: '{entity.tree.name}' has no per-robot solver (it takes robots of hinges, "
                          f"slides and fixed joints with up to {spec_mod.MAX_DOFS} dofs); use kernel='auto' or "
                          "'generic'")
-    return None if kernel == "generic" else entity._spec
+    if spec is not None and not spec.moving_dofs([link.idx_local for link in links]):
+        if kernel == "per_robot":
+            raise ValueError(f"kernel: no joint moves {', '.join(repr(link.name) for link in links)}, so there "
+                             "is no per-robot solver for them; use kernel='auto' or 'generic'")
+        spec = None  # auto: the generic solver reports how far the fixed links are from their targets
+    return spec
 
 
 _SCALARS = frozenset((type(None), bool, int, float, str))
@@ -217,7 +228,7 @@ def _build(entity, links, poss, quats, local_points, respect_joint_limit, max_sa
         sel = inputs.as_index_list("dofs_idx_local", dofs_idx_local, tree.n_dofs, "dof")
         active[:] = 0
         active[sel] = 1
-    spec = per_robot_spec(entity, kernel)
+    spec = per_robot_spec(entity, kernel, resolved)
 
     dtype = entity._dtype
     n_sel = len(envs)
@@ -236,7 +247,7 @@ def _build(entity, links, poss, quats, local_points, respect_joint_limit, max_sa
     task_f[1 + n_tasks:1 + n_tasks + tree.n_qs, 0] = rest
     targets = np.zeros((n_sel, n_tasks, 7), dtype)
     targets[..., 3] = 1.0
-    return IKPlan(links=resolved, task_links=tuple(link.idx_local for link in resolved), envs=envs,
+    return IKPlan(links=resolved, envs=envs,
                   all_envs=envs_idx is None, has_pos=tuple(p is not None for p in poss),
                   has_quat=tuple(q is not None for q in quats), respect_limits=bool(respect_joint_limit),
                   exhaustive=exhaustive, K=K, spec=spec, task_i=task_i, task_f=task_f, targets=targets,

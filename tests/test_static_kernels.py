@@ -246,6 +246,20 @@ def test_kernel_argument(tmp_path):
         robot.inverse_kinematics(tip, pos=(0.3, 0.0, 0.5), kernel="fast")
     with pytest.raises(ValueError, match="kernel: 'free' has no per-robot solver"):
         robot.inverse_kinematics(tip, pos=(0.3, 0.0, 0.5), kernel="per_robot")
+    # a link no joint moves has no per-robot solver: auto falls back, per_robot says why
+    scene_p, panda = _scene("panda", 2, "32")
+    base = panda.links[0].name
+    with pytest.raises(ValueError, match=f"kernel: no joint moves '{base}'"):
+        panda.inverse_kinematics(base, pos=(0.0, 0.0, 0.1), kernel="per_robot")
+    fixed = panda.inverse_kinematics(base, pos=(0.0, 0.0, 0.1), return_info=True, seed=0)
+    np.testing.assert_array_equal(fixed.qpos, panda.get_qpos())  # nothing to move: the start comes back
+    assert not fixed.success.any() and np.allclose(fixed.pos_error, 0.1, atol=1e-6)
+    scene_p.destroy()
+    engine.init(backend="cpu", precision="32")
+    scene = engine.Scene()
+    robot = scene.add_entity(morphs.MJCF(file=free_model))
+    scene.build(n_envs=2)
+    tip = robot.get_link("tip")
     # auto falls back to the generic solver for a robot with free and ball joints
     result = robot.inverse_kinematics(tip, pos=(0.3, 0.0, 0.5), rot_mask=[False] * 3, return_info=True, seed=0)
     pos, _ = robot.forward_kinematics(result.qpos, links_idx_local=[tip.idx_local])

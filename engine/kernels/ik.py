@@ -411,6 +411,20 @@ def stalled(exhaustive, s, n_samples, it, score, lag2):
         score > STALL_NEAR
 
 
+@ti.func
+def sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done: ti.template()):
+    """Whether the current sample stops after this iterate: it met its targets (then env ``e`` is
+    marked done at sample ``s``, unless every sample must run), it used its iterations, or it
+    stalled."""
+    over = 0
+    if ok == 1 and exhaustive == 0:
+        ti.atomic_min(done[e], s)
+        over = 1
+    elif it == max_iters or stalled(exhaustive, s, n_samples, it, score, lag2):
+        over = 1
+    return over
+
+
 @fast
 @ti.kernel
 def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.ndarray(),
@@ -464,12 +478,7 @@ def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.n
                     for i in range(Lt):
                         for k in ti.static(range(6)):
                             best_err[t, i, k] = vec[t, 6 * i + k]
-                if ok == 1 and exhaustive == 0:
-                    ti.atomic_min(done[e], s)
-                    break
-                if it == max_iters:
-                    break
-                if stalled(exhaustive, s, n_samples, it, score, lag2):
+                if sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done):
                     break
                 lag2 = lag1
                 lag1 = score

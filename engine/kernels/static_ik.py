@@ -23,7 +23,17 @@ import taichi as ti
 
 from .. import backend
 from .fk import HINGE
-from .ik import BIG, PI, hash_uniform, keep_if_better, loop_block_dim, reset_kept, rotation_error, stalled, task_score
+from .ik import (
+    BIG,
+    PI,
+    hash_uniform,
+    keep_if_better,
+    loop_block_dim,
+    reset_kept,
+    rotation_error,
+    sample_over,
+    task_score,
+)
 from .launch import fast
 from .quat import qrot
 from .spec import RobotSpec
@@ -335,12 +345,7 @@ def _build(spec: RobotSpec, task_links: tuple[int, ...]):
                         for i in ti.static(range(Lt)):
                             for k in ti.static(range(6)):
                                 best_err[t, i, k] = err[6 * i + k]
-                    if ok == 1 and exhaustive == 0:
-                        ti.atomic_min(done[e], s)
-                        break
-                    if it == max_iters:
-                        break
-                    if stalled(exhaustive, s, n_samples, it, score, lag2):
+                    if sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done):
                         break
                     lag2 = lag1
                     lag1 = score
