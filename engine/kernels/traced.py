@@ -32,7 +32,7 @@ def const(a) -> bool:
     return isinstance(a, (float, int))
 
 
-def _var(a):
+def bind(a):
     """Bind a lane value to a kernel variable, so later uses share it rather than re-emit it."""
     return a if const(a) else impl.expr_init(a)
 
@@ -80,7 +80,7 @@ def _dot(xs, ys):
 def _qmul(a, b) -> tuple:
     """Hamilton product of (w, x, y, z) lane quaternions."""
     bw, bx, by, bz = b
-    return tuple(_var(_dot(a, row)) for row in ((bw, _neg(bx), _neg(by), _neg(bz)), (bx, bw, bz, _neg(by)),
+    return tuple(bind(_dot(a, row)) for row in ((bw, _neg(bx), _neg(by), _neg(bz)), (bx, bw, bz, _neg(by)),
                                                  (by, _neg(bz), bw, bx), (bz, by, _neg(bx), bw)))
 
 
@@ -92,9 +92,9 @@ def _cross(u, v) -> tuple:
 def _qrot(q, v) -> tuple:
     """Rotate the lane 3-vector v by the unit lane quaternion q: v + w t + u x t, t = 2 u x v."""
     u = q[1:]
-    t = tuple(_var(_mul(2.0, c)) for c in _cross(u, v))
+    t = tuple(bind(_mul(2.0, c)) for c in _cross(u, v))
     ut = _cross(u, t)
-    return tuple(_var(_add(_add(v[i], _mul(q[0], t[i])), ut[i])) for i in range(3))
+    return tuple(bind(_add(_add(v[i], _mul(q[0], t[i])), ut[i])) for i in range(3))
 
 
 def sincos_half(angle):
@@ -105,29 +105,30 @@ def sincos_half(angle):
     applied by arithmetic. Measured in the Panda FK at 16384 rows: f64 FK 5.2 -> 2.3 ms against
     libm's sin and cos."""
     h = 0.5 * angle
-    k = _var(ti.floor(h * (1.0 / HALF_PI) + 0.5))
-    r = _var(h - k * HALF_PI)
-    r2 = _var(r * r)
+    k = bind(ti.floor(h * (1.0 / HALF_PI) + 0.5))
+    r = bind(h - k * HALF_PI)
+    r2 = bind(r * r)
     top = 6 if backend.STATE.precision == "64" else 3
     ps, pc = SIN_COEFFS[top], COS_COEFFS[top]
     for i in range(top - 1, -1, -1):
         ps = ps * r2 + SIN_COEFFS[i]
         pc = pc * r2 + COS_COEFFS[i]
-    s = _var(r + r * r2 * ps)
-    c = _var(1.0 + r2 * pc)
-    quadrant = _var(k - 4.0 * ti.floor(k * 0.25))          # k mod 4, as a float 0..3
+    s = bind(r + r * r2 * ps)
+    c = bind(1.0 + r2 * pc)
+    quadrant = bind(k - 4.0 * ti.floor(k * 0.25))          # k mod 4, as a float 0..3
     odd = quadrant - 2.0 * ti.floor(quadrant * 0.5)         # 1 in quadrants 1 and 3
     sin_sign = 1.0 - 2.0 * ti.floor(quadrant * 0.5)         # -1 in quadrants 2, 3
     cos_sign = 1.0 - 2.0 * (ti.floor((quadrant + 1.0) * 0.5) - 2.0 * ti.floor((quadrant + 1.0) * 0.25))  # -1 in 1, 2
-    return _var((s + odd * (c - s)) * sin_sign), _var((c + odd * (s - c)) * cos_sign)
+    return bind((s + odd * (c - s)) * sin_sign), bind((c + odd * (s - c)) * cos_sign)
 
 
-def trace_fk(spec: RobotSpec, qs: list, needed=None, axes: bool = False) -> tuple:
+def trace_fk(spec: RobotSpec, qs: list, needed=None, axes: bool = False, on_link=None) -> tuple:
     """FK for joint values ``qs`` (n_qs values): ``(P, Q)``, each link's position (3-tuple) and
     quaternion (4-tuple, wxyz), world frame; with ``axes`` also ``(AX, AN)``, each joint's world
     axis and anchor (3-tuples, by joint index), from which a Jacobian column is a cross product.
     ``needed``: the links to compute, closed under ancestors (:meth:`RobotSpec.lineage`); the others
-    are None. None: every link."""
+    are None. None: every link. ``on_link(l, p, r)``, when given, is called as soon as link l's
+    pose is known (a kernel that stores it there keeps fewer lane values alive)."""
     P, Q = [None] * spec.n_links, [None] * spec.n_links
     AX, AN = [None] * spec.n_joints, [None] * spec.n_joints
     for l in range(spec.n_links) if needed is None else sorted(needed):
@@ -139,7 +140,7 @@ def trace_fk(spec: RobotSpec, qs: list, needed=None, axes: bool = False) -> tupl
         for joint in link.joints:
             value = qs[joint.q]
             if joint.is_mimic:
-                value = _var(joint.mult * qs[joint.lead_q] + joint.offset)
+                value = bind(joint.mult * qs[joint.lead_q] + joint.offset)
             anchor = p
             if joint.has_anchor:
                 anchor = tuple(_add(a, b) for a, b in zip(p, _qrot(r, joint.anchor)))
@@ -151,10 +152,12 @@ def trace_fk(spec: RobotSpec, qs: list, needed=None, axes: bool = False) -> tupl
                 if joint.has_anchor:
                     p = tuple(_sub(a, b) for a, b in zip(anchor, _qrot(r, joint.anchor)))
             else:
-                shift = _var(value - joint.ref)
+                shift = bind(value - joint.ref)
                 axis_w = AX[joint.index] if axes else _qrot(r, joint.axis)
                 p = tuple(_add(a, _mul(x, shift)) for a, x in zip(p, axis_w))
         P[l], Q[l] = p, r
+        if on_link is not None:
+            on_link(l, p, r)
     return (P, Q, AX, AN) if axes else (P, Q)
 
 
