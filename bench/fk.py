@@ -9,7 +9,10 @@ through the public API, numpy validation included. Latency is the median over re
 call (after a warm-up); throughput is n_envs / latency. Memory per env is the bytes of the
 entity's per-env state arrays divided by n_envs. Pinocchio's ``framesForwardKinematics`` on
 example-robot-data's Panda URDF, called once per configuration in a Python loop, is the
-reference; the ratio ours / Pinocchio is given at n_envs = 16384. "kernel us" is the FK kernel
+reference. The ratio ours / Pinocchio at n_envs = 16384 is printed twice: from the table (the two
+rates timed seconds apart), and side by side: rounds of 20 of our calls, each followed by a
+Pinocchio loop of the same duration, one ratio per round (median and range). This machine's speed
+swings by 1.5x over seconds, so only the second compares like with like. "kernel us" is the FK kernel
 that ``forward_kinematics`` runs (from ``STATIC_FK_MIN_ROWS`` rows up the per-robot one over SIMD
 lanes, marked "*") alone on preallocated arrays, to show what the API's validation and copies
 cost; beside it, on the same rows: "1-row us", the per-robot kernel with one row per thread (what
@@ -33,21 +36,23 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 import engine  # noqa: E402
 from engine import assets, entity, morphs  # noqa: E402
 from engine.kernels import fk as fk_kernels  # noqa: E402
-from engine.kernels import lane_fk, static_fk  # noqa: E402
+from engine.kernels import lane_fk, static_fk, threads  # noqa: E402
 
 SIZES = (1, 16, 1024, 16384, 65536)
 RATIO_AT = 16384
 
 
-def median_seconds(fn, budget_s: float, min_repeats: int = 5, max_repeats: int = 500) -> float:
-    """Median wall time of one ``fn()`` call: warm-up, then as many repeats as fit ``budget_s``."""
+def median_seconds(fn, budget_s: float, min_repeats: int = 5, max_repeats: int = 500, times: list | None = None
+                   ) -> float:
+    """Median wall time of one ``fn()`` call: warm-up, then as many repeats as fit ``budget_s``
+    (their times are appended to ``times`` when given)."""
     for _ in range(2):
         fn()
     t0 = time.perf_counter()
     fn()
     first = time.perf_counter() - t0
     repeats = int(np.clip(budget_s / max(first, 1e-9), min_repeats, max_repeats))
-    times = []
+    times = [] if times is None else times
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
@@ -66,18 +71,21 @@ def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
     scene.build(n_envs=n_envs)
     hand = robot.get_link("hand")
     qpos = random_qpos(robot, rng, n_envs)
-    fk = median_seconds(lambda: robot.forward_kinematics(qpos), budget_s)
+    fk_times = []
+    fk = median_seconds(lambda: robot.forward_kinematics(qpos), budget_s, times=fk_times)
+    mode = threads.CHOICE.preferred(("lane_fk", id(robot._spec), n_envs.bit_length()))
     # the FK kernels alone, on preallocated arrays (what the API adds: validation, copies)
     dt = robot._dtype
     q_k = qpos.astype(dt)
     pose = np.empty_like(robot._pose)
     generic = median_seconds(lambda: robot._run_fk(q_k, pose), budget_s)
     per_robot = n_envs >= entity.STATIC_FK_MIN_ROWS and robot._spec is not None
-    kernel = one_row = generic
+    kernel = one_thread = one_row = generic
     if per_robot:
         spec, serial = robot._spec, fk_kernels.serial_for(n_envs)
         pos, quat = np.empty((n_envs, robot.n_links, 3), dt), np.empty((n_envs, robot.n_links, 4), dt)
         kernel = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, serial), budget_s)
+        one_thread = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, True), budget_s)
         run = static_fk.fk_kernel(spec)
         flat_q, flat_pos, flat_quat = q_k.reshape(-1), pos.reshape(-1), quat.reshape(-1)
         one_row = median_seconds(lambda: run(flat_q, flat_pos, flat_quat, serial), budget_s)
@@ -85,29 +93,57 @@ def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
     jac = median_seconds(lambda: robot.get_jacobian(hand), budget_s)
     state_bytes = robot.state_nbytes()
     scene.destroy()
-    return dict(n_envs=n_envs, fk_s=fk, kernel_s=kernel, one_row_s=one_row, generic_s=generic, per_robot=per_robot,
-                jac_s=jac,
+    return dict(n_envs=n_envs, fk_s=fk, fk_mean_s=statistics.mean(fk_times), mode=mode, kernel_s=kernel,
+                one_thread_s=one_thread, one_row_s=one_row, generic_s=generic, per_robot=per_robot, jac_s=jac,
                 bytes_per_env=state_bytes / n_envs)
 
 
-def bench_pinocchio(n_configs: int, rng: np.random.Generator) -> float:
-    """Configurations/s of ``pin.framesForwardKinematics`` in a Python loop."""
-    import pinocchio as pin
+class PinocchioLoop:
+    """Pinocchio's ``framesForwardKinematics`` on example-robot-data's Panda URDF, called once per
+    configuration in a Python loop (the reference)."""
 
-    model = pin.buildModelFromUrdf(str(assets.resolve("erd:panda").path))
-    data = model.createData()
-    lo = np.where(np.isfinite(model.lowerPositionLimit), model.lowerPositionLimit, -np.pi)
-    hi = np.where(np.isfinite(model.upperPositionLimit), model.upperPositionLimit, np.pi)
-    qs = rng.uniform(lo, hi, (n_configs, model.nq))
-    for q in qs[:100]:  # warm-up
-        pin.framesForwardKinematics(model, data, q)
-    rates = []
-    for _ in range(3):
+    def __init__(self, n_configs: int, rng: np.random.Generator):
+        import pinocchio as pin
+
+        self.pin = pin
+        self.model = pin.buildModelFromUrdf(str(assets.resolve("erd:panda").path))
+        self.data = self.model.createData()
+        lo = np.where(np.isfinite(self.model.lowerPositionLimit), self.model.lowerPositionLimit, -np.pi)
+        hi = np.where(np.isfinite(self.model.upperPositionLimit), self.model.upperPositionLimit, np.pi)
+        self.qs = list(rng.uniform(lo, hi, (n_configs, self.model.nq)))
+        self.rate(100)  # warm-up
+
+    def rate(self, n: int | None = None) -> float:
+        """Configurations/s over the first ``n`` configurations (all by default)."""
+        fk, model, data = self.pin.framesForwardKinematics, self.model, self.data
+        qs = self.qs[:n]
         t0 = time.perf_counter()
         for q in qs:
-            pin.framesForwardKinematics(model, data, q)
-        rates.append(n_configs / (time.perf_counter() - t0))
-    return statistics.median(rates)
+            fk(model, data, q)
+        return len(qs) / (time.perf_counter() - t0)
+
+
+def side_by_side(rounds: int, calls: int, pin: PinocchioLoop, rng: np.random.Generator) -> list[float]:
+    """Ratios ours / Pinocchio at ``RATIO_AT`` envs, one per round; a round times ``calls``
+    ``forward_kinematics`` calls (median) and then one Pinocchio loop of about the same duration,
+    so that both sides of a ratio see the same phase of a shared, noisy machine."""
+    scene = engine.Scene()
+    robot = scene.add_entity(morphs.MJCF(file="panda"))
+    scene.build(n_envs=RATIO_AT)
+    qpos = random_qpos(robot, rng, RATIO_AT)
+    for _ in range(3):
+        robot.forward_kinematics(qpos)
+    ratios = []
+    for _ in range(rounds):
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            robot.forward_kinematics(qpos)
+            times.append(time.perf_counter() - t0)
+        ours = RATIO_AT / statistics.median(times)
+        ratios.append(ours / pin.rate(int(sum(times) * 1e6)))  # ~1 us per configuration
+    scene.destroy()
+    return ratios
 
 
 def main() -> None:
@@ -123,26 +159,37 @@ def main() -> None:
     print(f"IK Studio FK / Jacobian benchmark: Panda (assets/panda, link 'hand'), arch={arch}, "
           f"f{args.precision}{', quick' if args.quick else ''}")
     rows = [bench_ours(n, budget, rng) for n in SIZES]
-    pin_rate = bench_pinocchio(2_000 if args.quick else 20_000, rng)
-
-    header = (f"{'n_envs':>7} | {'FK us/call':>11} {'FK configs/s':>13} {'kernel us':>10} {'1-row us':>9} "
+    pin = PinocchioLoop(20_000, rng)
+    pin_rate = statistics.median(pin.rate() for _ in range(3))
+    ratios = side_by_side(5 if args.quick else 20, 20, pin, rng)
+    header = (f"{'n_envs':>7} | {'FK us/call':>11} {'mean us':>8} {'FK configs/s':>13} {'mode':>4} {'kernel us':>10} "
+              f"{'1-thread':>9} {'1-row us':>9} "
               f"{'generic us':>10} | "
               f"{'Jac us/call':>11} {'Jac configs/s':>13} | {'bytes/env':>9}")
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r['n_envs']:>7} | {r['fk_s'] * 1e6:>11.1f} {r['n_envs'] / r['fk_s']:>13,.0f} "
-              f"{r['kernel_s'] * 1e6:>9.1f}{'*' if r['per_robot'] else ' '} {r['one_row_s'] * 1e6:>9.1f} "
+        mode = {None: "-", True: "S", False: "P"}[r["mode"]]
+        print(f"{r['n_envs']:>7} | {r['fk_s'] * 1e6:>11.1f} {r['fk_mean_s'] * 1e6:>8.1f} "
+              f"{r['n_envs'] / r['fk_s']:>13,.0f} "
+              f"{mode:>4} {r['kernel_s'] * 1e6:>9.1f}{'*' if r['per_robot'] else ' '} {r['one_thread_s'] * 1e6:>9.1f} "
+              f"{r['one_row_s'] * 1e6:>9.1f} "
               f"{r['generic_s'] * 1e6:>10.1f} | "
               f"{r['jac_s'] * 1e6:>11.1f} {r['n_envs'] / r['jac_s']:>13,.0f} | {r['bytes_per_env']:>9.0f}")
     print(f"* the per-robot FK kernel over SIMD lanes (engine.kernels.lane_fk), used from "
-          f"{entity.STATIC_FK_MIN_ROWS} rows up; 1-row: engine.kernels.static_fk")
+          f"{entity.STATIC_FK_MIN_ROWS} rows up, on the thread pool; 1-thread: the same in the calling thread; "
+          f"1-row: engine.kernels.static_fk\nmode: the one forward_kinematics ended up preferring (S: calling thread, "
+          f"P: thread pool; engine.kernels.threads); its 1-in-{threads.EXPLORE_EVERY} launches in the other mode "
+          f"count in the mean, rarely in the median")
     print(f"\nPinocchio framesForwardKinematics (example-robot-data panda URDF), Python loop: "
           f"{pin_rate:,.0f} configs/s ({1e6 / pin_rate:.1f} us/config)")
     at = next(r for r in rows if r["n_envs"] == RATIO_AT)
     ours = RATIO_AT / at["fk_s"]
-    print(f"FK ours / Pinocchio at n_envs={RATIO_AT}: {ours:,.0f} / {pin_rate:,.0f} = {ours / pin_rate:.2f}x")
-
+    print(f"FK ours / Pinocchio at n_envs={RATIO_AT}, from the table above: {ours:,.0f} / {pin_rate:,.0f} "
+          f"= {ours / pin_rate:.2f}x")
+    print(f"FK ours / Pinocchio at n_envs={RATIO_AT}, side by side over {len(ratios)} rounds (each: 20 calls, "
+          f"then Pinocchio for as long): median {statistics.median(ratios):.2f}x, "
+          f"range {min(ratios):.2f}-{max(ratios):.2f}x")
 
 if __name__ == "__main__":
     main()

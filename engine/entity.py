@@ -19,7 +19,7 @@ from .backend import float_dtype
 from .elements import RigidJoint, RigidLink
 from .ik_api import IKMethods
 from .kernels import fk as fk_kernels
-from .kernels import lane_fk
+from .kernels import lane_fk, threads
 from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
 from .model.tree import KinematicTree
@@ -246,7 +246,9 @@ class RigidEntity(IKMethods):
         full = np.ascontiguousarray(full, dtype=self._dtype)
         if self._spec is not None and n >= STATIC_FK_MIN_ROWS:
             pos, quat = self._fk_buffers(n)
-            lane_fk.run_fk(self._spec, full, pos, quat, fk_kernels.serial_for(n))
+            # serial or parallel, whichever has lately been faster here (kernels.threads)
+            threads.CHOICE.launch(("lane_fk", id(self._spec), n.bit_length()), n,
+                                  lambda serial: lane_fk.run_fk(self._spec, full, pos, quat, serial))
         else:
             pose = np.empty((n, self.n_links, 7), self._dtype)
             self._run_fk(full, pose)

@@ -1,0 +1,85 @@
+"""Serial or parallel CPU launches, chosen by timing both.
+
+Taichi's CPU range-for hands its iterations to a pool of one thread per core, which pays when the
+cores are free. When they are not (a VM whose host often takes its second vCPU, a desktop where
+the GUI, a recorder and the solver compete), waking the pool can cost more than the second core
+brings. Measured on this project's 2-vCPU VM, the Panda FK over 16384 rows (``bench/fk.py``)
+took 0.37 ms in parallel against 0.53 ms in the calling thread in calm phases, and 0.68 ms
+against 0.57 ms in busy ones; the phases last from seconds to minutes.
+
+:class:`ThreadChoice` keeps the last few launch times of each mode per key (a kernel and a batch
+size class), runs the faster mode, and every ``explore_every``-th launch the other one, so that it
+follows the machine as it changes. The first launches try parallel, then serial. A launch's
+results do not depend on the mode. Each mode is a separate compiled kernel (taichi's
+``serialize`` is a compile-time constant), so the first serial launch of a kernel compiles it;
+use this for kernels that compile fast (the lane FK: ~1 s once per robot, then taichi's disk cache),
+not for the per-robot IK solvers. Batches of up to ``max_rows`` rows always run serially (the pool
+costs more than their work) and GPU launches always in parallel; neither is timed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Hashable
+
+from .. import backend
+from .fk import SERIAL_MAX_ROWS
+
+EXPLORE_EVERY = 16  # one launch in this many runs the mode not currently preferred
+WINDOW = 5  # launch times kept per mode and key
+MIN_SAMPLES = 2  # launches of each mode before the choice is made by their times
+
+
+def _median(times: deque) -> float:
+    ordered = sorted(times)
+    return ordered[len(ordered) // 2]
+
+
+class ThreadChoice:
+    """Chooses serial or parallel for each launch of a keyed CPU kernel from measured times."""
+
+    def __init__(self, explore_every: int = EXPLORE_EVERY, window: int = WINDOW):
+        self.explore_every = explore_every
+        self.window = window
+        self._times: dict[Hashable, dict[bool, deque]] = {}
+        self._launches: dict[Hashable, int] = {}
+
+    def serial(self, key: Hashable) -> bool:
+        """The mode for the next launch under ``key``: True for the calling thread."""
+        times = self._times.get(key)
+        if times is None:
+            times = self._times[key] = {False: deque(maxlen=self.window), True: deque(maxlen=self.window)}
+        launches = self._launches[key] = self._launches.get(key, 0) + 1
+        for mode in (False, True):
+            if len(times[mode]) < MIN_SAMPLES:
+                return mode
+        faster = _median(times[True]) < _median(times[False])
+        return (not faster) if launches % self.explore_every == 0 else faster
+
+    def record(self, key: Hashable, serial: bool, seconds: float) -> None:
+        """Note that a launch under ``key`` in mode ``serial`` took ``seconds``."""
+        self._times[key][serial].append(seconds)
+
+    def preferred(self, key: Hashable) -> bool | None:
+        """The mode the times so far favour (True: serial), or None before both were tried."""
+        times = self._times.get(key)
+        if times is None or min(len(t) for t in times.values()) < MIN_SAMPLES:
+            return None
+        return _median(times[True]) < _median(times[False])
+
+    def launch(self, key: Hashable, rows: int, run: Callable[[bool], None], max_rows: int = SERIAL_MAX_ROWS) -> None:
+        """Call ``run(serial)`` for a batch of ``rows`` rows, in the mode chosen for ``key``."""
+        if backend.STATE.arch != "cpu":
+            run(False)
+            return
+        if rows <= max_rows:
+            run(True)
+            return
+        serial = self.serial(key)
+        start = time.perf_counter()
+        run(serial)
+        self.record(key, serial, time.perf_counter() - start)
+
+
+CHOICE = ThreadChoice()  # the engine's: keys are kernels and batch size classes

@@ -1,0 +1,91 @@
+"""The serial / parallel choice of CPU launches (``engine.kernels.threads``).
+
+The choice is driven by recorded launch times; these tests feed it chosen times (nothing here is
+timed) and check that it tries both modes, runs the faster, keeps checking the slower, follows a
+change, and that the FK answers the same in both modes.
+"""
+
+import numpy as np
+
+import engine
+from engine import backend, morphs
+from engine.kernels import threads
+from engine.kernels.threads import ThreadChoice
+
+
+def drive(choice: ThreadChoice, key, serial_s: float, parallel_s: float, launches: int) -> list[bool]:
+    """Modes chosen over ``launches`` launches whose times are the given ones."""
+    modes = []
+    for _ in range(launches):
+        serial = choice.serial(key)
+        choice.record(key, serial, serial_s if serial else parallel_s)
+        modes.append(serial)
+    return modes
+
+
+def test_tries_both_modes_then_runs_the_faster_and_keeps_checking():
+    choice = ThreadChoice(explore_every=8, window=5)
+    modes = drive(choice, "k", serial_s=1.0, parallel_s=2.0, launches=64)
+    assert modes[:4] == [False, False, True, True]  # parallel first, then serial, twice each
+    assert choice.preferred("k") is True
+    later = modes[4:]
+    assert later.count(False) == sum(1 for i in range(5, 65) if i % 8 == 0)  # the slower one, every 8th
+    assert all(m for i, m in enumerate(later, start=5) if i % 8)
+
+
+def test_follows_the_machine_when_the_faster_mode_changes():
+    choice = ThreadChoice(explore_every=4, window=3)
+    drive(choice, "k", serial_s=1.0, parallel_s=2.0, launches=40)
+    assert choice.preferred("k") is True
+    modes = drive(choice, "k", serial_s=3.0, parallel_s=2.0, launches=40)  # serial got slower
+    assert choice.preferred("k") is False
+    assert modes[-8:].count(True) == 2  # serial only on every 4th launch now
+
+
+def test_keys_are_independent():
+    choice = ThreadChoice()
+    drive(choice, "a", serial_s=1.0, parallel_s=2.0, launches=10)
+    drive(choice, "b", serial_s=2.0, parallel_s=1.0, launches=10)
+    assert choice.preferred("a") is True and choice.preferred("b") is False
+    assert choice.preferred("never launched") is None
+
+
+def test_small_batches_run_serially_and_gpus_in_parallel_untimed(monkeypatch):
+    choice = ThreadChoice()
+    seen = []
+    choice.launch("k", rows=16, run=seen.append, max_rows=256)
+    assert seen == [True] and choice.preferred("k") is None
+    monkeypatch.setattr(backend.STATE, "arch", "cuda")
+    choice.launch("k", rows=100_000, run=seen.append)
+    assert seen == [True, False] and "k" not in choice._times
+
+
+class FixedMode:
+    """Stands in for ``threads.CHOICE``: every launch in one mode."""
+
+    def __init__(self, serial: bool):
+        self.mode = serial
+
+    def launch(self, key, rows, run, max_rows=None):
+        run(self.mode)
+
+
+def test_forward_kinematics_answers_the_same_in_both_modes(monkeypatch):
+    engine.init(backend="cpu", precision="32")
+    scene = engine.Scene()
+    robot = scene.add_entity(morphs.MJCF(file="panda"))
+    n = 1500  # lane FK, with a partial block of lanes at the end
+    scene.build(n_envs=n)
+    q = np.random.default_rng(3).uniform(*robot.q_limits, (n, robot.n_qs))
+    answers = []
+    for serial in (True, False):
+        monkeypatch.setattr(threads, "CHOICE", FixedMode(serial))
+        answers.append([a.copy() for a in robot.forward_kinematics(q)])
+    np.testing.assert_array_equal(answers[0][0], answers[1][0])
+    np.testing.assert_array_equal(answers[0][1], answers[1][1])
+    # and the engine's own choice times both modes for a large batch
+    monkeypatch.setattr(threads, "CHOICE", ThreadChoice())
+    for _ in range(2 * threads.MIN_SAMPLES):
+        robot.forward_kinematics(q)
+    assert threads.CHOICE.preferred(("lane_fk", id(robot._spec), n.bit_length())) is not None
+    scene.destroy()
