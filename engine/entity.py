@@ -121,8 +121,9 @@ class RigidEntity(IKMethods):
 
     def _run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
         """FK of qpos (B, n_qs) into link poses ``pose`` (B, n_links, 7): pos xyz, quat wxyz."""
-        fk_kernels.forward_kinematics(_kernel_array(qpos), *self._packed.args(), pose,
-                                      fk_kernels.serial_for(qpos.shape[0]))
+        q, n = _kernel_array(qpos), qpos.shape[0]
+        threads.CHOICE.launch(("fk", id(self._packed), n.bit_length()), n,
+                              lambda serial: fk_kernels.forward_kinematics(q, *self._packed.args(), pose, serial))
 
     def state_nbytes(self) -> int:
         """Bytes held in per-env state arrays (all envs)."""
@@ -287,8 +288,10 @@ class RigidEntity(IKMethods):
         n = len(envs)
         pose = np.empty((n, self._packed.pose_rows, 7), self._dtype)
         J = np.zeros((n, 6, max(self.n_dofs, 1)), self._dtype)
-        fk_kernels.jacobian(_kernel_array(self._qpos[envs]), link.idx_local, point.astype(self._dtype)[None],
-                            *self._packed.args(), pose, J, fk_kernels.serial_for(n))
+        q, point = _kernel_array(self._qpos[envs]), point.astype(self._dtype)[None]
+        threads.CHOICE.launch(("jacobian", id(self._packed), n.bit_length()), n,
+                              lambda serial: fk_kernels.jacobian(q, link.idx_local, point, *self._packed.args(), pose,
+                                                                 J, serial))
         return self._out(J[:, :, : self.n_dofs])
 
 

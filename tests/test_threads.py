@@ -65,12 +65,14 @@ class FixedMode:
 
     def __init__(self, serial: bool):
         self.mode = serial
+        self.kernels = set()
 
     def launch(self, key, rows, run, max_rows=None):
+        self.kernels.add(key[0])
         run(self.mode)
 
 
-def test_forward_kinematics_answers_the_same_in_both_modes(monkeypatch):
+def test_fk_and_jacobian_answer_the_same_in_both_modes(monkeypatch):
     engine.init(backend="cpu", precision="32")
     scene = engine.Scene()
     robot = scene.add_entity(morphs.MJCF(file="panda"))
@@ -79,10 +81,15 @@ def test_forward_kinematics_answers_the_same_in_both_modes(monkeypatch):
     q = np.random.default_rng(3).uniform(*robot.q_limits, (n, robot.n_qs))
     answers = []
     for serial in (True, False):
-        monkeypatch.setattr(threads, "CHOICE", FixedMode(serial))
-        answers.append([a.copy() for a in robot.forward_kinematics(q)])
-    np.testing.assert_array_equal(answers[0][0], answers[1][0])
-    np.testing.assert_array_equal(answers[0][1], answers[1][1])
+        fixed = FixedMode(serial)
+        monkeypatch.setattr(threads, "CHOICE", fixed)
+        lane_pos, lane_quat = robot.forward_kinematics(q)  # per-robot lane FK
+        robot.set_qpos(q)  # generic FK into the state
+        answers.append([lane_pos.copy(), lane_quat.copy(), robot.get_links_pos(), robot.get_links_quat(),
+                        robot.get_jacobian(robot.get_link("hand"))])
+        assert fixed.kernels == {"lane_fk", "fk", "jacobian"}
+    for in_thread, on_pool in zip(*answers):
+        np.testing.assert_array_equal(in_thread, on_pool)
     # and the engine's own choice times both modes for a large batch
     monkeypatch.setattr(threads, "CHOICE", ThreadChoice())
     for _ in range(2 * threads.MIN_SAMPLES):

@@ -12,8 +12,9 @@ size class), runs the faster mode, and every ``explore_every``-th launch the oth
 follows the machine as it changes. The first launches try parallel, then serial. A launch's
 results do not depend on the mode. Each mode is a separate compiled kernel (taichi's
 ``serialize`` is a compile-time constant), so the first serial launch of a kernel compiles it;
-use this for kernels that compile fast (the lane FK: ~1 s once per robot, then taichi's disk cache),
-not for the per-robot IK solvers. Batches of up to ``max_rows`` rows always run serially (the pool
+use this for kernels that compile fast or whose serial form small batches compile anyway (the
+lane FK: ~1 s once per robot, then taichi's disk cache; the generic FK and Jacobian), not for the
+per-robot IK solvers (5-15 s each). Batches of up to ``max_rows`` rows always run serially (the pool
 costs more than their work) and GPU launches always in parallel; neither is timed.
 """
 
