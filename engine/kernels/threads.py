@@ -9,8 +9,9 @@ against 0.57 ms in busy ones; the phases last from seconds to minutes.
 
 :class:`ThreadChoice` keeps the last few launch times of each mode per key (a kernel and a batch
 size class), runs the faster mode, and every ``explore_every``-th launch the other one, so that it
-follows the machine as it changes. The first launches try parallel, then serial. A launch's
-results do not depend on the mode. Each mode is a separate compiled kernel (taichi's
+follows the machine as it changes. The first launches try parallel, then serial; the first launch
+of each mode is not counted (it may include compiling that mode). A launch's results do not depend
+on the mode. Each mode is a separate compiled kernel (taichi's
 ``serialize`` is a compile-time constant), so the first serial launch of a kernel compiles it;
 use this for kernels that compile fast or whose serial form small batches compile anyway (the
 lane FK: ~1 s once per robot, then taichi's disk cache; the generic FK and Jacobian), not for the
@@ -33,8 +34,9 @@ MIN_SAMPLES = 2  # launches of each mode before the choice is made by their time
 
 
 def _median(times: deque) -> float:
+    """The median of ``times`` (the lower middle one of an even count)."""
     ordered = sorted(times)
-    return ordered[len(ordered) // 2]
+    return ordered[(len(ordered) - 1) // 2]
 
 
 class ThreadChoice:
@@ -45,12 +47,14 @@ class ThreadChoice:
         self.window = window
         self._times: dict[Hashable, dict[bool, deque]] = {}
         self._launches: dict[Hashable, int] = {}
+        self._uncounted: set = set()  # (key, mode) whose first launch is still to come
 
     def serial(self, key: Hashable) -> bool:
         """The mode for the next launch under ``key``: True for the calling thread."""
         times = self._times.get(key)
         if times is None:
             times = self._times[key] = {False: deque(maxlen=self.window), True: deque(maxlen=self.window)}
+            self._uncounted.update(((key, False), (key, True)))
         launches = self._launches[key] = self._launches.get(key, 0) + 1
         for mode in (False, True):
             if len(times[mode]) < MIN_SAMPLES:
@@ -59,7 +63,11 @@ class ThreadChoice:
         return (not faster) if launches % self.explore_every == 0 else faster
 
     def record(self, key: Hashable, serial: bool, seconds: float) -> None:
-        """Note that a launch under ``key`` in mode ``serial`` took ``seconds``."""
+        """Note that a launch under ``key`` in mode ``serial`` took ``seconds`` (a mode's first launch
+        is left out)."""
+        if (key, serial) in self._uncounted:
+            self._uncounted.discard((key, serial))
+            return
         self._times[key][serial].append(seconds)
 
     def preferred(self, key: Hashable) -> bool | None:
