@@ -42,11 +42,15 @@ SIZES = (1, 16, 1024, 16384, 65536)
 RATIO_AT = 16384
 
 
+# warm-up calls: enough for the API's first launches in each thread mode (engine.kernels.threads)
+WARM_UP = 2 * (threads.MIN_SAMPLES + 1) + 1
+
+
 def median_seconds(fn, budget_s: float, min_repeats: int = 5, max_repeats: int = 500, times: list | None = None
                    ) -> float:
     """Median wall time of one ``fn()`` call: warm-up, then as many repeats as fit ``budget_s``
     (their times are appended to ``times`` when given)."""
-    for _ in range(2):
+    for _ in range(WARM_UP):
         fn()
     t0 = time.perf_counter()
     fn()
