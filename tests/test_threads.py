@@ -59,6 +59,15 @@ def test_keys_are_independent():
     assert choice.preferred("never launched") is None
 
 
+def test_keeps_a_bounded_number_of_keys():
+    choice = ThreadChoice()
+    for key in range(threads.MAX_KEYS + 10):
+        drive(choice, key, serial_s=1.0, parallel_s=2.0, launches=3)
+    assert len(choice._times) == len(choice._launches) == threads.MAX_KEYS
+    assert 0 not in choice._times and threads.MAX_KEYS + 9 in choice._times
+    assert len(choice._uncounted) <= 2 * threads.MAX_KEYS
+
+
 def test_small_batches_run_serially_and_gpus_in_parallel_untimed(monkeypatch):
     choice = ThreadChoice()
     seen = []

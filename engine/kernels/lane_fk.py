@@ -6,10 +6,11 @@ rows: that kernel is bound by scalar arithmetic (~90 ns per Panda configuration 
 holds every scalar of the FK (joint values, sines, link positions and quaternions) as a taichi
 vector whose entries are consecutive rows, and compiles with taichi's ``real_matrix_scalarize``
 off, so that each vector operation becomes one AVX instruction over 8 float32 (4 float64) rows.
-Each link's pose is written back row by row as soon as it is known (:func:`trace_fk`'s ``on_link``),
-so only the lane values of a link's ancestors stay alive; this and branch-free 64-bit row offsets
-took its store phase from ~0.5 to ~0.3 ms on one thread. Measured on the Panda at 16384 rows, float32: ~0.37 ms
-against ~1.45 ms for the one-row kernel (``python bench/fk.py`` shows both).
+Each link's pose is written back row by row as soon as it is known (:func:`trace_fk`'s
+``on_link``), so only the lane values of a link's ancestors stay alive; this and branch-free 64-bit
+row offsets took the store phase from ~0.5 to ~0.3 ms in one thread. Measured on the Panda at
+16384 rows, float32: ~0.37 ms on taichi's thread pool (calm machine) and ~0.52 ms in one thread,
+against ~1.45 ms for the one-row kernel (``python bench/fk.py`` shows them all).
 
 The tree is traced by :func:`engine.kernels.traced.trace_fk`, which folds the robot's constants
 (a constant is the same in every lane) and avoids the vector operations taichi 1.7 cannot emit

@@ -11,12 +11,13 @@ against 0.57 ms in busy ones; the phases last from seconds to minutes.
 size class), runs the faster mode, and every ``explore_every``-th launch the other one, so that it
 follows the machine as it changes. The first launches try parallel, then serial; the first launch
 of each mode is not counted (it may include compiling that mode). A launch's results do not depend
-on the mode. Each mode is a separate compiled kernel (taichi's
-``serialize`` is a compile-time constant), so the first serial launch of a kernel compiles it;
-use this for kernels that compile fast or whose serial form small batches compile anyway (the
-lane FK: ~1 s once per robot, then taichi's disk cache; the generic FK and Jacobian), not for the
-per-robot IK solvers (5-15 s each). Batches of up to ``max_rows`` rows always run serially (the pool
-costs more than their work) and GPU launches always in parallel; neither is timed.
+on the mode. Each mode is a separate compiled kernel (taichi's ``serialize`` is a compile-time
+constant), so the first serial launch of a kernel compiles it: use this for kernels that compile
+fast or whose serial form small batches compile anyway (the lane FK: ~1 s once per robot, then
+taichi's disk cache; the generic FK and Jacobian), not for the per-robot IK solvers (5-15 s each).
+Batches of up to ``max_rows`` rows always run serially (the pool costs more than their work) and
+GPU launches always in parallel; neither is timed. At most ``MAX_KEYS`` keys are kept (the oldest
+goes first), so scenes built and destroyed one after another do not grow it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .fk import SERIAL_MAX_ROWS
 EXPLORE_EVERY = 16  # one launch in this many runs the mode not currently preferred
 WINDOW = 5  # launch times kept per mode and key
 MIN_SAMPLES = 2  # launches of each mode before the choice is made by their times
+MAX_KEYS = 64
 
 
 def _median(times: deque) -> float:
@@ -53,6 +55,8 @@ class ThreadChoice:
         """The mode for the next launch under ``key``: True for the calling thread."""
         times = self._times.get(key)
         if times is None:
+            if len(self._times) >= MAX_KEYS:
+                self._forget(next(iter(self._times)))
             times = self._times[key] = {False: deque(maxlen=self.window), True: deque(maxlen=self.window)}
             self._uncounted.update(((key, False), (key, True)))
         launches = self._launches[key] = self._launches.get(key, 0) + 1
@@ -62,13 +66,18 @@ class ThreadChoice:
         faster = _median(times[True]) < _median(times[False])
         return (not faster) if launches % self.explore_every == 0 else faster
 
+    def _forget(self, key: Hashable) -> None:
+        del self._times[key]
+        self._launches.pop(key, None)
+        self._uncounted.difference_update(((key, False), (key, True)))
+
     def record(self, key: Hashable, serial: bool, seconds: float) -> None:
         """Note that a launch under ``key`` in mode ``serial`` took ``seconds`` (a mode's first launch
         is left out)."""
         if (key, serial) in self._uncounted:
             self._uncounted.discard((key, serial))
-            return
-        self._times[key][serial].append(seconds)
+        elif key in self._times:
+            self._times[key][serial].append(seconds)
 
     def preferred(self, key: Hashable) -> bool | None:
         """The mode the times so far favour (True: serial), or None before both were tried."""

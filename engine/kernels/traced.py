@@ -10,7 +10,7 @@ instead of 28.
 
 Taichi 1.7's non-scalarised code generation lacks a few operations on vectors (unary minus,
 casts, ``ti.select`` on vector conditions), so the helpers avoid them: negation is ``0 - x`` and
-the quadrant of sin/cos is chosen by arithmetic.
+the sign of sin/cos after range reduction comes from arithmetic.
 """
 
 import math
