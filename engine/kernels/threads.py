@@ -74,10 +74,11 @@ class ThreadChoice:
     def record(self, key: Hashable, serial: bool, seconds: float) -> None:
         """Note that a launch under ``key`` in mode ``serial`` took ``seconds`` (a mode's first launch
         is left out)."""
+        times = self._times.get(key)
         if (key, serial) in self._uncounted:
             self._uncounted.discard((key, serial))
-        elif key in self._times:
-            self._times[key][serial].append(seconds)
+        elif times is not None:
+            times[serial].append(seconds)
 
     def preferred(self, key: Hashable) -> bool | None:
         """The mode the times so far favour (True: serial), or None before both were tried."""
