@@ -17,6 +17,7 @@ import zlib
 import mujoco
 import numpy as np
 import pytest
+from _backend import init_engine
 
 import engine
 from engine import assets, morphs
@@ -73,7 +74,7 @@ MODELS = [e.name for e in assets.list_robots() if e.format == "mjcf"] + ["test_m
 
 @pytest.fixture(scope="module", autouse=True)
 def f64():
-    engine.init(backend="cpu", precision="64")
+    init_engine(precision="64")
 
 
 def model_path(name: str, tmp_path):

@@ -21,6 +21,7 @@ import zlib
 import numpy as np
 import pinocchio as pin
 import pytest
+from _backend import init_engine
 from pinref import PinReference
 
 import engine
@@ -74,7 +75,7 @@ def _reference(name: str) -> PinReference:
 
 @pytest.fixture(scope="module", params=["64", "32"], ids=["f64", "f32"])
 def precision(request):
-    engine.init(backend="cpu", precision=request.param)
+    init_engine(precision=request.param)
     return request.param
 
 

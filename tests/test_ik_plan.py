@@ -10,6 +10,7 @@
 
 import numpy as np
 import pytest
+from _backend import init_engine
 
 import engine
 
@@ -18,7 +19,7 @@ N = 8
 
 @pytest.fixture(scope="module")
 def panda():
-    engine.init(backend="cpu", precision="32")
+    init_engine(precision="32")
     scene = engine.Scene()
     robot = scene.add_entity(engine.morphs.MJCF(file="panda"))
     scene.build(n_envs=N)

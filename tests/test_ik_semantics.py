@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _backend import init_engine
 
 import engine
 from engine import morphs
@@ -28,7 +29,7 @@ Z_ONLY = [False, False, True]
 
 @pytest.fixture(scope="module", autouse=True)
 def f32():
-    engine.init(backend="cpu", precision="32")
+    init_engine(precision="32")
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _backend import init_engine
 
 import engine
 from engine import morphs
@@ -39,7 +40,7 @@ SINGLE_IDS = [f"{name}-{link}" for name, _, link in SINGLE_LINK]
 
 @pytest.fixture(scope="module", autouse=True)
 def f32():
-    engine.init(backend="cpu", precision="32")
+    init_engine(precision="32")
 
 
 class Robots:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _backend import init_engine
 from scipy.spatial.transform import Rotation
 from test_fk_mujoco import TEST_MJCF, random_qpos
 
@@ -30,7 +31,7 @@ N_CONFIGS = 3
 
 @pytest.fixture(scope="module", autouse=True)
 def f64():
-    engine.init(backend="cpu", precision="64")
+    init_engine(precision="64")
 
 
 def perturbed(tree, qpos: np.ndarray, dof: int, step: float) -> np.ndarray:

@@ -14,6 +14,7 @@ import weakref
 
 import numpy as np
 import pytest
+from _backend import init_engine
 from test_fk_mujoco import TEST_MJCF
 from test_fk_mujoco import random_qpos as _random_qpos
 
@@ -27,7 +28,7 @@ EXACT = 1e-12  # same kernels, same arithmetic: batched rows equal unbatched res
 
 @pytest.fixture(scope="module", autouse=True)
 def f64():
-    engine.init(backend="cpu", precision="64")
+    init_engine(precision="64")
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 import pytest
 import taichi as ti
+from _backend import init_engine
 from test_fk_mujoco import TEST_MJCF, random_qpos
 
 import engine
@@ -45,7 +46,7 @@ def hinge_model(tmp_path):
 
 
 def _scene(file, n_envs, precision):
-    engine.init(backend="cpu", precision=precision)
+    init_engine(precision=precision)
     scene = engine.Scene()
     robot = scene.add_entity(morphs.MJCF(file=file))
     scene.build(n_envs=n_envs)
@@ -55,7 +56,7 @@ def _scene(file, n_envs, precision):
 @pytest.mark.parametrize("precision", ["64", "32"])
 def test_atan2_upper_matches_numpy(precision):
     """The IK's rotation errors use atan2_upper (an inline polynomial in float32)."""
-    engine.init(backend="cpu", precision=precision)
+    init_engine(precision=precision)
     dtype = np.float64 if precision == "64" else np.float32
     rng = np.random.default_rng(4)
     y = np.concatenate([rng.uniform(0, 2, 20000), [0.0, 0.0, 1.0, 1e-7, 3.0]]).astype(dtype)
@@ -75,7 +76,7 @@ def test_atan2_upper_matches_numpy(precision):
 @pytest.mark.filterwarnings("ignore:.*non-taichi function")  # sincos_half builds IR at trace time, on purpose
 @pytest.mark.parametrize("precision", ["64", "32"])
 def test_sincos_half_matches_numpy(precision):
-    engine.init(backend="cpu", precision=precision)
+    init_engine(precision=precision)
     span = 40.0 if precision == "64" else 4 * np.pi  # float32: the reduction rounds at ~k ulp(angle)
     angles = np.linspace(-span, span, 20001)
     out = np.zeros((len(angles), 2), np.float64 if precision == "64" else np.float32)
@@ -153,7 +154,7 @@ def test_large_fk_results_are_never_overwritten(hinge_model, monkeypatch):
 
 
 def test_which_robots_qualify(hinge_model, tmp_path):
-    engine.init(backend="cpu", precision="64")
+    init_engine(precision="64")
     free_model = tmp_path / "free.xml"
     free_model.write_text(TEST_MJCF)
     for file, expected in ((hinge_model, True), ("panda", True), ("ur5", True), (free_model, False)):
@@ -235,7 +236,7 @@ def test_per_robot_ik_by_fk_and_against_generic(case):
 
 
 def test_kernel_argument(tmp_path):
-    engine.init(backend="cpu", precision="32")
+    init_engine(precision="32")
     free_model = tmp_path / "free.xml"
     free_model.write_text(TEST_MJCF)
     scene = engine.Scene()
@@ -255,7 +256,7 @@ def test_kernel_argument(tmp_path):
     np.testing.assert_array_equal(fixed.qpos, panda.get_qpos())  # nothing to move: the start comes back
     assert not fixed.success.any() and np.allclose(fixed.pos_error, 0.1, atol=1e-6)
     scene_p.destroy()
-    engine.init(backend="cpu", precision="32")
+    init_engine(precision="32")
     scene = engine.Scene()
     robot = scene.add_entity(morphs.MJCF(file=free_model))
     scene.build(n_envs=2)
