@@ -14,7 +14,10 @@ against ~1.45 ms for the one-row kernel (``python bench/fk.py`` shows them all).
 
 The tree is traced by :func:`engine.kernels.traced.trace_fk`, which folds the robot's constants
 (a constant is the same in every lane) and avoids the vector operations taichi 1.7 cannot emit
-unscalarised; stores of float64 vectors are one more, so float64 results are written per scalar.
+unscalarised. Its vector stores claim the alignment of the next power of two of the vector's size
+(16 B for 3 or 4 floats, 32 B for 3 or 4 doubles) and fault where the address lacks it: numpy
+arrays are 16-B aligned, rows of 3 doubles are 24 B apart, so float64 results are written per
+scalar (a float32 vec3 store is split into 8 + 4 bytes, which need no alignment).
 
 CPU only: on a GPU one thread per row is already the right shape, and :func:`run_fk` uses
 :func:`engine.kernels.static_fk.fk_kernel` there.
@@ -66,7 +69,7 @@ def _store_link(pos, quat, firsts: list, vector_stores: bool, l: int, p: tuple, 
 def lane_fk_kernel(spec: RobotSpec):
     """``kernel(q, pos, quat, serial)``: q (B * n_qs,) flat; in float32 ``pos`` (B * L, 3) and
     ``quat`` (B * L, 4) are written one row vector at a time, in float64 (whose vector stores
-    taichi 1.7 cannot emit) they are flat (B * L * 3,) / (B * L * 4,)."""
+    would need 32-B alignment, see above) they are flat (B * L * 3,) / (B * L * 4,)."""
     precision = backend.STATE.precision
     key = ("lane_fk", spec.key, backend.STATE.generation, precision)
     if key in _CACHE:
