@@ -12,23 +12,26 @@ from collections.abc import Callable, Sequence
 
 
 def median_time(fn: Callable[[], object], *, min_repeats: int = 3, max_repeats: int = 200, budget_s: float = 1.0,
-                warmup: int = 1) -> float:
+                warmup: int = 1, times: list | None = None) -> float:
     """Median wall time (s) of one ``fn()`` call.
 
     ``warmup`` untimed calls first (the first call of a taichi kernel compiles it), then timed
-    calls until ``budget_s`` is spent, at least ``min_repeats`` and at most ``max_repeats``.
+    calls until ``budget_s`` is spent, at least ``min_repeats`` and at most ``max_repeats``; their
+    times are appended to ``times`` when given.
     """
     if min_repeats < 1 or max_repeats < min_repeats:
         raise ValueError(f"repeats: need 1 <= min_repeats <= max_repeats, got {min_repeats}, {max_repeats}")
     for _ in range(warmup):
         fn()
-    times: list[float] = []
+    timed: list[float] = []
     start = time.perf_counter()
-    while len(times) < min_repeats or (len(times) < max_repeats and time.perf_counter() - start < budget_s):
+    while len(timed) < min_repeats or (len(timed) < max_repeats and time.perf_counter() - start < budget_s):
         t0 = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        timed.append(time.perf_counter() - t0)
+    if times is not None:
+        times.extend(timed)
+    return statistics.median(timed)
 
 
 def fmt_ms(seconds: float | None, digits: int = 3) -> str:

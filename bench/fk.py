@@ -33,6 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
 os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 
+from _common import median_time  # noqa: E402
+
 import engine  # noqa: E402
 from engine import assets, entity, morphs  # noqa: E402
 from engine.kernels import fk as fk_kernels  # noqa: E402
@@ -46,22 +48,9 @@ RATIO_AT = 16384
 WARM_UP = 2 * (threads.MIN_SAMPLES + 1) + 1
 
 
-def median_seconds(fn, budget_s: float, min_repeats: int = 5, max_repeats: int = 500, times: list | None = None
-                   ) -> float:
-    """Median wall time of one ``fn()`` call: warm-up, then as many repeats as fit ``budget_s``
-    (their times are appended to ``times`` when given)."""
-    for _ in range(WARM_UP):
-        fn()
-    t0 = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t0
-    repeats = int(np.clip(budget_s / max(first, 1e-9), min_repeats, max_repeats))
-    times = [] if times is None else times
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def median_seconds(fn, budget_s: float, times: list | None = None) -> float:
+    """:func:`_common.median_time` with this bench's warm-up and repeat bounds."""
+    return median_time(fn, min_repeats=5, max_repeats=500, budget_s=budget_s, warmup=WARM_UP, times=times)
 
 
 def random_qpos(robot, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -77,7 +66,7 @@ def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
     qpos = random_qpos(robot, rng, n_envs)
     fk_times = []
     fk = median_seconds(lambda: robot.forward_kinematics(qpos), budget_s, times=fk_times)
-    mode = threads.CHOICE.preferred(("lane_fk", id(robot._spec), n_envs.bit_length()))
+    mode = threads.CHOICE.preferred(threads.size_class(("lane_fk", id(robot._spec)), n_envs))
     # the FK kernels alone, on preallocated arrays (what the API adds: validation, copies)
     dt = robot._dtype
     q_k = qpos.astype(dt)

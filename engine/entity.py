@@ -122,7 +122,7 @@ class RigidEntity(IKMethods):
     def _run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
         """FK of qpos (B, n_qs) into link poses ``pose`` (B, n_links, 7): pos xyz, quat wxyz."""
         q, n = _kernel_array(qpos), qpos.shape[0]
-        threads.CHOICE.launch(("fk", id(self._packed), n.bit_length()), n,
+        threads.CHOICE.launch(("fk", id(self._packed)), n,
                               lambda serial: fk_kernels.forward_kinematics(q, *self._packed.args(), pose, serial))
 
     def state_nbytes(self) -> int:
@@ -248,7 +248,7 @@ class RigidEntity(IKMethods):
         if self._spec is not None and n >= STATIC_FK_MIN_ROWS:
             pos, quat = self._fk_buffers(n)
             # serial or parallel, whichever has lately been faster here (kernels.threads)
-            threads.CHOICE.launch(("lane_fk", id(self._spec), n.bit_length()), n,
+            threads.CHOICE.launch(("lane_fk", id(self._spec)), n,
                                   lambda serial: lane_fk.run_fk(self._spec, full, pos, quat, serial))
         else:
             pose = np.empty((n, self.n_links, 7), self._dtype)
@@ -289,7 +289,7 @@ class RigidEntity(IKMethods):
         pose = np.empty((n, self._packed.pose_rows, 7), self._dtype)
         J = np.zeros((n, 6, max(self.n_dofs, 1)), self._dtype)
         q, point = _kernel_array(self._qpos[envs]), point.astype(self._dtype)[None]
-        threads.CHOICE.launch(("jacobian", id(self._packed), n.bit_length()), n,
+        threads.CHOICE.launch(("jacobian", id(self._packed)), n,
                               lambda serial: fk_kernels.jacobian(q, link.idx_local, point, *self._packed.args(), pose,
                                                                  J, serial))
         return self._out(J[:, :, : self.n_dofs])

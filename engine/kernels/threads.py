@@ -8,7 +8,7 @@ took 0.37 ms in parallel against 0.53 ms in the calling thread in calm phases, a
 against 0.57 ms in busy ones; the phases last from seconds to minutes.
 
 :class:`ThreadChoice` keeps the last few launch times of each mode per key (a kernel and a batch
-size class), runs the faster mode, and every ``explore_every``-th launch the other one, so that it
+size class, :func:`size_class`), runs the faster mode, and every ``explore_every``-th launch the other one, so that it
 follows the machine as it changes. The first launches try parallel, then serial; the first launch
 of each mode is not counted (it may include compiling that mode). A launch's results do not depend
 on the mode. Each mode is a separate compiled kernel (taichi's ``serialize`` is a compile-time
@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable, Hashable
 
 from .. import backend
-from .fk import SERIAL_MAX_ROWS
+from .fk import SERIAL_MAX_ROWS, serial_for
 
 EXPLORE_EVERY = 16  # one launch in this many runs the mode not currently preferred
 WINDOW = 5  # launch times kept per mode and key
@@ -87,18 +87,24 @@ class ThreadChoice:
             return None
         return _median(times[True]) < _median(times[False])
 
-    def launch(self, key: Hashable, rows: int, run: Callable[[bool], None], max_rows: int = SERIAL_MAX_ROWS) -> None:
-        """Call ``run(serial)`` for a batch of ``rows`` rows, in the mode chosen for ``key``."""
-        if backend.STATE.arch != "cpu":
-            run(False)
+    def launch(self, kernel: Hashable, rows: int, run: Callable[[bool], None],
+               max_rows: int = SERIAL_MAX_ROWS) -> None:
+        """Call ``run(serial)`` for a batch of ``rows`` rows of ``kernel`` (any hashable naming the
+        kernel and what it runs for), in the mode chosen for its :func:`size_class`."""
+        if backend.STATE.arch != "cpu" or rows <= max_rows:  # not timed: the fixed rule decides
+            run(serial_for(rows, max_rows))
             return
-        if rows <= max_rows:
-            run(True)
-            return
+        key = size_class(kernel, rows)
         serial = self.serial(key)
         start = time.perf_counter()
         run(serial)
         self.record(key, serial, time.perf_counter() - start)
 
 
-CHOICE = ThreadChoice()  # the engine's: keys are kernels and batch size classes
+def size_class(kernel: Hashable, rows: int) -> tuple:
+    """The key under which launches of ``kernel`` over ``rows`` rows are timed: batches within a
+    factor of two of each other share it."""
+    return kernel, rows.bit_length()
+
+
+CHOICE = ThreadChoice()  # the engine's: keys are size classes of kernels
