@@ -81,7 +81,7 @@ def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
         one_thread = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, True), budget_s)
         run = static_fk.fk_kernel(spec)
         flat_q, flat_pos, flat_quat = q_k.reshape(-1), pos.reshape(-1), quat.reshape(-1)
-        one_row = median_seconds(lambda: run(flat_q, flat_pos, flat_quat, serial), budget_s)
+        one_row = median_seconds(lambda: run(flat_q, flat_pos, flat_quat, n_envs, serial), budget_s)
     robot.set_qpos(qpos)
     jac = median_seconds(lambda: robot.get_jacobian(hand), budget_s)
     state_bytes = robot.state_nbytes()

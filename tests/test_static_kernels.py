@@ -121,7 +121,7 @@ def test_per_robot_fk_matches_mujoco(hinge_model, precision, monkeypatch):
     # the one-row kernel (what a GPU runs) gives the same poses
     one_pos, one_quat = np.empty_like(pos), np.empty_like(quat)
     static_fk.fk_kernel(robot._spec)(qpos.astype(robot._dtype).reshape(-1), one_pos.reshape(-1),
-                                     one_quat.reshape(-1), True)
+                                     one_quat.reshape(-1), len(qpos), True)
     np.testing.assert_allclose(one_pos, pos, atol=TOL[precision], rtol=0)
     np.testing.assert_allclose(one_quat, quat, atol=TOL[precision], rtol=0)
     scene.destroy()

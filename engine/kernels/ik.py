@@ -3,9 +3,16 @@
 Thread ``t`` serves env ``e = t % B`` and restart slot ``k = t // B``; it runs samples
 ``k, k + K, k + 2K, ...`` (K slots in all). Sample 0 starts from the env's initial qpos; others
 from a uniform draw within the joint limits made by a counter-based hash of (seed, env, sample,
-qpos index), so results do not depend on thread scheduling. ``done[e]`` holds the lowest sample
-index that met the tolerances (atomic min); a sample above it is skipped, and the env's answer is
-the lowest successful sample (or, if none, the lowest-score one), so the output is deterministic.
+qpos index), so results do not depend on thread scheduling. A thread stops at its own first
+success; ``done[e]`` is a hint shared by env e's threads: some sample index that met the
+tolerances (or :data:`BIG`), and a sample above it is skipped. The env's answer is the lowest
+successful sample (or, if none, the lowest-score one), so the output is deterministic: every
+sample below the lowest success runs, whatever the hint holds when.
+
+``done`` is read and written with plain loads and stores, never atomics: any value a thread sees
+is a successful sample of its env, so a stale or overwritten hint only costs work, never the
+answer. (Atomics inside the solver's divergent loops broke the whole kernel on Mesa's lavapipe
+Vulkan: the loop exited early for every lane and nothing after it ran. See docs/backends.md.)
 
 Per iteration: FK of the thread's row, the masked error and Jacobian rows of every task, then
 ``dq = J^T (J J^T + lambda I)^-1 e`` by Cholesky, with lambda = damping * min(|e|^2, 1) + 1e-6
@@ -412,13 +419,21 @@ def stalled(exhaustive, s, n_samples, it, score, lag2):
 
 
 @ti.func
+def skip_sample(t, e, s, exhaustive, best_i: ti.template(), done: ti.template()):
+    """Whether thread ``t`` (env ``e``) need not run sample ``s``: unless every sample must run,
+    once the thread itself succeeded, or once a lower sample of its env did (the ``done`` hint)."""
+    return exhaustive == 0 and (best_i[t, 0] >= 0 or done[e] < s)
+
+
+@ti.func
 def sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done: ti.template()):
-    """Whether the current sample stops after this iterate: it met its targets (then env ``e`` is
-    marked done at sample ``s``, unless every sample must run), it used its iterations, or it
+    """Whether the current sample stops after this iterate: it met its targets (then env ``e``'s
+    ``done`` hint is lowered to ``s``, unless every sample must run), it used its iterations, or it
     stalled."""
     over = 0
     if ok == 1 and exhaustive == 0:
-        ti.atomic_min(done[e], s)
+        if s < done[e]:  # a plain store: see the module docstring
+            done[e] = s
         over = 1
     elif it == max_iters or stalled(exhaustive, s, n_samples, it, score, lag2):
         over = 1
@@ -459,7 +474,7 @@ def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.n
         reset_kept(t, best_q, best_i, n_qs)
         s = t // B
         while s < n_samples:
-            if exhaustive == 0 and ti.atomic_min(done[e], BIG) < s:
+            if skip_sample(t, e, s, exhaustive, best_i, done):
                 break
             best_i[t, 2] += 1
             init_sample(t, e, s, q0, q, robot_i, robot_f, task_i, seed, Lt)

@@ -67,7 +67,7 @@ def _store_link(pos, quat, firsts: list, vector_stores: bool, l: int, p: tuple, 
 
 
 def lane_fk_kernel(spec: RobotSpec):
-    """``kernel(q, pos, quat, serial)``: q (B * n_qs,) flat; in float32 ``pos`` (B * L, 3) and
+    """``kernel(q, pos, quat, rows, serial)``: q (B * n_qs,) flat, ``rows`` = B; in float32 ``pos`` (B * L, 3) and
     ``quat`` (B * L, 4) are written one row vector at a time, in float64 (whose vector stores
     would need 32-B alignment, see above) they are flat (B * L * 3,) / (B * L * 4,)."""
     precision = backend.STATE.precision
@@ -81,9 +81,8 @@ def lane_fk_kernel(spec: RobotSpec):
 
     @ti.kernel
     def run(q: ti.types.ndarray(), pos: ti.types.ndarray(dtype=vec3), quat: ti.types.ndarray(dtype=vec4),
-            serial: ti.template()):
+            n: ti.i32, serial: ti.template()):
         ti.loop_config(serialize=serial)
-        n = q.shape[0] // n_qs
         for block in range((n + W - 1) // W):
             # the rows of this block; past the end, lanes repeat the last row, so their (identical)
             # results can be stored without a branch. 64-bit offsets: constants fold into addresses
@@ -99,9 +98,10 @@ def lane_fk_kernel(spec: RobotSpec):
 def run_fk(spec: RobotSpec, q: np.ndarray, pos: np.ndarray, quat: np.ndarray, serial: bool) -> None:
     """FK of the rows of ``q`` (B, n_qs) into ``pos`` (B, L, 3) and ``quat`` (B, L, 4), all
     C-contiguous in the engine's precision: the lane kernel on a CPU, one row per thread elsewhere."""
+    rows = q.shape[0]
     if backend.STATE.arch != "cpu":
-        fk_kernel(spec)(q.reshape(-1), pos.reshape(-1), quat.reshape(-1), serial)
+        fk_kernel(spec)(q.reshape(-1), pos.reshape(-1), quat.reshape(-1), rows, serial)
     elif backend.STATE.precision == "32":
-        lane_fk_kernel(spec)(q.reshape(-1), pos.reshape(-1, 3), quat.reshape(-1, 4), serial)
+        lane_fk_kernel(spec)(q.reshape(-1), pos.reshape(-1, 3), quat.reshape(-1, 4), rows, serial)
     else:
-        lane_fk_kernel(spec)(q.reshape(-1), pos.reshape(-1), quat.reshape(-1), serial)
+        lane_fk_kernel(spec)(q.reshape(-1), pos.reshape(-1), quat.reshape(-1), rows, serial)

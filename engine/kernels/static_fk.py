@@ -22,17 +22,20 @@ UNROLLED_COMPILE = {"advanced_optimization": False}
 
 
 def fk_kernel(spec: RobotSpec):
-    """Batched FK for ``spec``: ``kernel(q, pos, quat, serial)`` with flat arrays ``q`` (B * n_qs),
-    ``pos`` (B * L * 3) and ``quat`` (B * L * 4, wxyz), in the engine's precision; ``serial``
-    (compile-time) runs in the calling thread."""
+    """Batched FK for ``spec``: ``kernel(q, pos, quat, rows, serial)`` with flat arrays ``q``
+    (B * n_qs), ``pos`` (B * L * 3) and ``quat`` (B * L * 4, wxyz), in the engine's precision, and
+    ``rows`` = B; ``serial`` (compile-time) runs in the calling thread. The row count is an
+    argument because taichi's SPIR-V code generator cannot take a loop bound computed from an
+    array's shape (``q.shape[0] // n_qs``: "Not supported" on Vulkan)."""
     key = ("fk", spec.key, backend.STATE.generation, backend.STATE.precision)
     if key not in _CACHE:
         L, n_qs = spec.n_links, spec.n_qs
 
         @ti.kernel
-        def run(q: ti.types.ndarray(), pos: ti.types.ndarray(), quat: ti.types.ndarray(), serial: ti.template()):
+        def run(q: ti.types.ndarray(), pos: ti.types.ndarray(), quat: ti.types.ndarray(), rows: ti.i32,
+                serial: ti.template()):
             ti.loop_config(serialize=serial)
-            for r in range(q.shape[0] // n_qs):
+            for r in range(rows):
                 P, Q = trace_fk(spec, [q[r * n_qs + i] for i in ti.static(range(n_qs))])
                 for l in ti.static(range(L)):
                     for k in ti.static(range(3)):

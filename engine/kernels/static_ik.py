@@ -24,7 +24,6 @@ import taichi as ti
 from .. import backend
 from .fk import HINGE
 from .ik import (
-    BIG,
     PI,
     hash_uniform,
     keep_if_better,
@@ -32,6 +31,7 @@ from .ik import (
     reset_kept,
     rotation_error,
     sample_over,
+    skip_sample,
     task_score,
 )
 from .launch import fast
@@ -325,7 +325,7 @@ def _build(spec: RobotSpec, task_links: tuple[int, ...]):
             reset_kept(t, best_q, best_i, n_qs)
             s = t // B
             while s < n_samples:
-                if exhaustive == 0 and ti.atomic_min(done[e], BIG) < s:
+                if skip_sample(t, e, s, exhaustive, best_i, done):
                     break
                 best_i[t, 2] += 1
                 qv = initial(e, s, q0, seed, active)
