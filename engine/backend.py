@@ -1,19 +1,29 @@
-"""Taichi start-up: backend choice with a safe GPU fallback, and precision.
+"""Taichi start-up: backend choice with an honest GPU fallback, and precision.
 
 Never ``ti.init(arch=ti.gpu)``: with no GPU it segfaults or silently picks software OpenGL.
-"gpu" asks for CUDA, then Vulkan, and falls back to the CPU with one warning.
+"gpu" asks for CUDA, then a *hardware* Vulkan device, and otherwise runs on the CPU with one
+warning line. A software Vulkan device (Mesa's lavapipe, SwiftShader: what the Vulkan loader
+offers on a machine without a GPU) is skipped by "gpu", because it is the CPU again, only slower;
+"vulkan" still uses it (the test suite does). Devices are read from the drivers
+(:mod:`engine.devices`), so ``precision="64"`` on a device without float64 is refused before
+anything is reset.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from dataclasses import dataclass
+
+import numpy as np
 
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
+
+from . import devices  # noqa: E402
 
 BACKENDS = ("gpu", "cuda", "vulkan", "cpu")
 # Genesis' and Python's level names -> taichi's
@@ -22,10 +32,34 @@ LOGGING_LEVELS = {"debug": "debug", "info": "info", "warning": "warn", "warn": "
 PRECISIONS = ("32", "64")
 
 
+class Backend(str):
+    """What :func:`init` chose. Compares and prints as the arch ("cuda", "vulkan" or "cpu"), so
+    ``init(...) == "cpu"`` reads as before; ``device`` names the device (a GPU's name, or the
+    CPU's model), ``software`` is True for a Vulkan device that runs on the CPU."""
+
+    arch: str
+    device: str
+    software: bool
+
+    def __new__(cls, arch: str, device: str, software: bool = False):
+        obj = super().__new__(cls, arch)
+        obj.arch, obj.device, obj.software = arch, device, software
+        return obj
+
+    def __repr__(self) -> str:
+        return f"Backend({self.arch!r}, device={self.device!r})"
+
+    def describe(self) -> str:
+        """One line for readouts: ``"vulkan: llvmpipe (LLVM 15.0.6, 256 bits), software"``."""
+        return f"{self.arch}: {self.device}" + (", software" if self.software else "")
+
+
 @dataclass
 class _State:
     initialised: bool = False
     arch: str = "cpu"
+    device: str = ""
+    software: bool = False
     precision: str = "32"
     seed: int | None = None
     debug: bool = False
@@ -33,6 +67,9 @@ class _State:
 
 
 STATE = _State()
+# Serialises every kernel launch and compile (engine.kernels.launch), and init() against them:
+# taichi's runtime and the launch contexts kept per kernel are shared by all threads.
+LOCK = threading.RLock()
 
 
 def _try_arch(arch, **kwargs) -> bool:
@@ -48,11 +85,15 @@ def _try_arch(arch, **kwargs) -> bool:
 
 
 def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, debug: bool = False,
-         logging_level: str = "warn") -> str:
-    """Initialise (or re-initialise) the engine. Returns the arch in use: "cuda", "vulkan" or "cpu".
+         logging_level: str = "warn") -> Backend:
+    """Initialise (or re-initialise) the engine. Returns the :class:`Backend` in use ("cuda",
+    "vulkan" or "cpu", with the device's name).
 
-    ``precision`` "32" or "64" sets the float type of every buffer and kernel. Calling ``init`` again
-    resets taichi: scenes built before it must be built again.
+    ``backend``: "gpu" (CUDA, else a hardware Vulkan device, else the CPU with one warning line),
+    "cuda", "vulkan" (any Vulkan device, software ones included) or "cpu". ``precision`` "32" or
+    "64" sets the float type of every buffer and kernel; "64" on a Vulkan device without float64
+    is a ValueError, raised before anything is reset. Calling ``init`` again resets taichi: scenes
+    built before it must be built again.
     """
     logging_level = LOGGING_LEVELS.get(str(logging_level).lower(), logging_level)
     if logging_level not in LOGGING_LEVELS.values():
@@ -62,32 +103,81 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     precision = str(precision)
     if precision not in PRECISIONS:
         raise ValueError(f"precision: expected one of {PRECISIONS}, got {precision!r}")
-    if STATE.initialised:
-        ti.reset()
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
+        raise TypeError(f"seed: expected an int or None, got {seed!r}")
+    if not isinstance(debug, bool | np.bool_):
+        raise TypeError(f"debug: expected a bool, got {debug!r}")
+    candidates, notes = _candidates(backend, precision)
     fp = ti.f64 if precision == "64" else ti.f32
     kwargs = dict(default_fp=fp, default_ip=ti.i32, debug=debug, log_level=logging_level,
                   offline_cache=True)
     if seed is not None:
         kwargs["random_seed"] = int(seed)
-    candidates = {"gpu": [ti.cuda, ti.vulkan], "cuda": [ti.cuda], "vulkan": [ti.vulkan], "cpu": []}[backend]
-    chosen = None
-    for arch in candidates:
-        if _try_arch(arch, **kwargs):
-            chosen = arch
-            break
-    if chosen is None:
-        if backend != "cpu":
-            warnings.warn(f"init: backend {backend!r} is not available here; running on the CPU",
-                          RuntimeWarning, stacklevel=2)
-        ti.init(arch=ti.cpu, **kwargs)
-        chosen = ti.cpu
-    STATE.initialised = True
-    STATE.arch = {ti.cuda: "cuda", ti.vulkan: "vulkan"}.get(chosen, "cpu")
-    STATE.precision = precision
-    STATE.seed = seed
-    STATE.debug = debug
-    STATE.generation += 1
-    return STATE.arch
+    with LOCK:
+        if STATE.initialised:
+            ti.reset()
+        chosen = None
+        for arch, _ in candidates:
+            if _try_arch(arch, **kwargs):
+                chosen = arch
+                break
+        if chosen is None:
+            ti.init(arch=ti.cpu, **kwargs)
+            chosen = ti.cpu
+            if backend != "cpu":
+                if candidates:
+                    notes.append(f"backend {backend!r} did not start")
+                elif not notes:
+                    notes.append(f"backend {backend!r} is not available here")
+                warnings.warn("init: " + "; ".join(notes) + "; running on the CPU", RuntimeWarning, stacklevel=2)
+        device = dict(candidates).get(chosen)
+        STATE.initialised = True
+        STATE.arch = {ti.cuda: "cuda", ti.vulkan: "vulkan"}.get(chosen, "cpu")
+        STATE.device = devices.cpu_name() if chosen == ti.cpu else (device.name if device else "unknown device")
+        STATE.software = bool(device is not None and getattr(device, "software", False))
+        STATE.precision = precision
+        STATE.seed = seed
+        STATE.debug = debug
+        STATE.generation += 1
+    return current()
+
+
+def _candidates(backend: str, precision: str) -> tuple[list, list[str]]:
+    """The archs to try in order, each with its device (a :class:`devices.VulkanDevice`, a
+    :class:`_Named` for CUDA), and notes on what was skipped. Raises ValueError for float64 on a
+    Vulkan device without it."""
+    notes: list[str] = []
+    out: list = []
+    if backend in ("gpu", "cuda"):
+        name = devices.cuda_device_name()
+        if name or backend == "cuda":
+            out.append((ti.cuda, _Named(name or "CUDA device")))
+    if backend in ("gpu", "vulkan") and not (backend == "gpu" and out):
+        found = devices.vulkan_devices()
+        usable = found if backend == "vulkan" else devices.hardware_vulkan_devices(found)
+        device = devices.best_vulkan_device(usable) if usable else None
+        if backend == "gpu" and device is None and found:
+            soft = ", ".join(f"'{d.name}'" for d in found)
+            notes.append(f"backend 'gpu' skipped the software Vulkan device {soft} (it runs on the CPU, "
+                         "slower than the CPU backend; backend='vulkan' uses it anyway)")
+        if device is not None or backend == "vulkan":
+            if precision == "64" and device is not None and not device.float64:
+                raise ValueError(f"precision: '64' needs float64 shaders, which the Vulkan device "
+                                 f"'{device.name}' lacks; use precision='32' (or backend='cpu')")
+            out.append((ti.vulkan, device))
+    return out, notes
+
+
+@dataclass(frozen=True)
+class _Named:
+    name: str
+    software: bool = False
+
+
+def current() -> Backend:
+    """The backend in use (initialising on the CPU first if :func:`init` was never called)."""
+    ensure_init()
+    return Backend(STATE.arch, STATE.device, STATE.software)
 
 
 def ensure_init() -> None:
@@ -98,6 +188,4 @@ def ensure_init() -> None:
 
 def float_dtype():
     """numpy float dtype matching the engine precision."""
-    import numpy as np
-
     return np.float64 if STATE.precision == "64" else np.float32

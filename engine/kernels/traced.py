@@ -13,21 +13,13 @@ casts, ``ti.select`` on vector conditions), so the helpers avoid them: negation 
 the sign of sin/cos after range reduction comes from arithmetic.
 """
 
-import math
-
 import taichi as ti
 from taichi.lang import impl
 
 from .. import backend
 from .fk import HINGE
+from .quat import COS_COEFFS, PI, SIN_COEFFS, SINCOS_TERMS
 from .spec import RobotSpec
-
-PI = 3.141592653589793
-# Taylor coefficients of sin(r) / r - 1 and cos(r) - 1 in powers of r^2 (r^2, r^4, ...): on
-# [-pi/2, pi/2] the first 6 truncate below 7e-9 (float32), all of them below 3e-16 (float64)
-SIN_COEFFS = tuple((-1) ** k / math.factorial(2 * k + 1) for k in range(1, 10))
-COS_COEFFS = tuple((-1) ** k / math.factorial(2 * k) for k in range(1, 11))
-TERMS = {"32": (6, 6), "64": (9, 10)}  # coefficients used per precision: sine, cosine
 
 
 def const(a) -> bool:
@@ -112,7 +104,7 @@ def sincos_half(angle):
     m = bind(ti.floor(h * (1.0 / PI) + 0.5))
     r = bind(h - m * PI)
     r2 = bind(r * r)
-    n_sin, n_cos = TERMS[backend.STATE.precision]
+    n_sin, n_cos = SINCOS_TERMS[backend.STATE.precision]
     ps, pc = SIN_COEFFS[n_sin - 1], COS_COEFFS[n_cos - 1]
     for i in range(n_sin - 2, -1, -1):
         ps = ps * r2 + SIN_COEFFS[i]
