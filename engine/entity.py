@@ -22,6 +22,7 @@ from .kernels import fk as fk_kernels
 from .kernels import lane_fk, threads
 from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
+from .locking import new_lock, serialised
 from .model.tree import KinematicTree
 
 STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled")
@@ -42,6 +43,7 @@ class RigidEntity(IKMethods):
                       for i, link in enumerate(tree.links)]
         self.joints = [RigidJoint(j.name, j.type, i, joint_start + i, j.link, tuple(j.qs_idx),
                                   tuple(j.dofs_idx), entity_id) for i, j in enumerate(tree.joints)]
+        self._lock = new_lock()  # held by every call that touches state or buffers (engine.locking)
         self._link_by_name = {link.name: link for link in self.links}
         self._joint_by_name = {joint.name: joint for joint in self.joints}
         self._built = False
@@ -94,6 +96,7 @@ class RigidEntity(IKMethods):
         return link
 
     # -- build-time state -----------------------------------------------------------------------
+    @serialised
     def _build(self, n_envs: int) -> None:
         dtype = float_dtype()
         self._dtype = dtype
@@ -110,6 +113,7 @@ class RigidEntity(IKMethods):
         self._built = True
         self._run_fk(self._qpos, self._pose)
 
+    @serialised
     def _destroy(self) -> None:
         for name in STATE_ARRAYS + ("_ik_scratch", "_ik_plans", "_fk_out"):
             self.__dict__.pop(name, None)
@@ -125,6 +129,7 @@ class RigidEntity(IKMethods):
         threads.CHOICE.launch(("fk", id(self._packed)), n,
                               lambda serial: fk_kernels.forward_kinematics(q, *self._packed.args(), pose, serial))
 
+    @serialised
     def state_nbytes(self) -> int:
         """Bytes held in per-env state arrays (all envs)."""
         return sum(getattr(self, name).nbytes for name in STATE_ARRAYS)
@@ -149,6 +154,7 @@ class RigidEntity(IKMethods):
         return np.arange(size) if sel is None else sel
 
     # -- qpos and dofs ----------------------------------------------------------------------------
+    @serialised
     def get_qpos(self, qs_idx_local=None, envs_idx=None) -> np.ndarray:
         """qpos ``([n_envs,] n_qs)``, or the selected entries / envs."""
         self._require_built()
@@ -156,6 +162,7 @@ class RigidEntity(IKMethods):
         qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
         return self._out(self._qpos[np.ix_(envs, qs)])
 
+    @serialised
     def set_qpos(self, qpos, qs_idx_local=None, envs_idx=None) -> None:
         """Teleport: write qpos ``([n_envs,] n)`` (n = len(qs_idx_local) or n_qs) and update link poses.
         Mimic joints are set from their leaders; ball/free quaternions are normalised."""
@@ -168,6 +175,7 @@ class RigidEntity(IKMethods):
         full = self.tree.apply_mimic(dofs_mod.normalize_quaternions(self.tree, full))
         self._commit_qpos(envs, full)
 
+    @serialised
     def get_dofs_position(self, dofs_idx_local=None, envs_idx=None) -> np.ndarray:
         """Dof positions ``([n_envs,] n)`` (see :mod:`engine.dofs` for ball and free joints)."""
         self._require_built()
@@ -175,6 +183,7 @@ class RigidEntity(IKMethods):
         dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
         return self._out(dofs_mod.qpos_to_dofs(self.tree, self._qpos[envs].astype(float))[:, dofs].astype(self._dtype))
 
+    @serialised
     def set_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
         """Teleport: write dof positions ``([n_envs,] n)`` and update link poses."""
         self._require_built()
@@ -191,6 +200,7 @@ class RigidEntity(IKMethods):
         self._qpos = new.astype(self._dtype)
         self._run_fk(self._qpos, self._pose)
 
+    @serialised
     def control_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
         """Set position targets ``([n_envs,] n)``; ``scene.step()`` moves each dof toward its target
         by at most its velocity limit x dt."""
@@ -201,6 +211,7 @@ class RigidEntity(IKMethods):
         self._dof_target[np.ix_(envs, dofs)] = values
         self._dof_controlled[np.ix_(envs, dofs)] = True
 
+    @serialised
     def _step(self, dt: float) -> None:
         if not self._dof_controlled.any():
             return
@@ -209,6 +220,7 @@ class RigidEntity(IKMethods):
         self._commit_qpos(np.arange(self._B), qpos)
 
     # -- link poses, FK, Jacobian -----------------------------------------------------------------
+    @serialised
     def get_links_pos(self, links_idx_local=None, envs_idx=None) -> np.ndarray:
         """Link origins ``([n_envs,] n_links, 3)`` in the (env-local) world frame, m."""
         self._require_built()
@@ -216,6 +228,7 @@ class RigidEntity(IKMethods):
         links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
         return self._out(self._pose[np.ix_(envs, links)][..., :3])
 
+    @serialised
     def get_links_quat(self, links_idx_local=None, envs_idx=None) -> np.ndarray:
         """Link orientations ``([n_envs,] n_links, 4)``, (w, x, y, z)."""
         self._require_built()
@@ -223,6 +236,7 @@ class RigidEntity(IKMethods):
         links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
         return self._out(self._pose[np.ix_(envs, links)][..., 3:])
 
+    @serialised
     def forward_kinematics(self, qpos, qs_idx_local=None, links_idx_local=None, envs_idx=None):
         """Link poses for a configuration, without touching the scene's state.
 
@@ -273,6 +287,7 @@ class RigidEntity(IKMethods):
         self._fk_out = kept
         return kept
 
+    @serialised
     def get_jacobian(self, link, local_point=None, envs_idx=None) -> np.ndarray:
         """Jacobian ``([n_envs,] 6, n_dofs)`` of a point fixed to ``link`` at the current state.
 

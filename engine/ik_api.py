@@ -4,11 +4,13 @@ module stays about state; the solver itself is :mod:`engine.ik`)."""
 from __future__ import annotations
 
 from .ik import IKResult, solve_ik
+from .locking import serialised
 
 
 class IKMethods:
     """``inverse_kinematics`` and ``inverse_kinematics_multilink`` with Genesis' parameters."""
 
+    @serialised
     def inverse_kinematics(self, link, pos=None, quat=None, local_point=None, init_qpos=None,
                            respect_joint_limit=True, max_samples=50, max_solver_iters=20, damping=0.01,
                            pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True), rot_mask=(True, True, True),
@@ -35,6 +37,7 @@ class IKMethods:
             return result.qpos, result.error[..., 0, :]
         return result.qpos
 
+    @serialised
     def inverse_kinematics_multilink(self, links, poss=None, quats=None, local_points=None, init_qpos=None,
                                      respect_joint_limit=True, max_samples=50, max_solver_iters=20, damping=0.01,
                                      pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True),

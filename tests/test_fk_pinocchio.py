@@ -37,6 +37,7 @@ MIN_ROBOTS = 65
 # robots whose per-robot FK kernel is compared (one compile each per precision, ~1 s)
 PER_ROBOT_FK = ("panda_urdf", "ur5", "xarm7", "so101", "allegro_right_hand", "anymal")
 PER_ROBOT_ROWS = 11  # one full block of 8 lanes (4 in f64) and a partial one
+MAX_ANGLE = 4 * np.pi  # rad (or m) a sampled joint value stays within; see random_qpos
 
 
 @functools.cache
@@ -80,7 +81,10 @@ def precision(request):
 
 
 def random_qpos(tree, rng: np.random.Generator, n: int) -> np.ndarray:
-    """``(n, n_qs)`` configurations within the limits; unlimited 1-dof joints in [-pi, pi]."""
+    """``(n, n_qs)`` configurations within the limits; unlimited 1-dof joints in [-pi, pi]. Limits
+    are clipped to +-MAX_ANGLE: some URDFs write "unlimited" as +-1e16 (iris' rotors), and the
+    kernels' sine and cosine reduce an angle by pi in the engine's precision, accurate to a few
+    ulp of the angle (see docs/backends.md), not to libm's exact reduction of 1e16 rad."""
     q = np.tile(tree.neutral_qpos(), (n, 1))
     for joint in tree.joints:
         if joint.n_qs != 1:
@@ -88,6 +92,7 @@ def random_qpos(tree, rng: np.random.Generator, n: int) -> np.ndarray:
         lo, hi = joint.lower, joint.upper
         if not (np.isfinite(lo) and np.isfinite(hi)):
             lo, hi = -np.pi, np.pi
+        lo, hi = max(lo, -MAX_ANGLE), min(hi, MAX_ANGLE)
         q[:, joint.q_start] = rng.uniform(lo, hi, n)
     return q
 

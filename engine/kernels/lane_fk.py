@@ -67,13 +67,18 @@ def _store_link(pos, quat, firsts: list, vector_stores: bool, l: int, p: tuple, 
 
 
 def lane_fk_kernel(spec: RobotSpec):
-    """``kernel(q, pos, quat, rows, serial)``: q (B * n_qs,) flat, ``rows`` = B; in float32 ``pos`` (B * L, 3) and
-    ``quat`` (B * L, 4) are written one row vector at a time, in float64 (whose vector stores
-    would need 32-B alignment, see above) they are flat (B * L * 3,) / (B * L * 4,)."""
+    """``kernel(q, pos, quat, rows, serial)``: q (B * n_qs,) flat, ``rows`` = B; in float32 ``pos``
+    (B * L, 3) and ``quat`` (B * L, 4) are written one row vector at a time, in float64 (whose
+    vector stores would need 32-B alignment, see above) they are flat (B * L * 3,) / (B * L * 4,)."""
     precision = backend.STATE.precision
     key = ("lane_fk", spec.key, backend.STATE.generation, precision)
-    if key in _CACHE:
+    with backend.LOCK:  # two threads asking at once get one kernel
+        if key not in _CACHE:
+            _CACHE[key] = _build(spec, precision)
         return _CACHE[key]
+
+
+def _build(spec: RobotSpec, precision: str):
     W, L, n_qs = LANES[precision], spec.n_links, spec.n_qs
     vector_stores = precision == "32"
     vec3 = ti.types.vector(3, float) if vector_stores else None
@@ -91,8 +96,7 @@ def lane_fk_kernel(spec: RobotSpec):
             firsts = [bind(rows[w] * L) for w in ti.static(range(W))]  # each row's first link
             trace_fk(spec, qs, on_link=functools.partial(_store_link, pos, quat, firsts, vector_stores))
 
-    _CACHE[key] = fast(run, LANE_COMPILE, trace_helpers=True)
-    return _CACHE[key]
+    return fast(run, LANE_COMPILE, trace_helpers=True)
 
 
 def run_fk(spec: RobotSpec, q: np.ndarray, pos: np.ndarray, quat: np.ndarray, serial: bool) -> None:

@@ -13,7 +13,11 @@ arrays alive nor mistakes a new array for a dead one.
 
 Only numpy arrays and Python ints are supported as arguments (what our kernels take). taichi is
 pinned to 1.7.4 (see pyproject), whose internals this relies on; the first call of every
-signature goes through the public path, and any failure of the fast path falls back to it.
+signature goes through the public path.
+
+Thread safety: a launch binds arguments into a context kept per signature, so every call holds
+:data:`engine.backend.LOCK` from binding to launch (and through a first call's compile). Taichi
+holds the GIL while a kernel runs, so this costs no parallelism.
 """
 
 from __future__ import annotations
@@ -57,6 +61,10 @@ class FastKernel:
             for a, tmpl in zip(args, self._is_template))
 
     def __call__(self, *args):
+        with backend.LOCK:  # the launch contexts, and taichi's runtime, are shared by all threads
+            self._launch(args)
+
+    def _launch(self, args) -> None:
         key = self._signature(args)
         entry = self._cache.get(key)
         if entry is None:

@@ -39,8 +39,9 @@ TAN_PI_8 = 0.41421356237309503
 @ti.func
 def _poly(u, coeffs: ti.template()):
     """sum(coeffs[i] * u^i) by Horner's rule."""
-    p = coeffs[len(coeffs) - 1] + 0.0 * u
-    for i in ti.static(range(len(coeffs) - 2, -1, -1)):
+    n = ti.static(len(coeffs))
+    p = coeffs[n - 1] + 0.0 * u
+    for i in ti.static(range(n - 2, -1, -1)):
         p = p * u + coeffs[i]
     return p
 

@@ -28,20 +28,21 @@ def fk_kernel(spec: RobotSpec):
     argument because taichi's SPIR-V code generator cannot take a loop bound computed from an
     array's shape (``q.shape[0] // n_qs``: "Not supported" on Vulkan)."""
     key = ("fk", spec.key, backend.STATE.generation, backend.STATE.precision)
-    if key not in _CACHE:
-        L, n_qs = spec.n_links, spec.n_qs
+    with backend.LOCK:  # two threads asking at once get one kernel
+        if key not in _CACHE:
+            L, n_qs = spec.n_links, spec.n_qs
 
-        @ti.kernel
-        def run(q: ti.types.ndarray(), pos: ti.types.ndarray(), quat: ti.types.ndarray(), rows: ti.i32,
-                serial: ti.template()):
-            ti.loop_config(serialize=serial)
-            for r in range(rows):
-                P, Q = trace_fk(spec, [q[r * n_qs + i] for i in ti.static(range(n_qs))])
-                for l in ti.static(range(L)):
-                    for k in ti.static(range(3)):
-                        pos[(r * L + l) * 3 + k] = P[l][k]
-                    for k in ti.static(range(4)):
-                        quat[(r * L + l) * 4 + k] = Q[l][k]
+            @ti.kernel
+            def run(q: ti.types.ndarray(), pos: ti.types.ndarray(), quat: ti.types.ndarray(), rows: ti.i32,
+                    serial: ti.template()):
+                ti.loop_config(serialize=serial)
+                for r in range(rows):
+                    P, Q = trace_fk(spec, [q[r * n_qs + i] for i in ti.static(range(n_qs))])
+                    for l in ti.static(range(L)):
+                        for k in ti.static(range(3)):
+                            pos[(r * L + l) * 3 + k] = P[l][k]
+                        for k in ti.static(range(4)):
+                            quat[(r * L + l) * 4 + k] = Q[l][k]
 
-        _CACHE[key] = fast(run, UNROLLED_COMPILE, trace_helpers=True)
-    return _CACHE[key]
+            _CACHE[key] = fast(run, UNROLLED_COMPILE, trace_helpers=True)
+        return _CACHE[key]

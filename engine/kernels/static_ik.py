@@ -47,9 +47,10 @@ def ik_kernel(spec: RobotSpec, task_links: tuple[int, ...]):
     """The solver for ``spec`` with these task links (local link indices, in task order; cached
     per process)."""
     key = ("ik", spec.key, tuple(task_links), backend.STATE.generation, backend.STATE.precision)
-    if key not in _CACHE:
-        _CACHE[key] = fast(_build(spec, tuple(task_links)), UNROLLED_COMPILE, trace_helpers=True)
-    return _CACHE[key]
+    with backend.LOCK:  # two threads asking at once get one kernel
+        if key not in _CACHE:
+            _CACHE[key] = fast(_build(spec, tuple(task_links)), UNROLLED_COMPILE, trace_helpers=True)
+        return _CACHE[key]
 
 
 def vector(values):

@@ -22,6 +22,7 @@ goes first), so scenes built and destroyed one after another do not grow it.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Hashable
@@ -50,9 +51,14 @@ class ThreadChoice:
         self._times: dict[Hashable, dict[bool, deque]] = {}
         self._launches: dict[Hashable, int] = {}
         self._uncounted: set = set()  # (key, mode) whose first launch is still to come
+        self._lock = threading.Lock()  # callers may be on several threads
 
     def serial(self, key: Hashable) -> bool:
         """The mode for the next launch under ``key``: True for the calling thread."""
+        with self._lock:
+            return self._serial(key)
+
+    def _serial(self, key: Hashable) -> bool:
         times = self._times.get(key)
         if times is None:
             if len(self._times) >= MAX_KEYS:
@@ -74,18 +80,20 @@ class ThreadChoice:
     def record(self, key: Hashable, serial: bool, seconds: float) -> None:
         """Note that a launch under ``key`` in mode ``serial`` took ``seconds`` (a mode's first launch
         is left out)."""
-        times = self._times.get(key)
-        if (key, serial) in self._uncounted:
-            self._uncounted.discard((key, serial))
-        elif times is not None:
-            times[serial].append(seconds)
+        with self._lock:
+            times = self._times.get(key)
+            if (key, serial) in self._uncounted:
+                self._uncounted.discard((key, serial))
+            elif times is not None:
+                times[serial].append(seconds)
 
     def preferred(self, key: Hashable) -> bool | None:
         """The mode the times so far favour (True: serial), or None before both were tried."""
-        times = self._times.get(key)
-        if times is None or min(len(t) for t in times.values()) < MIN_SAMPLES:
-            return None
-        return _median(times[True]) < _median(times[False])
+        with self._lock:
+            times = self._times.get(key)
+            if times is None or min(len(t) for t in times.values()) < MIN_SAMPLES:
+                return None
+            return _median(times[True]) < _median(times[False])
 
     def launch(self, kernel: Hashable, rows: int, run: Callable[[bool], None],
                max_rows: int = SERIAL_MAX_ROWS) -> None:
