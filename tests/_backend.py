@@ -1,9 +1,14 @@
-"""The backend the kinematics reference tests run on.
+"""The backends the kinematics reference tests run on.
 
-The CPU by default (CI has no GPU). On a GPU machine, ``IKSTUDIO_TEST_BACKEND=cuda`` runs the
-same reference tests on the GPU: FK and Jacobians against MuJoCo and Pinocchio and against finite
-differences, IK checked by the FK of its answers, the state API, IK plans and the per-robot
-kernels (see the README, "Tests on a GPU"). A backend that does not start is then an error, not a
+The reference modules (FK and Jacobians against MuJoCo, Pinocchio and finite differences, IK
+judged by FK, IK semantics and honest success flags, the state API, IK plans, the per-robot
+kernels, thread safety) take the module-scoped ``backend`` fixture of ``conftest.py``, so each of
+them runs once per backend in :data:`TEST_BACKENDS` and its test ids end in ``-cpu`` / ``-vulkan``.
+
+``IKSTUDIO_TEST_BACKENDS`` (comma-separated) sets the list; the default, ``cpu,vulkan``, runs
+every reference test on the CPU and again on Vulkan (Mesa's lavapipe on a machine without a GPU,
+Debian package ``mesa-vulkan-drivers``). On a GPU machine ``IKSTUDIO_TEST_BACKENDS=cuda`` runs them
+on CUDA. A backend that does not start is a failure under ``CI=true`` (a skip elsewhere), never a
 silent fallback to the CPU.
 """
 
@@ -11,15 +16,48 @@ from __future__ import annotations
 
 import os
 
-import engine
+from _support import skip_or_fail
 
-TEST_BACKEND = os.environ.get("IKSTUDIO_TEST_BACKEND", "cpu")
+KNOWN = ("cpu", "vulkan", "cuda")
+
+
+def _from_environment() -> tuple[str, ...]:
+    raw = os.environ.get("IKSTUDIO_TEST_BACKENDS") or os.environ.get("IKSTUDIO_TEST_BACKEND") or "cpu,vulkan"
+    names = tuple(dict.fromkeys(n.strip() for n in raw.split(",") if n.strip()))
+    unknown = [n for n in names if n not in KNOWN]
+    if unknown or not names:
+        raise ValueError(f"IKSTUDIO_TEST_BACKENDS: expected a comma-separated list of {KNOWN}, got {raw!r}")
+    return names
+
+
+TEST_BACKENDS = _from_environment()
+_active = {"backend": TEST_BACKENDS[0]}
+
+
+def use(backend: str) -> None:
+    """Make ``backend`` the one :func:`init_engine` starts (the ``backend`` fixture calls this);
+    skip (or, under CI, fail) when this machine cannot run it."""
+    from engine import devices  # not at import: conftest imports this module before taichi's warnings filter
+
+    if backend == "vulkan" and not devices.vulkan_devices():
+        skip_or_fail("no Vulkan device (install Debian's mesa-vulkan-drivers for lavapipe)")
+    if backend == "cuda" and not devices.cuda_device_name():
+        skip_or_fail("no CUDA device")
+    _active["backend"] = backend
+
+
+def active() -> str:
+    """The backend of the reference module now running."""
+    return _active["backend"]
 
 
 def init_engine(precision: str = "32") -> str:
-    """``engine.init`` on :data:`TEST_BACKEND` in ``precision``; returns the arch in use."""
-    arch = engine.init(backend=TEST_BACKEND, precision=precision)
-    if TEST_BACKEND != "cpu" and arch == "cpu":
-        raise RuntimeError(f"IKSTUDIO_TEST_BACKEND={TEST_BACKEND!r}: that backend did not start "
-                           "(the engine fell back to the CPU)")
+    """``engine.init`` on the active backend in ``precision``; returns the arch in use. A backend
+    that falls back to another is an error."""
+    import engine
+
+    backend = active()
+    arch = engine.init(backend=backend, precision=precision)
+    if arch != backend:
+        raise RuntimeError(f"test backend {backend!r} did not start (the engine runs on {arch!r})")
     return arch

@@ -3,6 +3,8 @@
 * ``PYOPENGL_PLATFORM`` defaults to ``osmesa``: the renderer draws offscreen with no display.
 * ``xvfb_display`` (session fixture): the X display for GUI tests; with no usable ``DISPLAY`` it
   starts a private Xvfb (1920x1080x24) for the session and stops it at the end.
+* ``backend`` (module fixture): the kinematics reference modules run once per backend, CPU and
+  Vulkan by default (see ``_backend.py``).
 * Under ``CI=true`` every skip is reported as a failure (see ``_support.py``); expected failures
   (``xfail``) are left as they are.
 """
@@ -21,9 +23,18 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
+import _backend  # noqa: E402
 from _support import in_ci, require_or_fail, skip_or_fail  # noqa: E402
 
 __all__ = ["in_ci", "require_or_fail", "skip_or_fail"]
+
+
+@pytest.fixture(scope="module", params=_backend.TEST_BACKENDS)
+def backend(request):
+    """The backend a reference module runs on (every module that takes this fixture runs once per
+    backend of ``_backend.TEST_BACKENDS``); ``_backend.init_engine`` starts it."""
+    _backend.use(request.param)
+    return request.param
 
 CI_SKIP_NOTE = "skipped under CI=true, which counts as a failure (a skip must not hide a missing dependency)"
 

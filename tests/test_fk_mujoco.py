@@ -73,7 +73,7 @@ MODELS = [e.name for e in assets.list_robots() if e.format == "mjcf"] + ["test_m
 
 
 @pytest.fixture(scope="module", autouse=True)
-def f64():
+def f64(backend):
     init_engine(precision="64")
 
 

@@ -75,7 +75,7 @@ def _reference(name: str) -> PinReference:
 
 
 @pytest.fixture(scope="module", params=["64", "32"], ids=["f64", "f32"])
-def precision(request):
+def precision(request, backend):
     init_engine(precision=request.param)
     return request.param
 

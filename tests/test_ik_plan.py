@@ -18,7 +18,7 @@ N = 8
 
 
 @pytest.fixture(scope="module")
-def panda():
+def panda(backend):
     init_engine(precision="32")
     scene = engine.Scene()
     robot = scene.add_entity(engine.morphs.MJCF(file="panda"))

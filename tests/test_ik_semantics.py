@@ -28,12 +28,12 @@ Z_ONLY = [False, False, True]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def f32():
+def f32(backend):
     init_engine(precision="32")
 
 
 @pytest.fixture(scope="module")
-def batched_scene():
+def batched_scene(f32):
     scene = engine.Scene()
     robot = scene.add_entity(morphs.MJCF(file="panda"))
     scene.build(n_envs=N_ENVS)
@@ -41,7 +41,7 @@ def batched_scene():
 
 
 @pytest.fixture(scope="module")
-def single_scene():
+def single_scene(f32):
     scene = engine.Scene()
     robot = scene.add_entity(morphs.MJCF(file="panda"))
     scene.build()

@@ -39,7 +39,7 @@ SINGLE_IDS = [f"{name}-{link}" for name, _, link in SINGLE_LINK]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def f32():
+def f32(backend):
     init_engine(precision="32")
 
 
@@ -65,7 +65,7 @@ class Robots:
 
 
 @pytest.fixture(scope="module")
-def robots():
+def robots(f32):
     return Robots()
 
 

@@ -30,7 +30,7 @@ N_CONFIGS = 3
 
 
 @pytest.fixture(scope="module", autouse=True)
-def f64():
+def f64(backend):
     init_engine(precision="64")
 
 

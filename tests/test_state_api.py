@@ -27,7 +27,7 @@ EXACT = 1e-12  # same kernels, same arithmetic: batched rows equal unbatched res
 
 
 @pytest.fixture(scope="module", autouse=True)
-def f64():
+def f64(backend):
     init_engine(precision="64")
 
 

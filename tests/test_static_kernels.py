@@ -36,6 +36,7 @@ HINGE_MJCF = (TEST_MJCF.replace('<freejoint name="root"/>', "")
               .replace("</worldbody>", '</worldbody>\n  <equality><joint joint1="side_hinge" joint2="hinge_a" '
                                        'polycoef="0.1 0.5 0 0 0"/></equality>'))
 TOL = {"64": 1e-10, "32": 2e-5}
+pytestmark = pytest.mark.usefixtures("backend")  # every test runs on each test backend (conftest.py)
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ N_ENVS = 8
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _engine():
+def _engine(backend):
     init_engine(precision="32")
 
 
