@@ -149,15 +149,17 @@ def _silenced_fds():
             os.close(copy)
 
 
-def init_engine(backend: str) -> str:
-    """``engine.init(backend)`` without taichi's console noise; a one-line note on a CPU fallback."""
+def init_engine(backend: str):
+    """``engine.init(backend)`` without taichi's console noise; init's own one-line note (a CPU
+    fallback, a software device skipped) goes to stderr. Returns the :class:`engine.backend.Backend`."""
     import engine
 
     with warnings.catch_warnings(record=True) as caught, _silenced_fds(), contextlib.redirect_stdout(sys.stderr):
         warnings.simplefilter("always")
         arch = engine.init(backend=backend)
-    if backend != "cpu" and arch == "cpu" and caught:
-        print(f"note: no {'GPU' if backend == 'gpu' else backend} backend here; running on the CPU", file=sys.stderr)
+    for w in caught:
+        if issubclass(w.category, RuntimeWarning) and str(w.message).startswith("init: "):
+            print(f"note: {str(w.message).removeprefix('init: ')}", file=sys.stderr)
     return arch
 
 
@@ -332,7 +334,9 @@ def cmd_bench(args) -> int:
         return robot.inverse_kinematics(link=link, pos=pos, quat=quat, seed=seed, return_info=True)
 
     print(f"bench: {args.robot} link '{link.name}', {n} envs x {args.calls} calls, 6-D targets from random "
-          f"configurations, on {arch}")
+          f"configurations, on {arch.describe()}")
+    if arch.timing_note():
+        print(f"  ({arch.timing_note()})")
     t0 = time.perf_counter()
     solve(*targets(), seed=args.seed)  # compiles the kernels (cached on disk for the next run)
     print(f"  first call (compile + solve): {time.perf_counter() - t0:.2f} s")

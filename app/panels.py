@@ -9,7 +9,7 @@ from __future__ import annotations
 import dearpygui.dearpygui as dpg
 import numpy as np
 
-from engine import assets
+from engine import assets, backend
 
 from . import keybinds
 from .targets import rpy_of
@@ -225,7 +225,7 @@ def refresh(app) -> None:
         _set_unless_active(f"t{i}_rpy", list(rpy_of(quat)))
     m = c.metrics.last
     state = "manual" if c.manual else ("playing" if c.playing else "paused")
-    lines = [f"{c.metrics.fps:5.1f} fps   {state}   envs {c.n_envs}"]
+    lines = [f"{c.metrics.fps:5.1f} fps   {state}   envs {c.n_envs}", _backend_line()]
     if m is not None:
         lines += [f"IK {m.ik_ms:6.2f} ms   render {c.visualizer.last_timing.get('total_ms', 0.0):6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
@@ -274,3 +274,8 @@ def file_dialogs(app) -> None:
                              default_filename="scene" if kind == "save" else "."):
             for ext in exts:
                 dpg.add_file_extension(ext)
+
+
+def _backend_line() -> str:
+    """Where the solver runs: "backend cpu: AMD EPYC" (software Vulkan devices say so)."""
+    return f"backend {backend.current().describe()}"

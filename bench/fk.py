@@ -149,8 +149,10 @@ def main() -> None:
     arch = engine.init(backend=args.backend, precision=args.precision)
     rng = np.random.default_rng(0)
 
-    print(f"IK Studio FK / Jacobian benchmark: Panda (assets/panda, link 'hand'), arch={arch}, "
+    print(f"IK Studio FK / Jacobian benchmark: Panda (assets/panda, link 'hand'), {arch.describe()}, "
           f"f{args.precision}{', quick' if args.quick else ''}")
+    if arch.timing_note():
+        print(f"({arch.timing_note()})")
     rows = [bench_ours(n, budget, rng) for n in SIZES]
     pin = PinocchioLoop(20_000, rng)
     pin_rate = statistics.median(pin.rate() for _ in range(3))

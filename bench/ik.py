@@ -357,8 +357,10 @@ def main(argv=None) -> None:
     with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("always", RuntimeWarning)
         arch = engine.init(backend=args.backend, precision="32", logging_level="error")
-    fell_back = " (fell back: no GPU backend here)" if any("not available" in str(w.message) for w in caught) else ""
-    print(f"IK bench: Panda, f32, backend {args.backend!r} -> {arch}{fell_back}, {os.cpu_count()} CPUs; "
+    notes = [str(w.message).removeprefix("init: ") for w in caught if str(w.message).startswith("init: ")]
+    notes += [arch.timing_note()] if arch.timing_note() else []
+    fell_back = f" ({'; '.join(notes)})" if notes else ""
+    print(f"IK bench: Panda, f32, backend {args.backend!r} -> {arch.describe()}{fell_back}, {os.cpu_count()} CPUs; "
           f"kernel {args.kernel!r}; pos_tol {POS_TOL}, rot_tol {ROT_TOL}; "
           f"mean cost of a call over >= {args.min_targets} targets in batches of n_envs (median of >= "
           f"{args.repeats} cycles over the batches, after a warm-up)")

@@ -53,6 +53,11 @@ class Backend(str):
         """One line for readouts: ``"vulkan: llvmpipe (LLVM 15.0.6, 256 bits), software"``."""
         return f"{self.arch}: {self.device}" + (", software" if self.software else "")
 
+    def timing_note(self) -> str:
+        """What timings on this backend mean, for benchmark output: "" for hardware."""
+        return ("software Vulkan device: figures show correctness and relative cost, not GPU speed"
+                if self.software else "")
+
 
 @dataclass
 class _State:

@@ -19,7 +19,7 @@ from .backend import float_dtype
 from .elements import RigidJoint, RigidLink
 from .ik_api import IKMethods
 from .kernels import fk as fk_kernels
-from .kernels import lane_fk, threads
+from .kernels import lane_fk, memory, threads
 from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
 from .locking import new_lock, serialised
@@ -101,6 +101,7 @@ class RigidEntity(IKMethods):
         dtype = float_dtype()
         self._dtype = dtype
         self._packed = pack_tree(self.tree, dtype)
+        self._robot_args = tuple(memory.constant(a) for a in self._packed.args())  # on the device on a GPU
         self._spec = robot_spec(self._packed)  # None: the generic kernels serve this robot
         self._B = n_envs
         self._qpos = np.tile(self.tree.default_qpos.astype(dtype), (n_envs, 1))
@@ -115,7 +116,7 @@ class RigidEntity(IKMethods):
 
     @serialised
     def _destroy(self) -> None:
-        for name in STATE_ARRAYS + ("_ik_scratch", "_ik_plans", "_fk_out"):
+        for name in STATE_ARRAYS + ("_ik_scratch", "_ik_plans", "_fk_out", "_jac_pose", "_robot_args"):
             self.__dict__.pop(name, None)
         self._built = False
 
@@ -127,7 +128,7 @@ class RigidEntity(IKMethods):
         """FK of qpos (B, n_qs) into link poses ``pose`` (B, n_links, 7): pos xyz, quat wxyz."""
         q, n = _kernel_array(qpos), qpos.shape[0]
         threads.CHOICE.launch(("fk", id(self._packed)), n,
-                              lambda serial: fk_kernels.forward_kinematics(q, *self._packed.args(), pose, serial))
+                              lambda serial: fk_kernels.forward_kinematics(q, *self._robot_args, pose, serial))
 
     @serialised
     def state_nbytes(self) -> int:
@@ -301,13 +302,23 @@ class RigidEntity(IKMethods):
         if point.shape != (3,):
             raise ValueError(f"local_point: expected shape (3,), got {point.shape}")
         n = len(envs)
-        pose = np.empty((n, self._packed.pose_rows, 7), self._dtype)
+        pose = self._jacobian_pose(n)
         J = np.zeros((n, 6, max(self.n_dofs, 1)), self._dtype)
         q, point = _kernel_array(self._qpos[envs]), point.astype(self._dtype)[None]
         threads.CHOICE.launch(("jacobian", id(self._packed)), n,
-                              lambda serial: fk_kernels.jacobian(q, link.idx_local, point, *self._packed.args(), pose,
+                              lambda serial: fk_kernels.jacobian(q, link.idx_local, point, *self._robot_args, pose,
                                                                  J, serial))
         return self._out(J[:, :, : self.n_dofs])
+
+    def _jacobian_pose(self, n: int):
+        """The Jacobian kernel's FK scratch (n, pose_rows, 7): new on the CPU (cheap), kept on a GPU,
+        where it never leaves the device (:mod:`engine.kernels.memory`)."""
+        if not memory.on_device():
+            return np.empty((n, self._packed.pose_rows, 7), self._dtype)
+        kept = self.__dict__.get("_jac_pose")
+        if kept is None or kept.shape[0] != n:
+            kept = self._jac_pose = memory.scratch((n, self._packed.pose_rows, 7), self._dtype)
+        return kept
 
 
 def _kernel_array(arr: np.ndarray) -> np.ndarray:

@@ -16,11 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import inputs
+from . import backend, inputs
 from .ik_plan import KERNELS, IKPlan, get_plan, labeler
+from .kernels import choose as choose_kernel
 from .kernels import fk as fk_kernels
 from .kernels import ik as ik_kernels
-from .kernels import static_ik
+from .kernels import memory, static_ik
 
 __all__ = ["KERNELS", "IKResult", "fixed_sizes", "solve_ik"]
 
@@ -72,22 +73,28 @@ def fixed_sizes(n_tasks: int, n_dofs: int, n_envs: int) -> tuple[int, int, int]:
 
 
 class _Scratch:
-    """Per-entity scratch arrays for the IK kernel, reused while shapes stay the same."""
+    """Per-entity IK arrays, reused while shapes stay the same: the per-thread kept solutions and
+    (generic solver) working set, which never leave the device on a GPU
+    (:func:`engine.kernels.memory.scratch`), and the per-env answers the host reads."""
 
     def __init__(self):
         self.key = None
-        self.arrays: dict[str, np.ndarray] = {}
+        self.arrays: dict = {}
 
-    def get(self, T: int, n_tasks: int, n_qs: int, pose_rows: int, n_dofs: int, dtype, generic: bool = True):
-        key = (T, n_tasks, n_qs, pose_rows, n_dofs, dtype, generic)
+    def get(self, n_envs: int, K: int, n_tasks: int, n_qs: int, pose_rows: int, n_dofs: int, dtype,
+            generic: bool = True) -> dict:
+        key = (n_envs, K, n_tasks, n_qs, pose_rows, n_dofs, dtype, generic, backend.STATE.generation)
         if key != self.key:
-            m = 6 * n_tasks
-            shapes = dict(best_q=(T, n_qs + 2), best_err=(T, n_tasks, 6))
+            T, m = n_envs * K, 6 * n_tasks
+            shapes = dict(best_q=((T, n_qs + 2), dtype), best_err=((T, n_tasks, 6), dtype),
+                          best_i=((T, 3), np.int32))
             if generic:  # the per-robot kernel keeps its working set in registers
-                shapes.update(q=(T, n_qs), pose=(T, pose_rows, 7), J=(T, m, n_dofs), A=(T, m, m),
-                              vec=(T, 2 * m + 2 * n_dofs))
-            self.arrays = {k: np.zeros(v, dtype) for k, v in shapes.items()}
-            self.arrays["best_i"] = np.zeros((T, 3), np.int32)
+                shapes.update(q=((T, n_qs), dtype), pose=((T, pose_rows, 7), dtype), J=((T, m, n_dofs), dtype),
+                              A=((T, m, m), dtype), vec=((T, 2 * m + 2 * n_dofs), dtype))
+            self.arrays = {k: memory.scratch(shape, dt) for k, (shape, dt) in shapes.items()}
+            # each env's answer (engine.kernels.choose), on the host
+            self.arrays.update(q_out=np.zeros((n_envs, n_qs), dtype), err_out=np.zeros((n_envs, n_tasks, 6), dtype),
+                               info_out=np.zeros((n_envs, 2), np.int32))
             self.key = key
         return self.arrays
 
@@ -118,14 +125,13 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
     n_qs_k, n_dofs_k = plan.q0.shape[1], max(tree.n_dofs, 1)
     generic = plan.spec is None
     scratch = entity.__dict__.get("_ik_scratch") or entity.__dict__.setdefault("_ik_scratch", _Scratch())
-    s = scratch.get(
-        n_sel * K, n_tasks, n_qs_k, entity._packed.pose_rows, n_dofs_k, entity._dtype, generic)
+    s = scratch.get(n_sel, K, n_tasks, n_qs_k, entity._packed.pose_rows, n_dofs_k, entity._dtype, generic)
     if not generic:
         static_ik.ik_kernel(plan.spec, plan.task_links)(plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"],
                                                 s["best_err"], s["best_i"], plan.done,
                                                 fk_kernels.serial_for(n_sel * K, SERIAL_MAX_THREADS))
     else:
-        ik_kernels.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *entity._packed.args(), s["q"], s["pose"],
+        ik_kernels.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *entity._robot_args, s["q"], s["pose"],
                          s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done,
                          *fixed_sizes(n_tasks, n_dofs_k, n_sel))
     return _choose(entity, s, n_sel, K, plan.exhaustive)
@@ -186,28 +192,22 @@ def _fill_start(plan: IKPlan, entity, init_qpos) -> None:
     tree.apply_mimic_inplace(start)
 
 
-def _choose(entity, s, n_sel: int, K: int, exhaustive: int) -> IKResult:
-    """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest score.
-    Arrays come back in the engine's precision."""
+def _choose(entity, s: dict, n_sel: int, K: int, exhaustive: int) -> IKResult:
+    """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest
+    score (:mod:`engine.kernels.choose`). With one thread per env on the CPU (the usual case
+    there) each thread's kept solution is already its env's. Arrays come back in the engine's
+    precision."""
     tree = entity.tree
-    best_i, best_q = s["best_i"], s["best_q"]
-    if K == 1:  # one thread per env: its own kept solution (the usual case on the CPU)
-        sample = best_i[:, 0].copy()
-        out = IKResult(qpos=tree.apply_mimic_inplace(best_q[:, :tree.n_qs].copy()), error=s["best_err"].copy(),
-                       success=sample >= 0, iterations=best_i[:, 1].copy(), sample=sample)
+    if K == 1 and not memory.on_device():
+        q, err = s["best_q"][:, :tree.n_qs].copy(), s["best_err"].copy()
+        sample, iterations = s["best_i"][:, 0].copy(), s["best_i"][:, 1].copy()
     else:
-        success_sample = best_i[:, 0].reshape(K, n_sel)
-        n_qs_k = best_q.shape[1] - 2
-        score = best_q[:, n_qs_k].reshape(K, n_sel)
-        rest_dist = best_q[:, n_qs_k + 1].reshape(K, n_sel)
-        ok = success_sample >= 0
-        key = np.where(ok, rest_dist if exhaustive else success_sample, np.inf)
-        success = ok.any(axis=0)
-        pick = np.where(success, np.argmin(key, axis=0), np.argmin(score, axis=0))
-        rows = pick * n_sel + np.arange(n_sel)
-        sample = np.where(success, success_sample[pick, np.arange(n_sel)], -1)
-        out = IKResult(qpos=tree.apply_mimic(best_q[rows, : tree.n_qs]), error=s["best_err"][rows],
-                       success=success, iterations=best_i[rows, 1], sample=sample)
+        choose_kernel.choose(s["best_q"], s["best_err"], s["best_i"], exhaustive, s["q_out"], s["err_out"],
+                             s["info_out"], fk_kernels.serial_for(n_sel))
+        q, err = s["q_out"][:, :tree.n_qs].copy(), s["err_out"].copy()
+        sample, iterations = s["info_out"][:, 0].copy(), s["info_out"][:, 1].copy()
+    out = IKResult(qpos=tree.apply_mimic_inplace(q), error=err, success=sample >= 0, iterations=iterations,
+                   sample=sample)
     if not entity._batched:
         out = IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0])
     return out

@@ -32,9 +32,14 @@ __all__ = ["in_ci", "require_or_fail", "skip_or_fail"]
 @pytest.fixture(scope="module", params=_backend.TEST_BACKENDS)
 def backend(request):
     """The backend a reference module runs on (every module that takes this fixture runs once per
-    backend of ``_backend.TEST_BACKENDS``); ``_backend.init_engine`` starts it."""
+    backend of ``_backend.TEST_BACKENDS``); ``_backend.init_engine`` starts it. Afterwards the
+    engine is back on the CPU, where the modules that never call ``engine.init`` expect it."""
     _backend.use(request.param)
-    return request.param
+    yield request.param
+    if request.param != "cpu":
+        import engine
+
+        engine.init(backend="cpu")
 
 CI_SKIP_NOTE = "skipped under CI=true, which counts as a failure (a skip must not hide a missing dependency)"
 

@@ -69,6 +69,7 @@ def test_keeps_a_bounded_number_of_keys():
 
 
 def test_small_batches_run_serially_and_gpus_in_parallel_untimed(monkeypatch):
+    monkeypatch.setattr(backend.STATE, "arch", "cpu")
     choice = ThreadChoice()
     seen = []
     choice.launch("k", rows=16, run=seen.append, max_rows=256)

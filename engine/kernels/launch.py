@@ -11,9 +11,16 @@ bound at the previous launch of the signature is not re-bound: callers that reus
 moves its memory, and the check is by identity through a weak reference, so it neither keeps
 arrays alive nor mistakes a new array for a dead one.
 
-Only numpy arrays and Python ints are supported as arguments (what our kernels take). taichi is
+Arguments are numpy arrays, taichi device arrays (``ti.Ndarray``, which stay on a GPU between
+calls: :mod:`engine.kernels.memory`) and Python ints (what our kernels take). taichi is
 pinned to 1.7.4 (see pyproject), whose internals this relies on; the first call of every
 signature goes through the public path.
+
+Contexts are kept only on the CPU. Taichi's CUDA launcher rewrites the context it launches: its
+argument buffer and array pointers are replaced by device copies that it frees after the kernel,
+so a second launch of a kept context would write its arguments through a dangling device
+pointer. On any other arch each launch binds a fresh context (the per-array binding cost is small
+next to a GPU launch and its host-device copies); Vulkan runs that same path in the tests.
 
 Thread safety: a launch binds arguments into a context kept per signature, so every call holds
 :data:`engine.backend.LOCK` from binding to launch (and through a first call's compile). Taichi
@@ -28,6 +35,7 @@ import weakref
 
 import numpy as np
 from taichi.lang import impl
+from taichi.lang._ndarray import Ndarray
 from taichi.types import template
 
 from .. import backend
@@ -57,7 +65,8 @@ class FastKernel:
 
     def _signature(self, args) -> tuple:
         return (backend.STATE.generation,) + tuple(
-            a if tmpl else ((a.dtype.num, a.ndim) if isinstance(a, np.ndarray) else type(a))
+            a if tmpl else ((a.dtype.num, a.ndim) if isinstance(a, np.ndarray) else
+                            ("device", a.dtype, len(a.shape)) if isinstance(a, Ndarray) else type(a))
             for a, tmpl in zip(args, self._is_template))
 
     def __call__(self, *args):
@@ -72,7 +81,9 @@ class FastKernel:
                 self.kernel(*args)  # compiles this signature through the public path
                 self._cache[key] = self._prepare(args)
             return
-        compiled, ctx, bound = entry
+        compiled, t_kernel, ctx, bound = entry
+        if backend.STATE.arch != "cpu":  # a launch there rewrites its context: never reuse one
+            ctx, bound = t_kernel.make_launch_context(), [None] * len(bound)
         slot = 0
         for i, a in enumerate(args):
             if self._is_template[i]:
@@ -84,6 +95,11 @@ class FastKernel:
                         raise ValueError(f"kernel argument {i}: expected a C-contiguous array")
                     shape = a.shape[:a.ndim - self._element_dims[i]]
                     ctx.set_arg_external_array_with_shape((slot,), a.ctypes.data, a.nbytes, shape, 0)
+                    bound[slot] = weakref.ref(a)
+            elif isinstance(a, Ndarray):
+                last = bound[slot]
+                if last is None or last() is not a:
+                    ctx.set_arg_ndarray((slot,), a.arr)
                     bound[slot] = weakref.ref(a)
             else:
                 ctx.set_arg_int((slot,), int(a))
@@ -113,7 +129,7 @@ class FastKernel:
         prog = impl.get_runtime().prog
         compiled = prog.compile_kernel(prog.config(), prog.get_device_caps(), t_kernel)
         n_slots = sum(not tmpl for tmpl in self._is_template)
-        return compiled, t_kernel.make_launch_context(), [None] * n_slots  # nothing bound yet
+        return compiled, t_kernel, t_kernel.make_launch_context(), [None] * n_slots  # nothing bound yet
 
 
 def _element_ndim(annotation) -> int:

@@ -1,0 +1,56 @@
+"""Each env's answer among its restart slots, chosen on the device.
+
+The IK solvers (:mod:`engine.kernels.ik`, :mod:`engine.kernels.static_ik`) leave one kept
+solution per thread: K restart slots per env, thread ``t = e + k B`` serving env ``e``. This
+kernel reduces them to one answer per env, so that on a GPU only B rows cross to the host, not
+K x B. The rule: the slot with the lowest successful sample (with ``exhaustive``, the successful
+one nearest the rest posture); with no success, the lowest score. Ties go to the lowest slot.
+Since a thread runs its samples in increasing order and keeps its first success, the winner is
+the env's lowest successful sample whatever the thread schedule.
+
+Arguments: ``best_q`` (K B, n_qs + 2): kept qpos, score, rest distance; ``best_err`` (K B, Lt, 6);
+``best_i`` (K B, 3): success sample (-1 none), iterations, samples run. Outputs: ``q`` (B, n_qs),
+``err`` (B, Lt, 6), ``info`` (B, 2): the sample that won (-1 for none), its iterations.
+"""
+
+import taichi as ti
+
+from .launch import fast
+
+
+@fast
+@ti.kernel
+def choose(best_q: ti.types.ndarray(), best_err: ti.types.ndarray(), best_i: ti.types.ndarray(), exhaustive: ti.i32,
+           q: ti.types.ndarray(), err: ti.types.ndarray(), info: ti.types.ndarray(), serial: ti.template()):
+    B = q.shape[0]
+    n_qs = q.shape[1]
+    K = best_q.shape[0] // B
+    ti.loop_config(serialize=serial)
+    for e in range(B):
+        pick = e
+        found = 0
+        best_key = 0.0
+        best_score = 0.0
+        for k in range(K):
+            t = e + k * B
+            score = best_q[t, n_qs]
+            if best_i[t, 0] >= 0:
+                key = ti.cast(best_i[t, 0], float)
+                if exhaustive == 1:
+                    key = best_q[t, n_qs + 1]
+                if found == 0 or key < best_key:
+                    pick = t
+                    best_key = key
+                found = 1
+            elif found == 0 and (k == 0 or score < best_score):
+                pick = t
+                best_score = score
+        for i in range(n_qs):
+            q[e, i] = best_q[pick, i]
+        for i in range(err.shape[1]):
+            for c in ti.static(range(6)):
+                err[e, i, c] = best_err[pick, i, c]
+        info[e, 0] = -1
+        if found == 1:
+            info[e, 0] = best_i[pick, 0]
+        info[e, 1] = best_i[pick, 1]
