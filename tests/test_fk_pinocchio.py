@@ -166,3 +166,31 @@ def test_per_robot_fk_matches_pinocchio(name, precision, monkeypatch):
         np.testing.assert_allclose(quat_to_matrix(quat[e]), rots, atol=TOL[precision], rtol=0,
                                    err_msg=f"{name}: env {e}")
     scene.destroy()
+
+
+# batch sizes around every switch between kernels: serial / thread pool (256 rows), generic / per-robot
+# FK (entity.STATIC_FK_MIN_ROWS = 1024 rows), SIMD blocks of 8 (4 in float64) on the CPU
+FK_SIZES = (1, 255, 256, 257, 1023, 1024, 1031, 4096)
+
+
+def test_fk_at_every_batch_size_matches_pinocchio(precision):
+    ref = _reference("panda_urdf")
+    scene = engine.Scene()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = scene.add_entity(morphs.URDF(file=ref.tree.source))
+    scene.build(n_envs=max(FK_SIZES))
+    rng = np.random.default_rng(7)
+    rows = {}
+    for n in FK_SIZES:
+        qpos = ref.tree.apply_mimic(random_qpos(ref.tree, rng, n))
+        pos, quat = robot.forward_kinematics(qpos, envs_idx=np.arange(n))
+        assert pos.shape == (n, robot.n_links, 3) and np.isfinite(pos).all() and np.isfinite(quat).all()
+        rows[n] = (qpos, pos, quat)
+    for n, (qpos, pos, quat) in rows.items():  # every row of the small batches, a spread of the large
+        for e in sorted({0, n // 2, n - 1, *range(0, n, max(1, n // 16))}):
+            rots, poss = ref.link_poses(qpos[e])
+            np.testing.assert_allclose(pos[e], poss, atol=TOL[precision], rtol=0, err_msg=f"{n} rows: row {e}")
+            np.testing.assert_allclose(quat_to_matrix(quat[e]), rots, atol=TOL[precision], rtol=0,
+                                       err_msg=f"{n} rows: row {e}")
+    scene.destroy()

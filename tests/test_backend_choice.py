@@ -1,0 +1,141 @@
+"""``engine.init`` picks an honest device: a hardware GPU for "gpu", never a software Vulkan device
+in its place, names the device it runs on, and refuses float64 where the device has none.
+
+The drivers' answers are faked where a test needs a device this machine lacks (a real GPU, one
+without float64); the rest runs against this machine's own Vulkan loader (Mesa's lavapipe in CI).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from _support import require_or_fail
+
+import engine
+from engine import backend, devices
+from engine.devices import VulkanDevice
+
+LAVAPIPE = VulkanDevice(0, "llvmpipe (LLVM 15.0.6, 256 bits)", 4, True)
+DISCRETE = VulkanDevice(1, "Some Discrete GPU", 2, True)
+NO_F64 = VulkanDevice(1, "Some Mobile GPU", 1, False)
+
+
+@pytest.fixture(autouse=True)
+def _cpu_afterwards():
+    yield
+    engine.init(backend="cpu")
+
+
+def _fake_drivers(monkeypatch, vulkan=(), cuda=""):
+    monkeypatch.setattr(devices, "vulkan_devices", lambda: tuple(vulkan))
+    monkeypatch.setattr(devices, "cuda_device_name", lambda: cuda)
+
+
+def _init(**kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        chosen = engine.init(**kwargs)
+    return chosen, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_gpu_skips_a_software_vulkan_device_with_one_line(monkeypatch):
+    _fake_drivers(monkeypatch, vulkan=[LAVAPIPE])
+    chosen, notes = _init(backend="gpu")
+    assert chosen == "cpu" and chosen.device == devices.cpu_name() and not chosen.software
+    assert len(notes) == 1 and "\n" not in notes[0], notes
+    assert LAVAPIPE.name in notes[0] and "software" in notes[0] and "CPU" in notes[0]
+
+
+def test_gpu_tries_a_hardware_vulkan_device_first(monkeypatch):
+    _fake_drivers(monkeypatch, vulkan=[LAVAPIPE, DISCRETE])
+    tried = []
+    monkeypatch.setattr(backend, "_try_arch", lambda arch, **kw: tried.append(arch) or False)
+    chosen, notes = _init(backend="gpu")
+    assert tried == [engine.backend.ti.vulkan]  # no CUDA driver: Vulkan, on the hardware device
+    assert chosen == "cpu" and notes == ["init: backend 'gpu' did not start; running on the CPU"]
+
+
+def test_cuda_comes_before_vulkan_for_gpu(monkeypatch):
+    _fake_drivers(monkeypatch, vulkan=[DISCRETE], cuda="Some CUDA GPU")
+    candidates, notes = backend._candidates("gpu", "32")
+    assert [arch for arch, _ in candidates] == [engine.backend.ti.cuda] and notes == []
+    assert candidates[0][1].name == "Some CUDA GPU"
+
+
+def test_best_vulkan_device_follows_taichi_order(monkeypatch):
+    monkeypatch.delenv("TI_VISIBLE_DEVICE", raising=False)
+    assert devices.best_vulkan_device([LAVAPIPE, NO_F64, DISCRETE]) == DISCRETE
+    assert devices.best_vulkan_device([LAVAPIPE, NO_F64]) == NO_F64
+    assert devices.best_vulkan_device([]) is None
+    monkeypatch.setenv("TI_VISIBLE_DEVICE", "0")
+    assert devices.best_vulkan_device([LAVAPIPE, DISCRETE]) == LAVAPIPE
+    assert LAVAPIPE.software and not DISCRETE.software
+    assert VulkanDevice(0, "SwiftShader Device (Subzero)", 3, True).software  # by name, whatever its type
+
+
+@pytest.mark.parametrize("requested", ["vulkan", "gpu"])
+def test_float64_on_a_device_without_it_is_refused_before_any_reset(monkeypatch, requested):
+    engine.init(backend="cpu")
+    before = (backend.STATE.generation, backend.STATE.arch, backend.STATE.precision)
+    _fake_drivers(monkeypatch, vulkan=[NO_F64])
+    with pytest.raises(ValueError, match=r"^precision\b") as info:
+        engine.init(backend=requested, precision="64")
+    assert NO_F64.name in str(info.value)
+    assert (backend.STATE.generation, backend.STATE.arch, backend.STATE.precision) == before
+
+
+def test_the_returned_backend_reads_as_its_arch():
+    chosen = engine.init(backend="cpu")
+    assert chosen == "cpu" and str(chosen) == "cpu" and isinstance(chosen, str)
+    assert chosen.device == devices.cpu_name() and chosen.device
+    assert backend.current() == chosen and backend.current().device == chosen.device
+    assert chosen.describe() == f"cpu: {chosen.device}" and chosen.timing_note() == ""
+    assert "device=" in repr(chosen)
+
+
+def test_this_machine_gpu_choice_is_honest():
+    """No mocks: on a machine whose only Vulkan device is software (CI), "gpu" runs on the CPU and
+    names the device it skipped; on a machine with a GPU it runs there."""
+    found = devices.vulkan_devices()
+    chosen, notes = _init(backend="gpu")
+    if devices.cuda_device_name() or devices.hardware_vulkan_devices(found):
+        assert chosen in ("cuda", "vulkan") and not chosen.software and notes == []
+    else:
+        assert chosen == "cpu" and len(notes) == 1
+        for device in found:
+            assert device.name in notes[0]
+
+
+def test_vulkan_forced_runs_on_whatever_vulkan_device_there_is():
+    found = devices.vulkan_devices()
+    require_or_fail(found, "no Vulkan device (install Debian's mesa-vulkan-drivers for lavapipe)")
+    chosen, notes = _init(backend="vulkan")
+    assert chosen == "vulkan" and notes == []
+    assert chosen.device == devices.best_vulkan_device(found).name
+    assert chosen.software == devices.best_vulkan_device(found).software
+    if chosen.software:
+        assert "not GPU speed" in chosen.timing_note()
+    scene = engine.Scene()  # and it computes
+    robot = scene.add_entity(engine.morphs.MJCF(file="panda"))
+    scene.build(n_envs=2)
+    assert np.isfinite(robot.get_links_pos()).all()
+
+
+def test_lavapipe_is_found_as_a_cpu_device():
+    """The loader query itself (a real driver): Mesa's device reports type CPU and float64."""
+    found = devices.vulkan_devices()
+    require_or_fail(found, "no Vulkan device (install Debian's mesa-vulkan-drivers for lavapipe)")
+    for d in found:
+        assert d.name and d.kind in devices.DEVICE_TYPES.values()
+    mesa = [d for d in found if "llvmpipe" in d.name]
+    if mesa:
+        assert mesa[0].device_type == 4 and mesa[0].software and mesa[0].float64
+
+
+def test_bad_types_are_refused_by_name():
+    with pytest.raises(TypeError, match=r"^seed\b"):
+        engine.init(backend="cpu", seed="7")
+    with pytest.raises(TypeError, match=r"^debug\b"):
+        engine.init(backend="cpu", debug="no")
