@@ -171,11 +171,16 @@ def main() -> None:
               f"{r['one_row_s'] * 1e6:>9.1f} "
               f"{r['generic_s'] * 1e6:>10.1f} | "
               f"{r['jac_s'] * 1e6:>11.1f} {r['n_envs'] / r['jac_s']:>13,.0f} | {r['bytes_per_env']:>9.0f}")
-    print(f"* the per-robot FK kernel over SIMD lanes (engine.kernels.lane_fk), used from "
-          f"{entity.STATIC_FK_MIN_ROWS} rows up, on the thread pool; 1-thread: the same in the calling thread; "
-          f"1-row: engine.kernels.static_fk\nmode: the one forward_kinematics ended up preferring (S: calling thread, "
-          f"P: thread pool; engine.kernels.threads); its 1-in-{threads.EXPLORE_EVERY} launches in the other mode "
-          f"count in the mean, rarely in the median")
+    if arch == "cpu":
+        print(f"* the per-robot FK kernel over SIMD lanes (engine.kernels.lane_fk), used from "
+              f"{entity.STATIC_FK_MIN_ROWS} rows up, on the thread pool; 1-thread: the same in the calling thread; "
+              f"1-row: engine.kernels.static_fk\nmode: the one forward_kinematics ended up preferring (S: calling "
+              f"thread, P: thread pool; engine.kernels.threads); its 1-in-{threads.EXPLORE_EVERY} launches in the "
+              f"other mode count in the mean, rarely in the median")
+    else:  # lane_fk.run_fk runs the one-row kernel off the CPU
+        print(f"* the per-robot FK kernel, one row per thread (engine.kernels.static_fk), used from "
+              f"{entity.STATIC_FK_MIN_ROWS} rows up; 1-thread: the same kernel serialised (one device thread); "
+              f"1-row: the same kernel again; generic: engine.kernels.fk")
     print(f"\nPinocchio framesForwardKinematics (example-robot-data panda URDF), Python loop: "
           f"{pin_rate:,.0f} configs/s ({1e6 / pin_rate:.1f} us/config)")
     at = next(r for r in rows if r["n_envs"] == RATIO_AT)
