@@ -49,6 +49,9 @@ class Backend(str):
     def __repr__(self) -> str:
         return f"Backend({self.arch!r}, device={self.device!r})"
 
+    def __reduce__(self):  # copy and pickle keep the device
+        return Backend, (self.arch, self.device, self.software)
+
     def describe(self) -> str:
         """One line for readouts: ``"vulkan: llvmpipe (LLVM 15.0.6, 256 bits), software"``."""
         return f"{self.arch}: {self.device}" + (", software" if self.software else "")
@@ -122,7 +125,10 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         if STATE.initialised:
             ti.reset()
         chosen = None
-        for arch, _ in candidates:
+        for arch, device in candidates:
+            if arch == ti.vulkan and isinstance(device, devices.VulkanDevice):
+                # run on the device named (and checked) here; taichi reads this once per process
+                os.environ.setdefault("TI_VISIBLE_DEVICE", str(device.index))
             if _try_arch(arch, **kwargs):
                 chosen = arch
                 break
@@ -149,27 +155,37 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
 
 def _candidates(backend: str, precision: str) -> tuple[list, list[str]]:
     """The archs to try in order, each with its device (a :class:`devices.VulkanDevice`, a
-    :class:`_Named` for CUDA), and notes on what was skipped. Raises ValueError for float64 on a
-    Vulkan device without it."""
+    :class:`_Named` for CUDA, or None when the driver could not be asked), and notes on what was
+    skipped. Raises ValueError for float64 on the only GPU on offer when it has none."""
     notes: list[str] = []
     out: list = []
     if backend in ("gpu", "cuda"):
         name = devices.cuda_device_name()
         if name or backend == "cuda":
             out.append((ti.cuda, _Named(name or "CUDA device")))
-    if backend in ("gpu", "vulkan") and not (backend == "gpu" and out):
-        found = devices.vulkan_devices()
-        usable = found if backend == "vulkan" else devices.hardware_vulkan_devices(found)
-        device = devices.best_vulkan_device(usable) if usable else None
-        if backend == "gpu" and device is None and found:
-            soft = ", ".join(f"'{d.name}'" for d in found)
+    if backend not in ("gpu", "vulkan"):
+        return out, notes
+    found = devices.vulkan_devices()
+    if found is None:  # the Vulkan loader could not be asked: let taichi try
+        out.append((ti.vulkan, None))
+        return out, notes
+    device = devices.best_vulkan_device(found)  # what taichi's Vulkan backend would run on
+    if device is None:
+        if backend == "vulkan":
+            notes.append("no Vulkan device here")
+        return out, notes
+    if backend == "gpu" and device.software:
+        if not out:
+            soft = ", ".join(f"'{d.name}'" for d in found if d.software)
             notes.append(f"backend 'gpu' skipped the software Vulkan device {soft} (it runs on the CPU, "
                          "slower than the CPU backend; backend='vulkan' uses it anyway)")
-        if device is not None or backend == "vulkan":
-            if precision == "64" and device is not None and not device.float64:
-                raise ValueError(f"precision: '64' needs float64 shaders, which the Vulkan device "
-                                 f"'{device.name}' lacks; use precision='32' (or backend='cpu')")
-            out.append((ti.vulkan, device))
+        return out, notes
+    if precision == "64" and not device.float64:
+        if out:  # CUDA comes first; should it fail, the CPU, not this device
+            return out, notes
+        raise ValueError(f"precision: '64' needs float64 shaders, which the Vulkan device '{device.name}' "
+                         "lacks; use precision='32' (or backend='cpu')")
+    out.append((ti.vulkan, device))
     return out, notes
 
 
@@ -186,9 +202,12 @@ def current() -> Backend:
 
 
 def ensure_init() -> None:
-    """Initialise on the CPU with defaults if the user never called :func:`init`."""
+    """Initialise on the CPU with defaults if the user never called :func:`init` (once, whatever
+    the number of threads asking)."""
     if not STATE.initialised:
-        init(backend="cpu")
+        with LOCK:
+            if not STATE.initialised:
+                init(backend="cpu")
 
 
 def float_dtype():

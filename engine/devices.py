@@ -75,17 +75,18 @@ class _PropertiesHead(ctypes.Structure):
 
 
 @functools.cache
-def vulkan_devices() -> tuple[VulkanDevice, ...]:
-    """Every Vulkan physical device the loader reports, in its order; () without a loader or
-    devices. Cached: the answer does not change while the process runs."""
+def vulkan_devices() -> tuple[VulkanDevice, ...] | None:
+    """Every Vulkan physical device the loader reports, in its order: () when there is none, None
+    when the loader could not be asked (no ``libvulkan.so.1``, or it failed). Cached: the answer
+    does not change while the process runs."""
     try:
         vk = ctypes.CDLL("libvulkan.so.1")
     except OSError:
-        return ()
+        return None
     try:
         return _enumerate(vk)
     except Exception:  # a broken driver must not break engine.init
-        return ()
+        return None
 
 
 def _enumerate(vk) -> tuple[VulkanDevice, ...]:
@@ -115,22 +116,23 @@ def _enumerate(vk) -> tuple[VulkanDevice, ...]:
 
 
 def best_vulkan_device(devices=None) -> VulkanDevice | None:
-    """The device taichi's Vulkan backend runs on: the one ``TI_VISIBLE_DEVICE`` names, else the
-    best kind (discrete, then integrated, then virtual GPUs, then the rest; the first of a kind).
-    Taichi's own score also weighs API versions and features, so among several GPUs of one kind
-    this is the likely one, not a certainty."""
-    devices = vulkan_devices() if devices is None else devices
+    """Of ``devices`` (default: all of them), the one taichi's Vulkan backend runs on: the one
+    ``TI_VISIBLE_DEVICE`` names (by its loader index; None if it is not among them), else the
+    best kind (discrete, then integrated, then virtual GPUs, then the rest; the first of a kind),
+    which is taichi's own order. :func:`engine.backend.init` sets ``TI_VISIBLE_DEVICE`` to the
+    device it chose, so that taichi runs on exactly that one."""
+    devices = (vulkan_devices() if devices is None else devices) or ()
     if not devices:
         return None
     visible = os.environ.get("TI_VISIBLE_DEVICE", "").strip()
-    if visible.isdigit() and int(visible) < len(devices):
-        return devices[int(visible)]
+    if visible.isdigit():
+        return next((d for d in devices if d.index == int(visible)), None)
     return max(devices, key=lambda d: (_TYPE_RANK.get(d.device_type, 0), -d.index))
 
 
 def hardware_vulkan_devices(devices=None) -> tuple[VulkanDevice, ...]:
     """The Vulkan devices that are real GPUs."""
-    devices = vulkan_devices() if devices is None else devices
+    devices = (vulkan_devices() if devices is None else devices) or ()
     return tuple(d for d in devices if not d.software)
 
 

@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
+from . import backend, inputs
 from . import dofs as dofs_mod
-from . import inputs
 from .backend import float_dtype
 from .elements import RigidJoint, RigidLink
 from .ik_api import IKMethods
@@ -99,6 +99,7 @@ class RigidEntity(IKMethods):
     @serialised
     def _build(self, n_envs: int) -> None:
         dtype = float_dtype()
+        self._generation = backend.STATE.generation
         self._dtype = dtype
         self._packed = pack_tree(self.tree, dtype)
         self._robot_args = tuple(memory.constant(a) for a in self._packed.args())  # on the device on a GPU
@@ -123,6 +124,9 @@ class RigidEntity(IKMethods):
     def _require_built(self) -> None:
         if not self._built:
             raise RuntimeError("the scene is not built: call scene.build() first")
+        if self._generation != backend.STATE.generation:  # its kernels and device arrays are gone
+            raise RuntimeError("the scene was built before engine.init() was called again, which resets "
+                               "taichi: build a new scene")
 
     def _run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
         """FK of qpos (B, n_qs) into link poses ``pose`` (B, n_links, 7): pos xyz, quat wxyz."""

@@ -7,6 +7,7 @@ import numpy as np
 from . import backend, inputs
 from . import model as model_mod
 from .entity import RigidEntity
+from .locking import new_lock, serialised
 
 
 class Scene:
@@ -17,16 +18,17 @@ class Scene:
 
     def __init__(self, dt: float = 0.01):
         backend.ensure_init()
+        self._lock = new_lock()  # build, step, destroy and add_entity run one at a time (engine.locking)
         self.dt = inputs.as_positive("dt", dt)
         self.entities: list[RigidEntity] = []
         self.n_envs: int | None = None
         self.env_spacing = np.array([1.0, 1.0])
         self.is_built = False
-        self._generation = backend.STATE.generation
         self.t = 0
         self._visualizer = None  # engine.vis.Visualizer, made on first use (debug objects live there)
 
     # -- building --------------------------------------------------------------------------------
+    @serialised
     def add_entity(self, morph) -> RigidEntity:
         """Load ``morph`` (an ``engine.morphs`` URDF or MJCF) and add it; returns the entity."""
         if self.is_built:
@@ -38,6 +40,7 @@ class Scene:
         self.entities.append(entity)
         return entity
 
+    @serialised
     def build(self, n_envs: int | None = None, env_spacing=(1.0, 1.0)) -> None:
         """Allocate state for ``n_envs`` envs (None: one env, no env axis anywhere).
 
@@ -77,6 +80,7 @@ class Scene:
         return offset
 
     # -- running ---------------------------------------------------------------------------------
+    @serialised
     def step(self) -> None:
         """Advance one ``dt``: controlled dofs move toward their targets (kinematic, no physics)."""
         self._require_built()
@@ -84,6 +88,7 @@ class Scene:
             entity._step(self.dt)
         self.t += 1
 
+    @serialised
     def destroy(self) -> None:
         """Free the scene's state; the scene cannot be used afterwards."""
         if self._visualizer is not None:

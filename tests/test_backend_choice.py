@@ -7,6 +7,9 @@ without float64); the rest runs against this machine's own Vulkan loader (Mesa's
 
 from __future__ import annotations
 
+import copy
+import os
+import pickle
 import warnings
 
 import numpy as np
@@ -24,12 +27,17 @@ NO_F64 = VulkanDevice(1, "Some Mobile GPU", 1, False)
 
 @pytest.fixture(autouse=True)
 def _cpu_afterwards():
+    """init sets TI_VISIBLE_DEVICE to the Vulkan device it picks: a faked one must not outlive its test."""
+    visible = os.environ.pop("TI_VISIBLE_DEVICE", None)
     yield
+    os.environ.pop("TI_VISIBLE_DEVICE", None)
+    if visible is not None:
+        os.environ["TI_VISIBLE_DEVICE"] = visible
     engine.init(backend="cpu")
 
 
 def _fake_drivers(monkeypatch, vulkan=(), cuda=""):
-    monkeypatch.setattr(devices, "vulkan_devices", lambda: tuple(vulkan))
+    monkeypatch.setattr(devices, "vulkan_devices", lambda: None if vulkan is None else tuple(vulkan))
     monkeypatch.setattr(devices, "cuda_device_name", lambda: cuda)
 
 
@@ -51,16 +59,42 @@ def test_gpu_skips_a_software_vulkan_device_with_one_line(monkeypatch):
 def test_gpu_tries_a_hardware_vulkan_device_first(monkeypatch):
     _fake_drivers(monkeypatch, vulkan=[LAVAPIPE, DISCRETE])
     tried = []
-    monkeypatch.setattr(backend, "_try_arch", lambda arch, **kw: tried.append(arch) or False)
+    monkeypatch.setattr(backend, "_try_arch",
+                        lambda arch, **kw: tried.append((arch, os.environ.get("TI_VISIBLE_DEVICE"))) or False)
     chosen, notes = _init(backend="gpu")
-    assert tried == [engine.backend.ti.vulkan]  # no CUDA driver: Vulkan, on the hardware device
+    # no CUDA driver: Vulkan, told to run on the hardware device (loader index 1), not on lavapipe
+    assert tried == [(engine.backend.ti.vulkan, str(DISCRETE.index))]
     assert chosen == "cpu" and notes == ["init: backend 'gpu' did not start; running on the CPU"]
+
+
+def test_a_software_device_pinned_by_ti_visible_device_is_still_skipped(monkeypatch):
+    _fake_drivers(monkeypatch, vulkan=[LAVAPIPE, DISCRETE])
+    monkeypatch.setenv("TI_VISIBLE_DEVICE", "0")  # the user's pin: taichi would run on lavapipe
+    candidates, notes = backend._candidates("gpu", "32")
+    assert candidates == [] and LAVAPIPE.name in notes[0]
+    candidates, _ = backend._candidates("vulkan", "32")
+    assert candidates == [(engine.backend.ti.vulkan, LAVAPIPE)]
+
+
+def test_cuda_failing_falls_back_to_vulkan_for_gpu(monkeypatch):
+    _fake_drivers(monkeypatch, vulkan=[DISCRETE], cuda="Some CUDA GPU")
+    candidates, _ = backend._candidates("gpu", "32")
+    assert [arch for arch, _ in candidates] == [engine.backend.ti.cuda, engine.backend.ti.vulkan]
+    _fake_drivers(monkeypatch, vulkan=[NO_F64], cuda="Some CUDA GPU")  # float64: CUDA, else the CPU
+    candidates, _ = backend._candidates("gpu", "64")
+    assert [arch for arch, _ in candidates] == [engine.backend.ti.cuda]
+
+
+def test_an_unanswering_vulkan_loader_leaves_taichi_to_try(monkeypatch):
+    _fake_drivers(monkeypatch, vulkan=None)
+    candidates, notes = backend._candidates("gpu", "32")
+    assert candidates == [(engine.backend.ti.vulkan, None)] and notes == []
 
 
 def test_cuda_comes_before_vulkan_for_gpu(monkeypatch):
     _fake_drivers(monkeypatch, vulkan=[DISCRETE], cuda="Some CUDA GPU")
     candidates, notes = backend._candidates("gpu", "32")
-    assert [arch for arch, _ in candidates] == [engine.backend.ti.cuda] and notes == []
+    assert candidates[0][0] == engine.backend.ti.cuda and notes == []
     assert candidates[0][1].name == "Some CUDA GPU"
 
 
@@ -71,6 +105,8 @@ def test_best_vulkan_device_follows_taichi_order(monkeypatch):
     assert devices.best_vulkan_device([]) is None
     monkeypatch.setenv("TI_VISIBLE_DEVICE", "0")
     assert devices.best_vulkan_device([LAVAPIPE, DISCRETE]) == LAVAPIPE
+    monkeypatch.setenv("TI_VISIBLE_DEVICE", "1")  # by loader index, not by position in the list
+    assert devices.best_vulkan_device([DISCRETE]) == DISCRETE and devices.best_vulkan_device([LAVAPIPE]) is None
     assert LAVAPIPE.software and not DISCRETE.software
     assert VulkanDevice(0, "SwiftShader Device (Subzero)", 3, True).software  # by name, whatever its type
 
@@ -93,6 +129,8 @@ def test_the_returned_backend_reads_as_its_arch():
     assert backend.current() == chosen and backend.current().device == chosen.device
     assert chosen.describe() == f"cpu: {chosen.device}" and chosen.timing_note() == ""
     assert "device=" in repr(chosen)
+    for clone in (copy.copy(chosen), pickle.loads(pickle.dumps(chosen))):
+        assert clone == "cpu" and clone.device == chosen.device and clone.software == chosen.software
 
 
 def test_this_machine_gpu_choice_is_honest():
@@ -113,8 +151,9 @@ def test_vulkan_forced_runs_on_whatever_vulkan_device_there_is():
     require_or_fail(found, "no Vulkan device (install Debian's mesa-vulkan-drivers for lavapipe)")
     chosen, notes = _init(backend="vulkan")
     assert chosen == "vulkan" and notes == []
-    assert chosen.device == devices.best_vulkan_device(found).name
-    assert chosen.software == devices.best_vulkan_device(found).software
+    named = [d for d in found if d.name == chosen.device]
+    assert len(named) == 1 and chosen.software == named[0].software
+    assert os.environ["TI_VISIBLE_DEVICE"] == str(named[0].index)  # taichi was told to use that one
     if chosen.software:
         assert "not GPU speed" in chosen.timing_note()
     scene = engine.Scene()  # and it computes

@@ -114,3 +114,54 @@ def _z_axis(q):
     """World z axis of unit quaternions ``(n, 4)`` (wxyz): ``(n, 3)``."""
     w, x, y, z = (q[:, k].astype(float) for k in range(4))
     return np.stack([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)], axis=-1)
+
+
+@pytest.mark.parametrize("kernel", ["generic", "auto"])
+def test_answers_do_not_depend_on_how_many_restart_slots_run_side_by_side(scenes, kernel, monkeypatch):
+    """One thread running samples 0..5 in turn, or six threads each running one, or three running two:
+    every env gets the same answer bit for bit (its lowest successful sample), however the threads
+    share the progress hint. Targets far from the start make several envs need restarts."""
+    from engine import ik_plan
+
+    robot, pos, quat = scenes[64]
+    answers = []
+    for slots in (1, 6, 3):
+        monkeypatch.setattr(ik_plan, "restart_slots", lambda n_envs, max_samples, k=slots: min(k, max_samples))
+        robot.__dict__.pop("_ik_plans", None)  # plans keep their slot count
+        res = robot.inverse_kinematics(link="hand", pos=pos, quat=quat, seed=3, kernel=kernel, return_info=True,
+                                       max_samples=6, max_solver_iters=8)
+        answers.append(res)
+    robot.__dict__.pop("_ik_plans", None)
+    assert (answers[0].sample > 0).sum() >= 5, "too few envs needed a restart for this test to mean anything"
+    for res in answers[1:]:
+        for name in ("qpos", "error", "success", "iterations", "sample"):
+            np.testing.assert_array_equal(getattr(res, name), getattr(answers[0], name), err_msg=name)
+
+
+def test_the_choice_among_restart_slots():
+    """engine.kernels.choose on hand-made slots (3 envs x 3 slots; thread t = env + 3 * slot)."""
+    from engine.kernels.choose import choose
+
+    B, K, n_qs = 3, 3, 2
+    dt = engine.backend.float_dtype()
+    best_q = np.zeros((K * B, n_qs + 2), dt)
+    best_i = np.full((K * B, 3), -1, np.int32)
+    for t in range(K * B):
+        best_q[t, :n_qs] = t  # qpos tells which thread won
+        best_i[t, 1] = 10 + t  # iterations
+    best_err = np.arange(K * B * 6, dtype=dt).reshape(K * B, 1, 6)
+    # env 0: slots succeed at samples 4 (slot 1) and 2 (slot 2) -> slot 2
+    best_i[0 + 3 * 1, 0], best_i[0 + 3 * 2, 0] = 4, 2
+    # env 1: none succeeds; scores 5, 2, 2 -> the first lowest, slot 1
+    best_q[[1, 4, 7], n_qs] = (5.0, 2.0, 2.0)
+    # env 2: slot 0 succeeds at sample 0, slot 2 at sample 5 but nearer the rest posture
+    best_i[2, 0], best_i[2 + 3 * 2, 0] = 0, 5
+    best_q[[2, 8], n_qs + 1] = (3.0, 1.0)
+    # exhaustive (a rest posture): the successful slot nearest the rest wins; env 0's two tie at 0 -> slot 1
+    for exhaustive, winners, samples in ((0, [6, 4, 2], [2, -1, 0]), (1, [3, 4, 8], [4, -1, 5])):
+        q, err, info = np.zeros((B, n_qs), dt), np.zeros((B, 1, 6), dt), np.zeros((B, 2), np.int32)
+        choose(best_q, best_err, best_i, exhaustive, q, err, info, True)
+        np.testing.assert_array_equal(q[:, 0], winners)
+        np.testing.assert_array_equal(err[:, 0], best_err[winners, 0])
+        np.testing.assert_array_equal(info[:, 0], samples)
+        np.testing.assert_array_equal(info[:, 1], [10 + w for w in winners])

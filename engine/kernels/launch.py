@@ -42,7 +42,7 @@ from .. import backend
 
 
 class FastKernel:
-    """Wrap a ``@ti.kernel`` whose arguments are numpy arrays and ints.
+    """Wrap a ``@ti.kernel`` whose arguments are numpy arrays, taichi device arrays and ints.
 
     ``compile_config``: taichi config fields set while this kernel compiles (and restored after),
     e.g. ``{"advanced_optimization": False}`` for large unrolled kernels, where taichi's own IR

@@ -31,8 +31,9 @@ def scratch(shape: tuple[int, ...], dtype) -> np.ndarray | ti.Ndarray:
     shape = tuple(int(s) for s in shape)
     if not on_device():
         return np.zeros(shape, dtype)
-    arr = ti.ndarray(_TI_DTYPES[np.dtype(dtype)], shape)
-    arr.fill(0)
+    with backend.LOCK:  # filling launches a taichi kernel (compiled on first use)
+        arr = ti.ndarray(_TI_DTYPES[np.dtype(dtype)], shape)
+        arr.fill(0)
     return arr
 
 
@@ -42,11 +43,7 @@ def constant(values: np.ndarray) -> np.ndarray | ti.Ndarray:
     values = np.ascontiguousarray(values)
     if not on_device():
         return values
-    arr = ti.ndarray(_TI_DTYPES[values.dtype], values.shape)
-    arr.from_numpy(values)
+    with backend.LOCK:  # the copy is a taichi kernel launch
+        arr = ti.ndarray(_TI_DTYPES[values.dtype], values.shape)
+        arr.from_numpy(values)
     return arr
-
-
-def to_host(arr) -> np.ndarray:
-    """A numpy copy of a kernel array of either kind."""
-    return arr.to_numpy() if isinstance(arr, ti.Ndarray) else np.array(arr)
