@@ -87,8 +87,13 @@ class RigidEntity(IKMethods):
         return self._joint_by_name[name]
 
     def _own_link(self, link, arg: str = "link") -> RigidLink:
+        """``link`` (a RigidLink of this entity, or a link name) as this entity's link; errors name
+        ``arg``."""
         if isinstance(link, str):
-            return self.get_link(link)
+            try:
+                return self.get_link(link)
+            except KeyError as err:  # get_link's message names its own argument
+                raise KeyError(f"{arg}: {str(err.args[0]).removeprefix('name: ')}") from None
         if not isinstance(link, RigidLink):
             raise TypeError(f"{arg}: expected a RigidLink or a link name, got {type(link).__name__}")
         if link.entity_id != self.idx or link.idx_local >= self.n_links or self.links[link.idx_local] != link:

@@ -140,36 +140,39 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
 def _fill_targets(plan: IKPlan, poss, quats, single: bool, batched: bool) -> None:
     """Check this call's targets and write them into ``plan.targets`` (quaternions made unit).
 
-    Float arrays of an accepted shape are copied in directly and checked for NaN / inf together;
-    anything else, and any failed check, goes through :func:`engine.inputs.batched` per argument,
-    whose errors name it."""
+    Float arrays of an accepted shape are copied in directly and checked for NaN / inf together
+    (a float64 beyond float32's range becomes inf in a float32 engine's buffer, so it is caught
+    there too); anything else, and any failed check, goes through :func:`engine.inputs.batched`
+    per argument, whose errors name it."""
     targets, n_sel = plan.targets, plan.n_sel
+    pos_label, quat_label = labeler(single, "poss", "pos"), labeler(single, "quats", "quat")
     accepted = ((3,), (n_sel, 3)) if batched else ((3,),)
     accepted_quat = ((4,), (n_sel, 4)) if batched else ((4,),)
-    for i in range(plan.n_tasks):
-        if plan.has_pos[i]:
-            value = poss[i]
-            if type(value) is np.ndarray and value.dtype.kind == "f" and value.shape in accepted:
-                targets[:, i, :3] = value
-            else:
-                targets[:, i, :3] = inputs.batched(labeler(single, "poss", "pos")(i), value, (3,), n_sel, batched)
-        if plan.has_quat[i]:
-            value = quats[i]
-            if type(value) is np.ndarray and value.dtype.kind == "f" and value.shape in accepted_quat:
-                targets[:, i, 3:] = value
-            else:
-                targets[:, i, 3:] = inputs.batched(labeler(single, "quats", "quat")(i), value, (4,), n_sel, batched)
+    with np.errstate(over="ignore"):  # an overflowing cast is named below
+        for i in range(plan.n_tasks):
+            if plan.has_pos[i]:
+                value = poss[i]
+                if type(value) is np.ndarray and value.dtype.kind == "f" and value.shape in accepted:
+                    targets[:, i, :3] = value
+                else:
+                    targets[:, i, :3] = inputs.batched(pos_label(i), value, (3,), n_sel, batched)
+            if plan.has_quat[i]:
+                value = quats[i]
+                if type(value) is np.ndarray and value.dtype.kind == "f" and value.shape in accepted_quat:
+                    targets[:, i, 3:] = value
+                else:
+                    targets[:, i, 3:] = inputs.batched(quat_label(i), value, (4,), n_sel, batched)
     if not np.isfinite(targets).all():  # name the culprit
         for i in range(plan.n_tasks):
             if plan.has_pos[i]:
-                inputs.batched(labeler(single, "poss", "pos")(i), poss[i], (3,), n_sel, batched)
+                inputs.batched(pos_label(i), poss[i], (3,), n_sel, batched)
             if plan.has_quat[i]:
-                inputs.batched(labeler(single, "quats", "quat")(i), quats[i], (4,), n_sel, batched)
+                inputs.batched(quat_label(i), quats[i], (4,), n_sel, batched)
     quat = targets[:, :, 3:]  # links without an orientation target hold (1, 0, 0, 0)
-    norm2 = np.einsum("ijk,ijk->ij", quat, quat)
+    norm2 = np.einsum("ijk,ijk->ij", quat, quat, dtype=np.float64)  # float32 squares of 1e20 would overflow
     if norm2.min() < 1e-18:
         i = int(np.argmin(norm2.min(axis=0)))
-        raise ValueError(f"{labeler(single, 'quats', 'quat')(i)}: expected non-zero (w, x, y, z) quaternions")
+        raise ValueError(f"{quat_label(i)}: expected non-zero (w, x, y, z) quaternions")
     quat /= np.sqrt(norm2)[..., None]
 
 

@@ -3,6 +3,7 @@ module stays about state; the solver itself is :mod:`engine.ik`)."""
 
 from __future__ import annotations
 
+from . import inputs
 from .ik import IKResult, solve_ik
 from .locking import serialised
 
@@ -27,6 +28,7 @@ class IKMethods:
         compile the first time), "per_robot" or "generic" (compiled once for every robot); see
         :data:`engine.ik.KERNELS`.
         """
+        return_error, return_info = _flags(return_error, return_info)
         result: IKResult = solve_ik(self, [link], [pos], [quat], [local_point], init_qpos, respect_joint_limit,
                                     max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
                                     max_step_size, seed, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
@@ -51,6 +53,7 @@ class IKMethods:
         Returns qpos ``([n_envs,] n_qs)``, plus the error ``([n_envs,] n_links, 6)`` with
         ``return_error``, or an :class:`~engine.ik.IKResult` with ``return_info``.
         """
+        return_error, return_info = _flags(return_error, return_info)
         links = list(links) if isinstance(links, list | tuple) else [links]
         n = len(links)
         poss = [None] * n if poss is None else list(poss)
@@ -65,3 +68,8 @@ class IKMethods:
         if return_error:
             return result.qpos, result.error
         return result.qpos
+
+
+def _flags(return_error, return_info) -> tuple[bool, bool]:
+    """The two return-shape flags, checked (a string such as 'no' is not False)."""
+    return inputs.as_flag("return_error", return_error), inputs.as_flag("return_info", return_info)

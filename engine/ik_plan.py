@@ -190,12 +190,7 @@ def _build(entity, links, poss, quats, local_points, respect_joint_limit, max_sa
     if n_tasks == 0:
         raise ValueError("links: expected at least one link")
     link_label, point_label = labeler(single, "links", "link"), labeler(single, "local_points", "local_point")
-    resolved = []
-    for i, link in enumerate(links):
-        try:
-            resolved.append(entity._own_link(link, link_label(i)))
-        except KeyError as err:  # an unknown name: get_link's message names its own argument
-            raise KeyError(f"{link_label(i)}: {str(err.args[0]).removeprefix('name: ')}") from None
+    resolved = [entity._own_link(link, link_label(i)) for i, link in enumerate(links)]
     envs = entity._envs(envs_idx)
     for name, seq in (("poss", poss), ("quats", quats), ("local_points", local_points)):
         if len(seq) != n_tasks:
@@ -237,7 +232,8 @@ def _build(entity, links, poss, quats, local_points, respect_joint_limit, max_sa
     K = restart_slots(n_sel, max_samples)
     task_i = np.zeros((1 + n_tasks + n_dofs_k, 7), np.int32)
     unmasked = int(all(pos_mask) and dofs_idx_local is None)
-    task_i[0] = (max_iters, max_samples, K, 0, int(bool(respect_joint_limit)), exhaustive, unmasked)
+    respect_limits = inputs.as_flag("respect_joint_limit", respect_joint_limit)
+    task_i[0] = (max_iters, max_samples, K, 0, int(respect_limits), exhaustive, unmasked)
     for i, link in enumerate(resolved):
         task_i[1 + i, :3] = (link.idx_local, int(poss[i] is not None), mode if quats[i] is not None else -1)
     task_i[1 + n_tasks:, 0] = active
@@ -249,6 +245,6 @@ def _build(entity, links, poss, quats, local_points, respect_joint_limit, max_sa
     targets[..., 3] = 1.0
     return IKPlan(links=resolved, envs=envs,
                   all_envs=envs_idx is None, has_pos=tuple(p is not None for p in poss),
-                  has_quat=tuple(q is not None for q in quats), respect_limits=bool(respect_joint_limit),
+                  has_quat=tuple(q is not None for q in quats), respect_limits=respect_limits,
                   exhaustive=exhaustive, K=K, spec=spec, task_i=task_i, task_f=task_f, targets=targets,
                   q0=np.zeros((n_sel, n_qs_k), dtype), done=np.zeros(n_sel, np.int32))

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import backend
+
 
 def as_index_list(name: str, value, size: int, what: str) -> np.ndarray | None:
     """``value`` (None, an int, or a sequence of ints) as an int array of unique indices in
@@ -37,8 +39,9 @@ def as_index_list(name: str, value, size: int, what: str) -> np.ndarray | None:
 
 
 def as_float_array(name: str, value, allow_nonfinite: bool = False, dtype=np.float64) -> np.ndarray:
-    """``value`` as a ``dtype`` array (no copy when it already is one); rejects non-numeric dtypes and
-    NaN / inf."""
+    """``value`` as a ``dtype`` array (no copy when it already is one); rejects non-numeric dtypes,
+    NaN / inf, and numbers beyond the engine's float range (1e39 is finite in float64 but inf in
+    a float32 engine: it would reach the kernels as inf)."""
     if value is None:
         raise TypeError(f"{name}: expected an array of numbers, got None")
     try:
@@ -47,10 +50,15 @@ def as_float_array(name: str, value, allow_nonfinite: bool = False, dtype=np.flo
         raise ValueError(f"{name}: expected an array of numbers, got {type(value).__name__}: {err}") from None
     if arr.dtype.kind not in "iuf":  # bool, complex, objects, strings ...
         raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
-    arr = arr.astype(dtype, copy=False)
-    if not allow_nonfinite and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: expected finite numbers, got NaN or inf")
-    return arr
+    if not allow_nonfinite:  # checked before any cast to a narrower float, which would make inf
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name}: expected finite numbers, got NaN or inf")
+        limit = float(np.finfo(backend.float_dtype()).max)
+        biggest = float(np.abs(arr).max(initial=0))
+        if biggest > limit:
+            raise ValueError(f"{name}: expected numbers within the engine's {backend.STATE.precision}-bit float range "
+                             f"(|x| <= {limit:.3g}), got {biggest:.3g}")
+    return arr.astype(dtype, copy=False)
 
 
 def batched(name: str, value, shape: Sequence[int], n_selected: int, scene_batched: bool,
@@ -82,16 +90,33 @@ def as_mask(name: str, value) -> np.ndarray:
     return arr
 
 
-def as_positive(name: str, value, integer: bool = False, allow_zero: bool = False) -> float | int:
-    """A positive (or non-negative) finite scalar."""
+INT32_MAX = 2**31 - 1  # integer arguments reach the kernels as int32
+
+
+def as_positive(name: str, value, integer: bool = False, allow_zero: bool = False,
+                maximum: float | None = None) -> float | int:
+    """A positive (or non-negative) finite scalar, at most ``maximum`` (integers: at most
+    :data:`INT32_MAX` unless a smaller ``maximum`` is given). Bools are refused: ``True`` is not a
+    count."""
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name}: expected a number, got {value!r}")
     try:
         x = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise TypeError(f"{name}: expected a number, got {value!r}") from None
     if not np.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
         raise ValueError(f"{name}: expected a {'non-negative' if allow_zero else 'positive'} number, got {value!r}")
     if integer:
         if x != int(x):
             raise ValueError(f"{name}: expected an integer, got {value!r}")
-        return int(x)
-    return x
+        maximum = INT32_MAX if maximum is None else min(maximum, INT32_MAX)
+    if maximum is not None and x > maximum:
+        raise ValueError(f"{name}: expected at most {maximum:,}, got {value!r}")
+    return int(x) if integer else x
+
+
+def as_flag(name: str, value) -> bool:
+    """A bool (Python's or numpy's); anything else, such as the string 'no', is a TypeError."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise TypeError(f"{name}: expected True or False, got {value!r}")

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import ModelLoadError
+
 JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "free", "ball")
 N_QS = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 1, "free": 7, "ball": 4}
 N_DOFS = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 1, "free": 6, "ball": 3}
@@ -131,7 +133,43 @@ class KinematicTree:
     default_qpos: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __post_init__(self):
+        self._check_values()
         self._finalise_layout()
+
+    def _check_values(self) -> None:
+        """Every number the kernels will use is finite and every range ordered; a file that says
+        otherwise is a :class:`ModelLoadError` naming it and the element (a NaN origin would
+        otherwise load and make FK return NaN)."""
+        def bad(values) -> bool:
+            return not np.all(np.isfinite(np.asarray(values, dtype=float)))
+
+        for link in self.links:
+            where = f"{self.source}: link '{link.name}'"
+            if bad(link.pos) or bad(link.quat):
+                raise ModelLoadError(f"{where}: its pose is not finite: pos {np.asarray(link.pos).tolist()}, "
+                                     f"quat {np.asarray(link.quat).tolist()}")
+            if np.linalg.norm(link.quat) < 1e-9:
+                raise ModelLoadError(f"{where}: zero orientation quaternion")
+            for v in link.visuals:
+                if bad(v.pos) or bad(v.quat) or bad(v.size):
+                    raise ModelLoadError(f"{where}: a {v.kind} visual's pose or size is not finite")
+        for joint in self.joints:
+            where = f"{self.source}: joint '{joint.name}'"
+            if bad(joint.pos) or bad(joint.axis):
+                raise ModelLoadError(f"{where}: its anchor or axis is not finite: pos "
+                                     f"{np.asarray(joint.pos).tolist()}, axis {np.asarray(joint.axis).tolist()}")
+            if N_QS.get(joint.type) == 1 and np.linalg.norm(joint.axis) < 1e-12:
+                raise ModelLoadError(f"{where}: zero axis")
+            if np.isnan(joint.lower) or np.isnan(joint.upper) or joint.lower > joint.upper:
+                raise ModelLoadError(f"{where}: limits lower={joint.lower} upper={joint.upper}; expected "
+                                     "lower <= upper")
+            if np.isnan(joint.velocity_limit) or joint.velocity_limit < 0 or bad(joint.ref):
+                raise ModelLoadError(f"{where}: velocity limit {joint.velocity_limit} or reference {joint.ref} "
+                                     "is not a valid number")
+            if joint.mimic is not None and bad([joint.mimic.multiplier, joint.mimic.offset]):
+                raise ModelLoadError(f"{where}: mimic multiplier/offset not finite")
+        if bad(self.default_qpos):
+            raise ModelLoadError(f"{self.source}: the default configuration is not finite")
 
     def _finalise_layout(self) -> None:
         q = dof = 0

@@ -80,6 +80,12 @@ def load_urdf(morph) -> KinematicTree:
     link_by_name = {link.name: link for link in robot.links}
     if not link_by_name:
         raise ModelLoadError(f"{path}: <robot> has no <link> element")
+    for kind, elements in (("link", robot.links), ("joint", robot.joints)):
+        seen: set = set()
+        for element in elements:
+            if element.name in seen:
+                raise ModelLoadError(f"{path}: two <{kind} name=\"{element.name}\"> elements; names must be unique")
+            seen.add(element.name)
     children: dict[str, list] = {name: [] for name in link_by_name}
     parent_joint: dict[str, object] = {}
     for joint in robot.joints:
@@ -120,9 +126,14 @@ def load_urdf(morph) -> KinematicTree:
                                for vis in link_by_name[name].visuals) if v is not None]
         links.append(Link(name, parent, pos, quat, visuals))
         if urdf_joint is not None:
-            joints.append(_joint(urdf_joint, idx, morph.scale))
+            joints.append(_joint(urdf_joint, idx, morph.scale, path))
             joint_source.append(urdf_joint)
         stack.extend((j.child, idx) for j in reversed(children[name]))
+    if len(links) != len(link_by_name):  # every link has a parent, yet some cannot be reached: a cycle
+        reached = {link.name for link in links}
+        lost = [name for name in link_by_name if name not in reached]
+        raise ModelLoadError(f"{path}: links {', '.join(repr(n) for n in lost)} are not connected to the root "
+                             f"link '{roots[0]}' (their joints form a cycle)")
 
     joint_index = {j.name: i for i, j in enumerate(joints)}
     for joint, src in zip(joints, joint_source):
@@ -143,12 +154,12 @@ def load_urdf(morph) -> KinematicTree:
     return tree
 
 
-def _joint(src, link_idx: int, scale: float) -> Joint:
+def _joint(src, link_idx: int, scale: float, path: Path) -> Joint:
     kind = _URDF_TYPES[src.type]
     axis = np.array([1.0, 0.0, 0.0]) if src.axis is None else np.asarray(src.axis, float)
     norm = np.linalg.norm(axis)
     if kind in ("revolute", "continuous", "prismatic") and norm < 1e-12:
-        raise ModelLoadError(f"<joint name=\"{src.name}\">: zero axis")
+        raise ModelLoadError(f"{path}: <joint name=\"{src.name}\">: zero axis")
     axis = axis / norm if norm > 0 else axis
     lower, upper, velocity = -np.inf, np.inf, np.inf
     limit = src.limit
