@@ -21,6 +21,8 @@ import time
 import warnings
 from pathlib import Path
 
+from .signals import Interrupted, stop_on_signals
+
 # Quiet taichi before anything imports it: no banner, no telemetry or version check.
 os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
@@ -247,17 +249,44 @@ def cmd_record(args) -> int:
                        EXIT_USAGE)
     if not out.parent.resolve().is_dir():
         raise CliError(f"output: folder '{out.parent}' does not exist")
-    arch = init_engine(args.backend)
-    scene, runner = spec.build(n_envs=args.n_envs)
-    print(f"recording {args.scene}: {_summary(spec)}, {n_frames} frames at {fps:g} fps on {arch}",
-          file=sys.stderr)
-    try:
-        stats = runner.record(out, n_frames=n_frames, fps=fps, res=args.size, progress=not args.no_progress)
-    except RuntimeError as err:
-        raise CliError(f"cannot record: {err}") from None
+    scene = runner = None
+    with stop_on_signals() as signals:  # SIGINT, SIGTERM, SIGHUP: finish the video, exit 128 + signal
+        try:
+            arch = init_engine(args.backend)
+            scene, runner = spec.build(n_envs=args.n_envs)
+            print(f"recording {args.scene}: {_summary(spec)}, {n_frames} frames at {fps:g} fps on {arch}",
+                  file=sys.stderr)
+            stats = runner.record(out, n_frames=n_frames, fps=fps, res=args.size, progress=not args.no_progress,
+                                  before_frame=lambda i: signals.check())
+            signals.check()  # one that came during the last frame
+        except RuntimeError as err:
+            raise CliError(f"cannot record: {err}") from None
+        except Interrupted as stop:
+            frames = scene.visualizer.recorded_frames if scene is not None and out.exists() else 0
+            if scene is not None and not frames:  # stopped before a frame was finished: one of the scene as it is
+                frames = _record_one_frame(runner, out, fps, args.size)
+            kept = f"{out} holds the {frames} frames finished before it" if frames else "no frame was written"
+            print(f"ikstudio: stopped by {stop.name}; {kept}", file=sys.stderr)
+            return stop.exit_code
     print(f"wrote {out}: {stats['frames']} frames ({stats['frames'] / fps:.2f} s of video at {fps:g} fps) "
           f"in {stats['seconds']:.2f} s, {stats['fps']:.1f} frames/s")
     return EXIT_OK
+
+
+def _record_one_frame(runner, out: Path, fps: float, res) -> int:
+    """Write the scene's current view, at the recording's size, as a one-frame video (a stopped
+    recording still leaves a playable file); returns the frames written (0 if even that fails)."""
+    try:
+        runner.apply_camera(res)
+        vis = runner.scene.visualizer
+        if vis.is_recording:
+            vis.stop_recording()
+        vis.start_recording(out, fps=fps)
+        vis.update()
+        vis.stop_recording()
+        return vis.recorded_frames
+    except Exception:
+        return 0
 
 
 def cmd_check(args) -> int:

@@ -14,8 +14,11 @@ from collections import deque
 from pathlib import Path
 
 import numpy as np
+from pydantic import ValidationError
 
 from engine import scenefile
+from engine.scenefile import models as scenefile_models
+from engine.scenefile.errors import one_line
 
 from .camera_math import OrbitCamera
 from .metrics import FrameReadout, Metrics, worst
@@ -23,7 +26,7 @@ from .targets import TargetEditor
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
 DEFAULT_SCENE = Path(__file__).resolve().parent.parent / "scenes" / "batched_panda.yaml"
-MAX_ENVS = 1024
+MAX_ENVS = scenefile_models.MAX_ENVS  # the scene files' limit: one limit for both
 
 
 class AppError(Exception):
@@ -101,6 +104,9 @@ class AppController:
     def _try(self, what: str, fn) -> bool:
         try:
             fn()
+        except ValidationError as err:  # a live edit of a spec field: one line, not pydantic's report
+            self.error(f"{what}: {one_line(err)}")
+            return False
         except (scenefile.SceneFileError, ValueError, KeyError, TypeError, OSError, RuntimeError) as err:
             self.error(f"{what}: {err}")
             return False
@@ -149,7 +155,7 @@ class AppController:
         return ok
 
     def set_n_envs(self, n_envs: int) -> bool:
-        """Rebuild the scene with ``n_envs`` envs (1 .. 1024)."""
+        """Rebuild the scene with ``n_envs`` envs (1 .. :data:`MAX_ENVS`)."""
         def rebuild():
             n = int(n_envs)
             if not 1 <= n <= MAX_ENVS:
@@ -168,7 +174,7 @@ class AppController:
 
     def set_solver_param(self, name: str, value) -> bool:
         """Change one IK parameter live (validated like the scene file's ``solver`` section)."""
-        return self._try(f"solver.{name}", lambda: setattr(self.spec.solver, name, value))
+        return self._try("solver", lambda: setattr(self.spec.solver, name, value))
 
     def close(self) -> None:
         if self.scene is not None:

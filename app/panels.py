@@ -12,6 +12,7 @@ import numpy as np
 from engine import assets, backend
 
 from . import keybinds
+from .controller import MAX_ENVS
 from .targets import rpy_of
 
 SOLVER_FIELDS = (  # (field, label, kind, min, max)
@@ -63,7 +64,7 @@ def left_panel(app) -> None:
         dpg.add_button(label="Load selected robot", width=-1,
                        callback=lambda: c.load_robot(dpg.get_value("robot_list").split("  ")[0]))
     with dpg.collapsing_header(label="Environments", default_open=True):
-        dpg.add_input_int(label="n_envs", tag="n_envs", default_value=c.n_envs, min_value=1, max_value=1024,
+        dpg.add_input_int(label="n_envs", tag="n_envs", default_value=c.n_envs, min_value=1, max_value=MAX_ENVS,
                           min_clamped=True, max_clamped=True, on_enter=True, width=120,
                           callback=_guard(app, c.set_n_envs))
         dpg.add_input_floatx(label="spacing", tag="spacing", size=2, width=160, on_enter=True,

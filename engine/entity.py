@@ -139,6 +139,17 @@ class RigidEntity(IKMethods):
         threads.CHOICE.launch(("fk", id(self._packed)), n,
                               lambda serial: fk_kernels.forward_kinematics(q, *self._robot_args, pose, serial))
 
+    def state_bytes_per_env(self) -> int:
+        """Bytes of per-env state one env costs (what :meth:`state_nbytes` holds per env), known
+        before the scene is built."""
+        size = np.dtype(float_dtype()).itemsize
+        return self.n_qs * size + self.n_links * 7 * size + self.n_dofs * (8 + 1)
+
+    def widest_row(self) -> int:
+        """Elements per env of the widest per-env array a kernel indexes (a pose buffer of links and
+        joint frames)."""
+        return (self.n_links + self.n_joints) * 7
+
     @serialised
     def state_nbytes(self) -> int:
         """Bytes held in per-env state arrays (all envs)."""

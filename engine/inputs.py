@@ -95,9 +95,8 @@ INT32_MAX = 2**31 - 1  # integer arguments reach the kernels as int32
 
 def as_positive(name: str, value, integer: bool = False, allow_zero: bool = False,
                 maximum: float | None = None) -> float | int:
-    """A positive (or non-negative) finite scalar, at most ``maximum`` (integers: at most
-    :data:`INT32_MAX` unless a smaller ``maximum`` is given). Bools are refused: ``True`` is not a
-    count."""
+    """A positive (or non-negative) finite scalar, at most ``maximum`` (integers: by default at most
+    :data:`INT32_MAX`, what the kernels take). Bools are refused: ``True`` is not a count."""
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{name}: expected a number, got {value!r}")
     try:
@@ -109,7 +108,7 @@ def as_positive(name: str, value, integer: bool = False, allow_zero: bool = Fals
     if integer:
         if x != int(x):
             raise ValueError(f"{name}: expected an integer, got {value!r}")
-        maximum = INT32_MAX if maximum is None else min(maximum, INT32_MAX)
+        maximum = INT32_MAX if maximum is None else maximum
     if maximum is not None and x > maximum:
         raise ValueError(f"{name}: expected at most {maximum:,}, got {value!r}")
     return int(x) if integer else x

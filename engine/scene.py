@@ -49,7 +49,8 @@ class Scene:
         if self.is_built:
             raise RuntimeError("build: the scene is already built")
         if n_envs is not None:
-            n_envs = inputs.as_positive("n_envs", n_envs, integer=True)
+            n_envs = inputs.as_positive("n_envs", n_envs, integer=True, maximum=2**62)
+            self._check_size(n_envs)  # memory and 32-bit indices bound it far below
         spacing = inputs.as_float_array("env_spacing", env_spacing)
         if spacing.shape != (2,):
             raise ValueError(f"env_spacing: expected 2 numbers (x, y), got shape {spacing.shape}")
@@ -58,6 +59,21 @@ class Scene:
         for entity in self.entities:
             entity._build(self.n_batch)
         self.is_built = True
+
+    def _check_size(self, n_envs: int) -> None:
+        """Refuse, before allocating anything, a batch whose per-env state alone would not fit in
+        this machine's available memory, or whose arrays the kernels' 32-bit indices cannot
+        address."""
+        per_env = sum(e.state_bytes_per_env() for e in self.entities)
+        need = n_envs * per_env
+        available = memory_available()
+        if available is not None and need > available:
+            raise ValueError(f"n_envs: {n_envs:,} envs need {_bytes(need)} for their state alone "
+                             f"({_bytes(per_env)} per env); this machine has {_bytes(available)} available")
+        widest = max((e.widest_row() for e in self.entities), default=1)
+        if n_envs * widest > inputs.INT32_MAX:
+            raise ValueError(f"n_envs: expected at most {inputs.INT32_MAX // widest:,} for this scene (the kernels "
+                             f"index arrays with 32-bit integers), got {n_envs:,}")
 
     @property
     def is_batched(self) -> bool:
@@ -148,3 +164,23 @@ class Scene:
     def _require_built(self) -> None:
         if not self.is_built:
             raise RuntimeError("the scene is not built: call scene.build() first")
+
+
+def memory_available() -> int | None:
+    """Bytes of memory available to new allocations (Linux's MemAvailable), None where unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:,.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} TiB"

@@ -404,6 +404,8 @@ def test_save_then_reopen_restores_everything(ctl, tmp_path):
     assert ctl.spec.targets[i].pos_mask == (True, True, False)  # a group shares its masks
     assert ctl.set_solver_param("damping", 0.02) and ctl.set_solver_param("max_samples", 20)
     assert not ctl.set_solver_param("damping", -1.0) and ctl.messages[-1][0] == "error"
+    # one line naming the field, what it got and what it expects: no pydantic report
+    assert ctl.messages[-1][1] == "solver: damping: expected a positive number, got -1.0", ctl.messages[-1]
     assert ctl.spec.solver.damping == 0.02
     assert ctl.set_n_envs(9)
     ctl.camera.orbit(40.0, -15.0)

@@ -184,3 +184,13 @@ def issues_from_validation(exc: ValidationError, fields_at=lambda loc: [],
             seen.add((loc, message))
             issues.append(Issue(loc, message))
     return issues
+
+
+def one_line(exc: ValidationError) -> str:
+    """A validation error as one line for a status bar: each issue's place and message, no
+    pydantic boilerplate (``"damping: expected a positive number, got -1"``)."""
+    parts = []
+    for issue in issues_from_validation(exc):
+        where = ".".join(str(p) for p in issue.loc)
+        parts.append(f"{where}: {issue.message}" if where else issue.message)
+    return "; ".join(parts) or str(exc).splitlines()[0]

@@ -62,13 +62,44 @@ def _walk(node, loc, lines: dict, issues: list) -> None:
             _walk(item, (*loc, i), lines, issues)
 
 
+MAX_EXPANDED_NODES = 100_000  # a scene file is a few hundred; aliases of aliases can make billions
+
+
+def _expanded_size(node, memo: dict) -> int:
+    """How many nodes ``node`` stands for once every alias is expanded (each distinct node is
+    counted once per path to it, as the walk and the validation would visit it); stops counting
+    past :data:`MAX_EXPANDED_NODES`."""
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = MAX_EXPANDED_NODES + 1  # a node reached again while being counted: a recursive alias
+    if isinstance(node, yaml.MappingNode):
+        children = [v for pair in node.value for v in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = node.value
+    else:
+        children = []
+    total = 1
+    for child in children:
+        total += _expanded_size(child, memo)
+        if total > MAX_EXPANDED_NODES:
+            break
+    memo[key] = total
+    return total
+
+
 def parse_yaml(text: str) -> tuple[Any, dict, list[Issue]]:
-    """``(data, lines by key path, issues)`` for a YAML document; data is None on a syntax error."""
+    """``(data, lines by key path, issues)`` for a YAML document; data is None on a syntax error,
+    and on a document that aliases expand beyond :data:`MAX_EXPANDED_NODES` nodes (a "billion
+    laughs" file: 1 KB that would need gigabytes)."""
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None, {}, []
+        if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
+            return None, {}, [Issue((), f"YAML aliases (*name) expand this file beyond {MAX_EXPANDED_NODES:,} "
+                                        "nodes; a scene file needs a few hundred: refused")]
         lines: dict = {}
         issues: list[Issue] = []
         _walk(node, (), lines, issues)

@@ -167,8 +167,12 @@ RotMask = Annotated[tuple[bool, bool, bool], BeforeValidator(_rot_mask)]
 Range = Annotated[tuple[float, float], BeforeValidator(_range)]
 Resolution = Annotated[tuple[int, int], BeforeValidator(_resolution)]
 Bool = Annotated[bool, BeforeValidator(_bool)]
-PosInt = Annotated[int, BeforeValidator(_number(0, strict_low=True, integer=True))]
-NonNegInt = Annotated[int, BeforeValidator(_number(0, integer=True))]
+PosInt = Annotated[int, BeforeValidator(_number(1, high=2**31 - 1, integer=True))]  # the kernels' int32
+NonNegInt = Annotated[int, BeforeValidator(_number(0, high=2**31 - 1, integer=True))]
+# envs a scene file may ask for: every env is drawn by the app and the recorder (the app's own limit
+# too, app/controller.py); the engine's API takes more (engine.Scene.build checks the memory)
+MAX_ENVS = 1024
+EnvCount = Annotated[int, BeforeValidator(_number(1, high=MAX_ENVS, integer=True))]
 Seed = Annotated[int, BeforeValidator(_number(0, high=2**31 - 1, integer=True))]
 PosFloat = Annotated[float, BeforeValidator(_number(0, strict_low=True))]
 NonNegFloat = Annotated[float, BeforeValidator(_number(0))]
@@ -224,7 +228,7 @@ class RobotSpec(_Model):
 class EnvsSpec(_Model):
     """``n_envs`` parallel environments laid out ``env_spacing`` (x, y) metres apart on screen."""
 
-    n_envs: PosInt = 1
+    n_envs: EnvCount = 1
     env_spacing: Annotated[tuple[float, float], BeforeValidator(_numbers(2))] = (1.0, 1.0)
 
     @model_validator(mode="after")

@@ -227,12 +227,14 @@ class Runner:
             vis.frame_all()  # no camera in the file: fit every env cell, at the final aspect ratio
 
     def record(self, path, n_frames: int | None = None, fps: float | None = None,
-               res: tuple[int, int] | None = None, progress: bool = True) -> dict:
+               res: tuple[int, int] | None = None, progress: bool = True, before_frame=None) -> dict:
         """Render ``n_frames`` (default: the file's) to the video ``path`` headless, stepping once per frame.
 
         Time runs on from the runner's current ``t``; ``dt`` becomes ``1 / fps`` so that the video
-        plays the motion in real time. Returns ``{"path", "frames", "seconds", "fps"}``: frames
-        written, wall-clock seconds, and the recording speed in frames per second.
+        plays the motion in real time. ``before_frame(i)``, when given, runs before frame ``i`` is
+        stepped: an exception it raises ends the recording, with the video finished on the frames
+        drawn so far. Returns ``{"path", "frames", "seconds", "fps"}``: frames written,
+        wall-clock seconds, and the recording speed in frames per second.
         """
         try:
             from .. import vis
@@ -247,7 +249,12 @@ class Runner:
         self.dt = 1.0 / fps
         self.apply_camera(res)
         t0 = time.perf_counter()
-        vis.record_frames(self.scene, str(path), n_frames, lambda i: self.step(), fps=fps, progress=progress)
+        def step(i):
+            if before_frame is not None:
+                before_frame(i)
+            self.step()
+
+        vis.record_frames(self.scene, str(path), n_frames, step, fps=fps, progress=progress)
         seconds = time.perf_counter() - t0
         return {"path": Path(path), "frames": n_frames, "seconds": seconds, "fps": n_frames / max(seconds, 1e-9)}
 

@@ -53,6 +53,7 @@ class Visualizer:
         self._link_specs: list | None = None  # [(entity idx, link idx, key)]
         self._specs: dict = {}
         self._thread: RenderThread | None = None
+        self.recorded_frames = 0  # frames in the last finished recording
         self._lock = threading.Lock()
         self._latest: np.ndarray | None = None
         self._pending: list[Future] = []
@@ -270,6 +271,7 @@ class Visualizer:
         if self._thread is not None and self._thread.is_alive:
             self._thread.submit(lambda gl: recorder.close()).result()
         recorder.close()
+        self.recorded_frames = recorder.n_frames
         return recorder.path
 
     # -- teardown ----------------------------------------------------------------------------------
