@@ -206,6 +206,14 @@ def _build(entity, links, poss, quats, local_points, respect_joint_limit, max_sa
             if arr.shape != (3,):
                 raise ValueError(f"{point_label(i)}: expected shape (3,), got {arr.shape}")
             points[i] = arr
+    seen: dict = {}
+    for i, link in enumerate(resolved):  # the same point of a link twice: two targets for one thing
+        key = (link.idx_local, tuple(points[i]))
+        if key in seen:
+            raise ValueError(f"{link_label(i)}: link '{link.name}' (local point {points[i].tolist()}) is also "
+                             f"{link_label(seen[key])}; give each point one target (the same link at another "
+                             "local_point is fine)")
+        seen[key] = i
     pos_mask = inputs.as_mask("pos_mask", pos_mask)
     mode = rot_mode(inputs.as_mask("rot_mask", rot_mask))
     max_samples = inputs.as_positive("max_samples", max_samples, integer=True)

@@ -62,6 +62,7 @@ def _walk(node, loc, lines: dict, issues: list) -> None:
             _walk(item, (*loc, i), lines, issues)
 
 
+MAX_FILE_BYTES = 4 << 20  # a scene file is a few KB
 MAX_EXPANDED_NODES = 100_000  # a scene file is a few hundred; aliases of aliases can make billions
 
 
@@ -228,6 +229,9 @@ def load(path: str | os.PathLike, check: bool = True) -> SceneSpec:
     file = os.fspath(path)
     p = Path(file)
     try:
+        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
+            raise SceneFileError(file, [Issue((), f"{p.stat().st_size:,} bytes; a scene file is a few KB "
+                                                  f"(at most {MAX_FILE_BYTES:,} accepted)")])
         text = p.read_bytes().decode("utf-8")  # no newline translation: YAML handles \r itself
     except FileNotFoundError:
         raise SceneFileError(file, [Issue((), "no such file")]) from None

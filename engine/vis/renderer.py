@@ -11,6 +11,7 @@ costs ~20 ms at 720p; this module draws with the renderer and reads only the col
 
 from __future__ import annotations
 
+import ctypes
 import queue
 import threading
 import time
@@ -65,7 +66,8 @@ class GLScene:
         if self.renderer is not None and self.res == tuple(res):
             return
         if self.renderer is not None:
-            self.renderer.delete()  # frees every mesh's GL buffers; they are re-uploaded on the next draw
+            _delete_renderer(self.renderer)  # frees every mesh's GL buffers; they are re-uploaded on the next draw
+        _stable_context_ids()
         try:
             self.renderer = self._pr.OffscreenRenderer(*res)
         except Exception as err:  # no GL: missing libOSMesa / EGL, or a bad PYOPENGL_PLATFORM
@@ -121,8 +123,49 @@ class GLScene:
 
     def delete(self) -> None:
         if self.renderer is not None:
-            self.renderer.delete()
+            _delete_renderer(self.renderer)
             self.renderer = None
+
+
+def _stable_context_ids() -> None:
+    """Make PyOpenGL's context ids compare equal for one context (a patch of ``OpenGL.contextdata``,
+    kept here and guarded by tests/test_vis_render.py).
+
+    PyOpenGL keeps every array passed to ``glVertexAttribPointer`` in a table keyed by
+    ``contextdata.getContext()``. Under OSMesa that returns a new ctypes pointer object on every
+    call, and those compare by identity: each upload added entries that nothing could ever find
+    or free again (~55 KB per visualizer, forever). As the pointer's address the id is stable, so
+    an upload replaces its entry, and :func:`_delete_renderer` can drop a closed context's."""
+    from OpenGL import contextdata
+
+    if getattr(contextdata.getContext, "_address_ids", False):
+        return
+    original = contextdata.getContext
+
+    def getContext(context=None):  # noqa: N802 (PyOpenGL's name)
+        context = original(context)
+        if isinstance(context, ctypes._Pointer):
+            return ctypes.cast(context, ctypes.c_void_p).value
+        return context
+
+    getContext._address_ids = True
+    contextdata.getContext = getContext
+
+
+def _delete_renderer(renderer) -> None:
+    """Delete a pyrender ``OffscreenRenderer``, its GL context and what PyOpenGL keeps about that
+    context (see :func:`_stable_context_ids`)."""
+    from OpenGL import contextdata
+
+    context = None
+    try:
+        renderer._platform.make_current()
+        context = contextdata.getContext()
+    except Exception:  # no context to clean up (it never came up, or is gone)
+        pass
+    renderer.delete()
+    if context is not None:
+        contextdata.cleanupContext(context)
 
 
 def _tune_renderer(renderer) -> None:
