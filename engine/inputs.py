@@ -95,8 +95,9 @@ INT32_MAX = 2**31 - 1  # integer arguments reach the kernels as int32
 
 def as_positive(name: str, value, integer: bool = False, allow_zero: bool = False,
                 maximum: float | None = None) -> float | int:
-    """A positive (or non-negative) finite scalar, at most ``maximum`` (integers: by default at most
-    :data:`INT32_MAX`, what the kernels take). Bools are refused: ``True`` is not a count."""
+    """A positive (or non-negative) finite scalar, at most ``maximum`` (by default what the kernels
+    can hold: :data:`INT32_MAX` for integers, the engine's float range otherwise). Bools are
+    refused: ``True`` is not a count."""
     if isinstance(value, bool | np.bool_):
         raise TypeError(f"{name}: expected a number, got {value!r}")
     try:
@@ -109,8 +110,11 @@ def as_positive(name: str, value, integer: bool = False, allow_zero: bool = Fals
         if x != int(x):
             raise ValueError(f"{name}: expected an integer, got {value!r}")
         maximum = INT32_MAX if maximum is None else maximum
-    if maximum is not None and x > maximum:
-        raise ValueError(f"{name}: expected at most {maximum:,}, got {value!r}")
+    elif maximum is None:  # a tolerance of 1e39 would be inf in a float32 kernel: everything "succeeds"
+        maximum = float(np.finfo(backend.float_dtype()).max)
+    if x > maximum:
+        shown = f"{int(maximum):,}" if integer else f"{maximum:.6g}"
+        raise ValueError(f"{name}: expected at most {shown}, got {value!r}")
     return int(x) if integer else x
 
 

@@ -35,13 +35,13 @@ CASES = [
      "robot.fixed: fixed applies to URDF robots only; an MJCF robot's base joint (a <freejoint/>) is set in "
      "its file (line 1)"),
     ("n_envs 0", "robot: panda\nenvs:\n  n_envs: 0\n",
-     "envs.n_envs: expected a positive integer, got 0 (line 3)"),
+     "envs.n_envs: expected an integer in [1, 1024], got 0 (line 3)"),
     ("n_envs -1", "robot: panda\nenvs:\n  n_envs: -1\n",
-     "envs.n_envs: expected a positive integer, got -1 (line 3)"),
+     "envs.n_envs: expected an integer in [1, 1024], got -1 (line 3)"),
     ("n_envs 'x'", "robot: panda\nenvs:\n  n_envs: x\n",
-     "envs.n_envs: expected a positive integer, got 'x' (line 3)"),
+     "envs.n_envs: expected an integer in [1, 1024], got 'x' (line 3)"),
     ("n_envs 2.5", "robot: panda\nenvs: {n_envs: 2.5}\n",
-     "envs.n_envs: expected a positive integer, got 2.5 (line 2)"),
+     "envs.n_envs: expected an integer in [1, 1024], got 2.5 (line 2)"),
     ("unknown top-level key", "robot: panda\nenvz: {n_envs: 2}\n",
      "envz: unknown key; did you mean 'envs'? (line 2)"),
     ("unknown target key", "robot: panda\ntargets:\n  - link: hand\n    poss: [0, 0, 0]\n",
@@ -148,7 +148,7 @@ def test_several_problems_are_reported_together(tmp_path):
         scenefile.load(path)
     lines = str(info.value).splitlines()
     assert lines[0] == f"{path}: robot: unknown robot 'pnda'; did you mean 'panda'? (line 1)"
-    assert lines[1] == f"{path}: envs.n_envs: expected a positive integer, got -1 (line 2)"
+    assert lines[1] == f"{path}: envs.n_envs: expected an integer in [1, 1024], got -1 (line 2)"
     assert lines[2] == f"{path}: targets[0].pos: expected 3 numbers, got 2 (line 4)"
     assert lines[3].startswith(f"{path}: targets[0].rot_mask: [true, true, false] has two true axes")
     assert len(lines) == 4 == len(info.value.issues)

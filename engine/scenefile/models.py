@@ -90,9 +90,17 @@ def _rot_mask(v):
 
 
 def _number(low: float | None = None, strict_low: bool = False, high: float | None = None,
-            strict_high: bool = False, integer: bool = False):
+            strict_high: bool = False, integer: bool = False, quiet_high: bool = False):
+    """A number check; ``quiet_high``: the upper bound is a technical one (the kernels' int32),
+    named only in the message of a value beyond it."""
     kind = "an integer" if integer else "a number"
-    if low is not None and high is not None:
+    if high is not None and quiet_high:
+        over = f"expected at most {high:,}"
+        high_shown = None
+    else:
+        over = None
+        high_shown = high
+    if low is not None and high_shown is not None:
         want = f"{kind} in {'(' if strict_low else '['}{_fmt(low)}, {_fmt(high)}{')' if strict_high else ']'}"
     elif low == 0 and strict_low:
         want = f"a positive {'integer' if integer else 'number'}"
@@ -112,7 +120,7 @@ def _number(low: float | None = None, strict_low: bool = False, high: float | No
         if low is not None and (x < low or strict_low and x == low):
             raise custom(f"expected {want}, got {show(v)}")
         if high is not None and (x > high or strict_high and x == high):
-            raise custom(f"expected {want}, got {show(v)}")
+            raise custom(f"{over or 'expected ' + want}, got {show(v)}")
         return int(v) if integer else x
 
     return check
@@ -167,8 +175,8 @@ RotMask = Annotated[tuple[bool, bool, bool], BeforeValidator(_rot_mask)]
 Range = Annotated[tuple[float, float], BeforeValidator(_range)]
 Resolution = Annotated[tuple[int, int], BeforeValidator(_resolution)]
 Bool = Annotated[bool, BeforeValidator(_bool)]
-PosInt = Annotated[int, BeforeValidator(_number(1, high=2**31 - 1, integer=True))]  # the kernels' int32
-NonNegInt = Annotated[int, BeforeValidator(_number(0, high=2**31 - 1, integer=True))]
+PosInt = Annotated[int, BeforeValidator(_number(0, strict_low=True, high=2**31 - 1, integer=True, quiet_high=True))]
+NonNegInt = Annotated[int, BeforeValidator(_number(0, high=2**31 - 1, integer=True, quiet_high=True))]
 # envs a scene file may ask for: every env is drawn by the app and the recorder (the app's own limit
 # too, app/controller.py); the engine's API takes more (engine.Scene.build checks the memory)
 MAX_ENVS = 1024
