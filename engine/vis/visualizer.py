@@ -191,8 +191,9 @@ class Visualizer:
         poses: dict = {}
         link_T = {}
         for e, entity in enumerate(scene.entities):
-            pos = entity.get_links_pos().reshape(n, -1, 3)
-            quat = entity.get_links_quat().reshape(n, -1, 4)
+            with entity._lock:  # one state: another thread's set_qpos cannot fall between the two reads
+                pos = entity.get_links_pos().reshape(n, -1, 3)
+                quat = entity.get_links_quat().reshape(n, -1, 4)
             T = pose_to_matrix(pos, quat).astype(np.float32)
             T[..., :3, 3] += offsets[:, None].astype(np.float32)
             link_T[e] = T
