@@ -28,8 +28,7 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_SCENE = REPO / "scenes" / "batched_panda.yaml"
+DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 COMMANDS = ("record", "check", "robots", "bench", "gui")
 MAX_ERROR_LINES = 20
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

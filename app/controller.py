@@ -25,7 +25,7 @@ from .metrics import FrameReadout, Metrics, worst
 from .targets import TargetEditor
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
-DEFAULT_SCENE = Path(__file__).resolve().parent.parent / "scenes" / "batched_panda.yaml"
+DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 MAX_ENVS = scenefile_models.MAX_ENVS  # the scene files' limit: one limit for both
 
 

@@ -39,7 +39,7 @@ from urllib.parse import unquote, urlparse
 __all__ = ["RobotEntry", "UnknownRobotError", "list_robots", "resolve", "robot_names",
            "erd_robots_dir", "package_dirs_for", "resolve_package_uri"]
 
-ASSETS_DIR = Path(__file__).resolve().parent.parent / "assets"
+ASSETS_DIR = Path(__file__).resolve().parent / "data" / "assets"  # the repository's assets/ links here
 ERD_PREFIX = "erd:"
 CLASH_SUFFIX = "_urdf"
 ROBOT_SUFFIXES = {".urdf": "urdf", ".xml": "mjcf", ".mjcf": "mjcf"}

@@ -121,7 +121,7 @@ def test_gui_gets_the_scene_path(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "app.gui", fake)
     monkeypatch.setattr(cli, "init_engine", lambda backend: "cpu")
     assert cli.main([]) == 0
-    assert opened == [str(cli.DEFAULT_SCENE)] and cli.DEFAULT_SCENE == GOOD
+    assert opened == [str(cli.DEFAULT_SCENE)] and cli.DEFAULT_SCENE.resolve() == GOOD.resolve()
     assert cli.main([str(REPO / "scenes" / "ur5_figure8.yaml")]) == 0
     assert opened[-1] == str(REPO / "scenes" / "ur5_figure8.yaml")
     assert cli.main(["gui", str(GOOD)]) == 0 and opened[-1] == str(GOOD)
