@@ -171,7 +171,8 @@ MJCF = '''<mujoco model="bad"><worldbody>
 
 @pytest.mark.parametrize(("field", "value", "element"), [("pos", "nan 0 0", "link 'b'"),
                                                           ("axis", "0 nan 1", "joint 'h'")])
-def test_mjcf_with_non_finite_numbers_is_refused(tmp_path, field, value, element, capfd):
+def test_mjcf_with_non_finite_numbers_is_refused(tmp_path, field, value, element, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its warning about the NaN to ./MUJOCO_LOG.TXT
     path = tmp_path / "bad.xml"
     path.write_text(MJCF.format(**{"pos": "0 0 0", "axis": "0 0 1", field: value}))
     with pytest.raises(ModelLoadError) as info:
