@@ -177,10 +177,11 @@ def _load(path: str):
     return scenefile.load(path)
 
 
-def _summary(spec) -> str:
+def _summary(spec, n_envs: int | None = None) -> str:
     n_t = len(spec.targets)
     groups = spec.groups()
-    return (f"robot {spec.robot.file}, {spec.envs.n_envs} env{'s' * (spec.envs.n_envs != 1)}, "
+    n_envs = spec.envs.n_envs if n_envs is None else n_envs
+    return (f"robot {spec.robot.file}, {n_envs} env{'s' * (n_envs != 1)}, "
             f"{n_t} target{'s' * (n_t != 1)} in {len(groups)} IK call{'s' * (len(groups) != 1)} per frame")
 
 
@@ -226,6 +227,39 @@ def cmd_gui(args) -> int:
 
 
 def cmd_record(args) -> int:
+    _preload_lazy_imports()
+    scene = runner = None
+    with stop_on_signals() as signals:  # SIGINT, SIGTERM, SIGHUP: finish the video, exit 128 + signal
+        try:
+            spec, out, n_frames, fps = _record_plan(args)
+            n_envs = args.n_envs or spec.envs.n_envs
+            arch = init_engine(args.backend)
+            scene, runner = spec.build(n_envs=args.n_envs)
+            print(f"recording {args.scene}: {_summary(spec, n_envs)}, {n_frames} frames at {fps:g} fps on {arch}",
+                  file=sys.stderr)
+            stats = runner.record(out, n_frames=n_frames, fps=fps, res=args.size, progress=not args.no_progress,
+                                  before_frame=lambda i: signals.check())
+            signals.check()  # one that came during the last frame
+        except RuntimeError as err:
+            raise CliError(f"cannot record: {err}") from None
+        except Interrupted as stop:
+            frames = scene.visualizer.recorded_frames if scene is not None and out.exists() else 0
+            if scene is not None and not frames:  # stopped before a frame was finished: one of the scene as it is
+                frames = _record_one_frame(runner, out, fps, args.size)
+            kept = f"{out} holds the {frames} frames finished before it" if frames else "no frame was written"
+            print(f"ikstudio: stopped by {stop.name}; {kept}", file=sys.stderr)
+            return stop.exit_code
+    print(f"wrote {out}: {stats['frames']} frames ({stats['frames'] / fps:.2f} s of video at {fps:g} fps) "
+          f"in {stats['seconds']:.2f} s, {stats['fps']:.1f} frames/s")
+    return EXIT_OK
+
+
+def _record_plan(args):
+    """(spec, output path, frames, fps) of ``ikstudio record``; usage errors as CliError."""
+    from engine.scenefile.models import MAX_ENVS
+
+    if args.n_envs is not None and args.n_envs > MAX_ENVS:
+        raise CliError(f"--n-envs: expected 1 to {MAX_ENVS} (every env is drawn), got {args.n_envs}", EXIT_USAGE)
     spec = _load(args.scene)
     record = spec.record
     fps = args.fps if args.fps is not None else spec.fps
@@ -248,28 +282,17 @@ def cmd_record(args) -> int:
                        EXIT_USAGE)
     if not out.parent.resolve().is_dir():
         raise CliError(f"output: folder '{out.parent}' does not exist")
-    scene = runner = None
-    with stop_on_signals() as signals:  # SIGINT, SIGTERM, SIGHUP: finish the video, exit 128 + signal
-        try:
-            arch = init_engine(args.backend)
-            scene, runner = spec.build(n_envs=args.n_envs)
-            print(f"recording {args.scene}: {_summary(spec)}, {n_frames} frames at {fps:g} fps on {arch}",
-                  file=sys.stderr)
-            stats = runner.record(out, n_frames=n_frames, fps=fps, res=args.size, progress=not args.no_progress,
-                                  before_frame=lambda i: signals.check())
-            signals.check()  # one that came during the last frame
-        except RuntimeError as err:
-            raise CliError(f"cannot record: {err}") from None
-        except Interrupted as stop:
-            frames = scene.visualizer.recorded_frames if scene is not None and out.exists() else 0
-            if scene is not None and not frames:  # stopped before a frame was finished: one of the scene as it is
-                frames = _record_one_frame(runner, out, fps, args.size)
-            kept = f"{out} holds the {frames} frames finished before it" if frames else "no frame was written"
-            print(f"ikstudio: stopped by {stop.name}; {kept}", file=sys.stderr)
-            return stop.exit_code
-    print(f"wrote {out}: {stats['frames']} frames ({stats['frames'] / fps:.2f} s of video at {fps:g} fps) "
-          f"in {stats['seconds']:.2f} s, {stats['fps']:.1f} frames/s")
-    return EXIT_OK
+    return spec, out, n_frames, fps
+
+
+def _preload_lazy_imports() -> None:
+    """Import now what trimesh imports lazily while the first meshes load: a signal landing inside
+    such an import (which trimesh wraps in ``except BaseException``) left a half-made module that
+    failed later with an AttributeError instead of stopping the recording."""
+    with contextlib.suppress(ImportError):
+        import networkx  # noqa: F401
+        import trimesh.exchange.load  # noqa: F401
+        import trimesh.graph  # noqa: F401
 
 
 def _record_one_frame(runner, out: Path, fps: float, res) -> int:

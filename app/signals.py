@@ -7,7 +7,7 @@ SIGINT, 143 for SIGTERM, 129 for SIGHUP). :func:`stop_on_signals` turns each int
 exception (trimesh's optional imports catch ``BaseException`` while meshes load lazily) cannot
 make the command forget it, because the command also calls :meth:`Signals.check` between frames.
 A second signal while the video is being finished is noted, not raised, so the file is closed
-whole.
+whole; after the block, further signals are ignored while the command exits.
 """
 
 from __future__ import annotations
@@ -54,5 +54,5 @@ def stop_on_signals():
     try:
         yield signals
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        for s, handler in previous.items():  # once stopped by one, the command is ending: ignore the rest
+            signal.signal(s, signal.SIG_IGN if signals.signum is not None else handler)

@@ -23,7 +23,7 @@ os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
-from . import devices  # noqa: E402
+from . import devices, locking  # noqa: E402
 
 BACKENDS = ("gpu", "cuda", "vulkan", "cpu")
 # Genesis' and Python's level names -> taichi's
@@ -113,6 +113,8 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         raise ValueError(f"precision: expected one of {PRECISIONS}, got {precision!r}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
         raise TypeError(f"seed: expected an int or None, got {seed!r}")
+    if seed is not None and not 0 <= int(seed) <= 2**31 - 1:  # taichi's random_seed is an int32
+        raise ValueError(f"seed: expected 0 to {2**31 - 1}, got {seed!r}")
     if not isinstance(debug, bool | np.bool_):
         raise TypeError(f"debug: expected a bool, got {debug!r}")
     candidates, notes = _candidates(backend, precision)
@@ -122,6 +124,11 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     if seed is not None:
         kwargs["random_seed"] = int(seed)
     with LOCK:
+        busy = locking.calls_in_progress()
+        if busy:
+            raise RuntimeError(f"init: {busy} engine call(s) are running in other threads; init() resets taichi and "
+                               "would pull their arrays from under them. Call it before starting threads, or after "
+                               "they finish")
         if STATE.initialised:
             ti.reset()
         chosen = None
@@ -150,7 +157,17 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         STATE.seed = seed
         STATE.debug = debug
         STATE.generation += 1
+        _materialize()
     return current()
+
+
+def _materialize() -> None:
+    """Compile and run one trivial kernel in the thread that called init: taichi builds its runtime
+    on the first compile, and on the CPU that must happen in the initialising thread (a scene
+    first built in a worker thread failed an assertion in taichi's LLVM context)."""
+    from .kernels.fk import touch
+
+    touch(np.zeros(1, np.int32))
 
 
 def _candidates(backend: str, precision: str) -> tuple[list, list[str]]:

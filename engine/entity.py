@@ -23,7 +23,7 @@ from .kernels import lane_fk, memory, threads
 from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
 from .locking import new_lock, serialised
-from .model.tree import KinematicTree
+from .model.tree import MAX_JOINT_VALUE, KinematicTree
 
 STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled")
 # forward_kinematics batches of at least this many rows use the FK compiled for the robot
@@ -194,6 +194,7 @@ class RigidEntity(IKMethods):
         full = self._qpos[envs].astype(float)
         full[:, qs] = values
         full = self.tree.apply_mimic(dofs_mod.normalize_quaternions(self.tree, full))
+        self.tree.check_joint_values("qpos", full)
         self._commit_qpos(envs, full)
 
     @serialised
@@ -213,7 +214,9 @@ class RigidEntity(IKMethods):
         values = inputs.batched("position", position, (len(dofs),), len(envs), self._batched)
         full = dofs_mod.qpos_to_dofs(self.tree, self._qpos[envs].astype(float))
         full[:, dofs] = values
-        self._commit_qpos(envs, dofs_mod.dofs_to_qpos(self.tree, full))
+        qpos = dofs_mod.dofs_to_qpos(self.tree, full)
+        self.tree.check_joint_values("position", qpos)
+        self._commit_qpos(envs, qpos)
 
     def _commit_qpos(self, envs: np.ndarray, qpos: np.ndarray) -> None:
         new = self._qpos.copy()
@@ -229,6 +232,9 @@ class RigidEntity(IKMethods):
         envs = self._envs(envs_idx)
         dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
         values = inputs.batched("position", position, (len(dofs),), len(envs), self._batched)
+        if np.abs(values).max(initial=0) > MAX_JOINT_VALUE:
+            raise ValueError(f"position: expected dof targets of at most {MAX_JOINT_VALUE:g} (rad or m) in "
+                             f"magnitude, got {float(np.abs(values).max()):.3g}")
         self._dof_target[np.ix_(envs, dofs)] = values
         self._dof_controlled[np.ix_(envs, dofs)] = True
 
@@ -276,6 +282,7 @@ class RigidEntity(IKMethods):
             values = inputs.batched("qpos", qpos, (len(qs),), n, self._batched)
             full = (self._qpos if envs is None else self._qpos[envs]).astype(float)
             full[:, qs] = values
+        self.tree.check_joint_values("qpos", full)
         if self._has_quaternions:  # as set_qpos does: zero quaternions are an error, others made unit
             full = dofs_mod.normalize_quaternions(self.tree, full)
         # mimic joints need no fix-up here: the kernels derive them from their leaders

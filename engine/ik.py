@@ -125,7 +125,12 @@ def solve_ik(entity, links, poss, quats, local_points, init_qpos, respect_joint_
     n_qs_k, n_dofs_k = plan.q0.shape[1], max(tree.n_dofs, 1)
     generic = plan.spec is None
     scratch = entity.__dict__.get("_ik_scratch") or entity.__dict__.setdefault("_ik_scratch", _Scratch())
-    s = scratch.get(n_sel, K, n_tasks, n_qs_k, entity._packed.pose_rows, n_dofs_k, entity._dtype, generic)
+    try:
+        s = scratch.get(n_sel, K, n_tasks, n_qs_k, entity._packed.pose_rows, n_dofs_k, entity._dtype, generic)
+    except MemoryError:
+        raise MemoryError(f"inverse_kinematics: {n_sel:,} envs x {K} restart slots do not fit in memory for the "
+                          f"solver's working arrays; solve fewer envs per call (envs_idx) or use a smaller scene"
+                          ) from None
     if not generic:
         static_ik.ik_kernel(plan.spec, plan.task_links)(plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"],
                                                 s["best_err"], s["best_i"], plan.done,
@@ -169,11 +174,12 @@ def _fill_targets(plan: IKPlan, poss, quats, single: bool, batched: bool) -> Non
             if plan.has_quat[i]:
                 inputs.batched(quat_label(i), quats[i], (4,), n_sel, batched)
     quat = targets[:, :, 3:]  # links without an orientation target hold (1, 0, 0, 0)
-    norm2 = np.einsum("ijk,ijk->ij", quat, quat, dtype=np.float64)  # float32 squares of 1e20 would overflow
-    if norm2.min() < 1e-18:
-        i = int(np.argmin(norm2.min(axis=0)))
+    scale = np.abs(quat).max(axis=-1)  # divided out first: the squares of 1e20 (float32), 1e160 (float64) overflow
+    if scale.min() < 1e-9:
+        i = int(np.argmin(scale.min(axis=0)))
         raise ValueError(f"{quat_label(i)}: expected non-zero (w, x, y, z) quaternions")
-    quat /= np.sqrt(norm2)[..., None]
+    quat /= scale[..., None]
+    quat /= np.sqrt(np.einsum("ijk,ijk->ij", quat, quat))[..., None]
 
 
 def _fill_start(plan: IKPlan, entity, init_qpos) -> None:
@@ -185,6 +191,7 @@ def _fill_start(plan: IKPlan, entity, init_qpos) -> None:
         q0 = entity._qpos if plan.all_envs else entity._qpos[plan.envs]
     else:
         q0 = inputs.batched("init_qpos", init_qpos, (tree.n_qs,), plan.n_sel, entity._batched)
+        tree.check_joint_values("init_qpos", q0)
     start = plan.q0[:, :tree.n_qs]
     if plan.respect_limits:
         lo, hi = entity._q_limits

@@ -56,9 +56,8 @@ class IKMethods:
         return_error, return_info = _flags(return_error, return_info)
         links = list(links) if isinstance(links, list | tuple) else [links]
         n = len(links)
-        poss = [None] * n if poss is None else list(poss)
-        quats = [None] * n if quats is None else list(quats)
-        local_points = [None] * n if local_points is None else list(local_points)
+        poss, quats, local_points = (_per_link(name, value, n) for name, value in
+                                     (("poss", poss), ("quats", quats), ("local_points", local_points)))
         result: IKResult = solve_ik(self, links, poss, quats, local_points, init_qpos, respect_joint_limit,
                                     max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
                                     max_step_size, seed, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
@@ -73,3 +72,14 @@ class IKMethods:
 def _flags(return_error, return_info) -> tuple[bool, bool]:
     """The two return-shape flags, checked (a string such as 'no' is not False)."""
     return inputs.as_flag("return_error", return_error), inputs.as_flag("return_info", return_info)
+
+
+def _per_link(name: str, value, n: int) -> list:
+    """A per-link argument of the multilink call as a list (None: n Nones); a scalar or a string is
+    a TypeError naming ``name``."""
+    if value is None:
+        return [None] * n
+    if isinstance(value, list | tuple) or (hasattr(value, "__len__") and hasattr(value, "__getitem__")
+                                           and not isinstance(value, str | bytes)):
+        return list(value)
+    raise TypeError(f"{name}: expected a list with one entry per link ({n}), got {type(value).__name__}")

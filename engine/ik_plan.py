@@ -8,10 +8,10 @@ per distinct set of parameters (targets, start configurations and seed aside) an
 buffers, which are the very arrays the kernel was last launched with (see
 :class:`engine.kernels.launch.FastKernel`).
 
-A request is recognised by a key made of its parameters' values (arrays by their bytes), so an
-equal request finds the plan whatever objects carry it; a parameter that cannot be made into a
-key (an unhashable object) simply skips the cache. Values that compare equal (1, 1.0, True)
-share a plan: the validation accepts them alike.
+A request is recognised by a key made of its parameters' values and types (arrays by their
+bytes), so an equal request finds the plan whatever objects carry it; a parameter that cannot be
+made into a key (an unhashable object) simply skips the cache. Values that compare equal but
+differ in type (1, 1.0, True) are different keys: the validation does not accept them alike.
 """
 
 from __future__ import annotations
@@ -155,6 +155,9 @@ def get_plan(entity, links, poss, quats, local_points, init_qpos_given, respect_
               init_qpos_given, respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol,
               _tuple(pos_mask), _tuple(rot_mask), max_step_size, _tuple(dofs_idx_local), _tuple(envs_idx),
               rest_qpos, rest_weight, single, kernel)
+    # the types are part of the key: 1 == True == 1.0 hash alike, and a plan built (and validated) for
+    # respect_joint_limit=True must not serve respect_joint_limit=1, which the validation refuses
+    params = (params, tuple(map(type, params)))
     try:  # the usual case, every parameter a scalar, string or tuple: the values are the key
         hash(params)
         key = params
@@ -226,6 +229,7 @@ def _build(entity, links, poss, quats, local_points, respect_joint_limit, max_sa
     rest = tree.default_qpos.copy() if rest_qpos is None else inputs.as_float_array("rest_qpos", rest_qpos)
     if rest.shape != (tree.n_qs,):
         raise ValueError(f"rest_qpos: expected shape ({tree.n_qs},), got {rest.shape}")
+    tree.check_joint_values("rest_qpos", rest)
     active = np.ones(max(tree.n_dofs, 1), np.int32)  # which dofs the solver may move
     if dofs_idx_local is not None:
         sel = inputs.as_index_list("dofs_idx_local", dofs_idx_local, tree.n_dofs, "dof")

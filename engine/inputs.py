@@ -35,6 +35,8 @@ def as_index_list(name: str, value, size: int, what: str) -> np.ndarray | None:
         raise IndexError(f"{name}: {what} index {int(bad[0])} is out of range; expected 0 <= index < {size}")
     if np.unique(arr).size != arr.size:
         raise ValueError(f"{name}: expected unique {what} indices, got {arr.tolist()}")
+    if arr.size == 0:
+        raise ValueError(f"{name}: expected at least one {what} index, got an empty list (None selects all)")
     return arr
 
 
@@ -98,7 +100,7 @@ def as_positive(name: str, value, integer: bool = False, allow_zero: bool = Fals
     """A positive (or non-negative) finite scalar, at most ``maximum`` (by default what the kernels
     can hold: :data:`INT32_MAX` for integers, the engine's float range otherwise). Bools are
     refused: ``True`` is not a count."""
-    if isinstance(value, bool | np.bool_):
+    if isinstance(value, bool | np.bool_ | str | bytes):  # True is not a count, '5' is not a number
         raise TypeError(f"{name}: expected a number, got {value!r}")
     try:
         x = float(value)

@@ -20,12 +20,35 @@ def new_lock() -> threading.RLock:
     return threading.RLock()
 
 
+_active = {"calls": 0}
+_active_lock = threading.Lock()
+_local = threading.local()  # per thread: how deep in engine calls it is
+
+
+def calls_in_progress() -> int:
+    """How many engine calls (outermost ones) other threads are in now: :func:`engine.init` refuses
+    to reset taichi under them."""
+    with _active_lock:
+        return _active["calls"] - (1 if getattr(_local, "depth", 0) else 0)
+
+
 def serialised(method):
-    """Run ``method`` holding ``self._lock``."""
+    """Run ``method`` holding ``self._lock`` (and counted by :func:`calls_in_progress`)."""
 
     @functools.wraps(method)
     def locked(self, *args, **kwargs):
-        with self._lock:
-            return method(self, *args, **kwargs)
+        depth = getattr(_local, "depth", 0)
+        if depth == 0:
+            with _active_lock:
+                _active["calls"] += 1
+        _local.depth = depth + 1
+        try:
+            with self._lock:
+                return method(self, *args, **kwargs)
+        finally:
+            _local.depth = depth
+            if depth == 0:
+                with _active_lock:
+                    _active["calls"] -= 1
 
     return locked

@@ -41,6 +41,10 @@ def _resolve_file(file, suffixes: tuple[str, ...]) -> Path:
         raise FileNotFoundError(f"file: no such robot file or catalog name: '{file}' ({err.args[0]})") from None
 
 
+MAX_SCALE = 1e6  # a robot scaled beyond this (or placed beyond MAX_POS) overflows float32 poses
+MAX_POS = 1e6  # m
+
+
 @dataclass(frozen=True)
 class _Morph:
     file: Path
@@ -60,10 +64,14 @@ class _Morph:
         if norm < 1e-9:
             raise ValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {self.quat!r}")
         object.__setattr__(self, "quat", quat / norm)
+        if isinstance(self.scale, bool | np.bool_ | str):
+            raise TypeError(f"scale: expected a number, got {self.scale!r}")
         scale = float(self.scale)
-        if not np.isfinite(scale) or scale <= 0:
-            raise ValueError(f"scale: expected a positive number, got {self.scale!r}")
+        if not np.isfinite(scale) or scale <= 0 or scale > MAX_SCALE:
+            raise ValueError(f"scale: expected a positive number up to {MAX_SCALE:g}, got {self.scale!r}")
         object.__setattr__(self, "scale", scale)
+        if np.abs(self.pos).max() > MAX_POS:
+            raise ValueError(f"pos: expected coordinates within {MAX_POS:g} m, got {self.pos.tolist()}")
         if self.requires_jac_and_IK is not True:
             raise ValueError(f"requires_jac_and_IK: every entity here supports Jacobians and IK; expected True, "
                              f"got {self.requires_jac_and_IK!r}")
@@ -75,6 +83,12 @@ class URDF(_Morph):
 
     fixed: bool = True
     _suffixes: tuple[str, ...] = (".urdf",)
+
+    def __post_init__(self):
+        if not isinstance(self.fixed, bool | np.bool_):  # 'no' is not False
+            raise TypeError(f"fixed: expected True or False, got {self.fixed!r}")
+        object.__setattr__(self, "fixed", bool(self.fixed))
+        super().__post_init__()
 
 
 @dataclass(frozen=True)

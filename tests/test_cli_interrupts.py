@@ -71,3 +71,26 @@ def test_record_stops_on_a_signal_with_a_playable_video(tmp_path, sig, when):
         first = reader.get_data(0)
     assert frames >= (2 if when == "mid_recording" else 1) and first.shape == (240, 320, 3)
     assert f"holds the {frames} frames" in err, err
+
+
+def test_a_second_signal_while_stopping_changes_nothing(tmp_path):
+    """SIGTERM, then SIGINT 0.1 s later while the video is being finished: still exit 143, a playable
+    file, no traceback (the second signal is ignored, not raised in the middle of the cleanup)."""
+    out = tmp_path / "twice.mp4"
+    proc = _record(out)
+    try:
+        _wait_for(lambda: proc.stderr.readline().startswith("recording") or proc.poll() is not None, 120,
+                  "the recording to start")
+        _wait_for(lambda: out.exists() and out.stat().st_size > 20_000, 120, "frames to be written")
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.1)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, f"exit {proc.returncode}: {err}"
+    assert "Traceback" not in err, err
+    with iio.get_reader(str(out)) as reader:
+        assert reader.count_frames() >= 2

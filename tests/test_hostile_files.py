@@ -7,6 +7,7 @@ in bounded memory, and without a traceback on the command line.
 from __future__ import annotations
 
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -137,3 +138,30 @@ def test_a_point_given_two_targets_in_one_multilink_call_is_refused():
     res = robot.inverse_kinematics_multilink(links=["hand", "hand"], poss=[[0.4, 0, 0.3], [0.4, 0, 0.4]],
                                              local_points=[None, [0, 0, -0.1]], return_info=True, seed=0)
     assert res.success.all()
+
+
+def test_pipes_devices_and_nul_bytes_are_refused_naming_the_file(tmp_path):
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.yaml"
+    zero.symlink_to("/dev/zero")
+    nul = tmp_path / "nul.yaml"
+    nul.write_bytes(b"robot: pa\x00nda\n")
+    for path, needle in ((fifo, "not a regular file"), (zero, "not a regular file"), (nul, "unacceptable character")):
+        with pytest.raises(SceneFileError) as info:
+            scenefile.load(path)
+        assert str(path) in str(info.value) and needle in str(info.value)
+
+
+@pytest.mark.parametrize(("text", "key"), [("solver: {pos_tol: 1.0e+39}", "solver.pos_tol"),
+                                           ("targets: [{link: hand, pos: [1.0e+39, 0, 0]}]", "targets[0].pos"),
+                                           ("record: {fps: 1.0e-300}", "record.fps"),
+                                           ("solver: {max_samples: 2147483647}", "solver.max_samples")])
+def test_numbers_a_scene_cannot_run_are_caught_by_check(text, key):
+    with pytest.raises(SceneFileError, match=rf"{re.escape(key)}: expected"):
+        scenefile.loads(f"robot: panda\n{text}\n")
+
+
+def test_record_refuses_more_envs_than_a_scene_file_may_have(tmp_path):
+    result = _cli("record", REPO / "scenes" / "batched_panda.yaml", "-o", tmp_path / "x.mp4", "--n-envs", "5000")
+    assert result.returncode == 2 and "--n-envs: expected 1 to 1024" in result.stderr, result.stderr

@@ -71,6 +71,20 @@ BAD_CALLS = {
                                                                 rest_weight=0.1), ValueError, "rest_qpos"),
     "envs_idx beyond int64": (lambda r: r.inverse_kinematics(link="hand", pos=[0.4, 0, 0.3], envs_idx=[2**70]),
                               TypeError, "envs_idx"),
+    "set_qpos a huge angle": (lambda r: r.set_qpos(np.r_[1e20, np.zeros(8)]), ValueError, "qpos"),
+    "fk a huge angle": (lambda r: r.forward_kinematics(np.full((N_ENVS, 9), 1e20)), ValueError, "qpos"),
+    "set_dofs_position a huge angle": (lambda r: r.set_dofs_position(np.r_[1e12, np.zeros(8)]), ValueError,
+                                       "position"),
+    "init_qpos huge angles": (lambda r: r.inverse_kinematics(link="hand", pos=P, init_qpos=np.full(9, 1e30),
+                                                             respect_joint_limit=False), ValueError, "init_qpos"),
+    "max_samples a string": (lambda r: r.inverse_kinematics(link="hand", pos=P, max_samples="5"), TypeError,
+                             "max_samples"),
+    "damping a string": (lambda r: r.inverse_kinematics(link="hand", pos=P, damping="0.01"), TypeError, "damping"),
+    "envs_idx empty": (lambda r: r.inverse_kinematics(link="hand", pos=[0.4, 0, 0.3], envs_idx=[]), ValueError,
+                       "envs_idx"),
+    "jacobian envs_idx empty": (lambda r: r.get_jacobian("hand", envs_idx=[]), ValueError, "envs_idx"),
+    "multilink quats a number": (lambda r: r.inverse_kinematics_multilink(links=["hand"], poss=[P], quats=0),
+                                 TypeError, "quats"),
     "max_samples a bool": (lambda r: r.inverse_kinematics(link="hand", pos=P, max_samples=True), TypeError,
                            "max_samples"),
     "respect_joint_limit a string": (lambda r: r.inverse_kinematics(link="hand", pos=P, respect_joint_limit="no"),
@@ -95,6 +109,15 @@ def test_bad_calls_raise_by_name_and_change_nothing(panda, case):
     message = str(info.value.args[0]) if exc is KeyError else str(info.value)
     assert re.match(rf"{arg}(?!\w)", message), f"the message must start with the argument's name: {message}"
     _assert_unchanged(panda, before)
+
+
+def test_a_cached_plan_does_not_skip_the_checks(panda):
+    """A plan built for respect_joint_limit=True must not serve respect_joint_limit=1 (1 == True)."""
+    panda.inverse_kinematics(link="hand", pos=P, respect_joint_limit=True, max_samples=1)
+    for kwargs, arg in (({"respect_joint_limit": 1}, "respect_joint_limit"), ({"max_samples": True}, "max_samples"),
+                        ({"respect_joint_limit": np.float64(1.0)}, "respect_joint_limit")):
+        with pytest.raises(TypeError, match=rf"^{arg}"):
+            panda.inverse_kinematics(link="hand", pos=P, **{"respect_joint_limit": True, "max_samples": 1, **kwargs})
 
 
 def test_a_quaternion_whose_square_overflows_float32_is_still_a_rotation(panda):
@@ -142,6 +165,8 @@ BAD_URDFS = {
   <joint name="ba" type="fixed"><parent link="b"/><child link="a"/></joint>
 ''', "'a', 'b'"),
     "two links of one name": (ARM.format(**GOOD) + '  <link name="x"/>\n', 'link name="x"'),
+    "origin beyond float32": (ARM.format(**{**GOOD, "origin": "1e39 0 0"}), "link 'x'"),
+    "limits beyond float32": (ARM.format(**{**GOOD, "lower": "1e39", "upper": "2e39"}), "joint 'j'"),
     "two joints of one name": (ARM.format(**GOOD) + '''  <link name="y"/>
   <joint name="j" type="fixed"><parent link="x"/><child link="y"/></joint>
 ''', 'joint name="j"'),
@@ -178,3 +203,27 @@ def test_mjcf_with_non_finite_numbers_is_refused(tmp_path, field, value, element
     with pytest.raises(ModelLoadError) as info:
         engine.model.load(morphs.MJCF(file=str(path)))
     assert str(path) in str(info.value) and element in str(info.value), str(info.value)
+
+
+def test_morph_arguments_are_checked_by_name():
+    with pytest.raises(TypeError, match=r"^fixed\b"):
+        morphs.URDF(file="ur5", fixed="no")
+    with pytest.raises(ValueError, match=r"^scale\b"):
+        morphs.MJCF(file="panda", scale=1e39)
+    with pytest.raises(ValueError, match=r"^pos\b"):
+        morphs.MJCF(file="panda", pos=(1e39, 0, 0))
+
+
+def test_unnamed_mjcf_bodies_never_take_a_name_the_file_uses(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "names.xml"
+    path.write_text('''<mujoco><worldbody>
+  <body><joint type="hinge"/><geom type="sphere" size="0.1"/>
+    <body name="body2"><joint name="joint0" type="hinge"/><geom type="sphere" size="0.1"/></body></body>
+</worldbody></mujoco>
+''')
+    tree = engine.model.load(morphs.MJCF(file=str(path)))
+    names = [link.name for link in tree.links]
+    assert len(set(names)) == len(names) and "body2" in names, names
+    joints = [j.name for j in tree.joints]
+    assert len(set(joints)) == len(joints), joints

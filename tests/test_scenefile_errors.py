@@ -109,7 +109,7 @@ CASES = [
     ("record: seconds and frames", "robot: panda\nrecord:\n  seconds: 2\n  frames: 10\n",
      "record.frames: give seconds or frames, not both (line 4)"),
     ("negative fps", "robot: panda\nrecord:\n  fps: -30\n",
-     "record.fps: expected a positive number, got -30 (line 3)"),
+     "record.fps: expected a number in [0.1, 1000], got -30 (line 3)"),
     ("resolution of one number", "robot: panda\nrecord:\n  resolution: [1280]\n",
      "record.resolution: expected [width, height] (2 integers), got [1280] (line 3)"),
     ("resolution of zero width", "robot: panda\nrecord:\n  resolution: [0, 720]\n",

@@ -124,7 +124,7 @@ spec_dict = st.fixed_dictionaries(
         "targets": st.lists(target, max_size=3),
         "camera": st.fixed_dictionaries({"pos": st.just([3.0, 1.0, 2.0])}, optional={
             "lookat": vec3, "fov": fl(1, 179)}),
-        "record": st.fixed_dictionaries({}, optional={"fps": positive, "frames": st.integers(1, 1000),
+        "record": st.fixed_dictionaries({}, optional={"fps": fl(0.1, 1000.0), "frames": st.integers(1, 1000),
                                                       "resolution": st.tuples(st.integers(16, 4096),
                                                                               st.integers(16, 4096))}),
     })

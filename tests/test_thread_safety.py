@@ -140,3 +140,44 @@ def test_state_writes_to_different_envs_from_two_threads_are_never_lost(backend)
         np.testing.assert_array_equal(robot.get_qpos(envs_idx=half)[:, :7], configs[i][-1][:, :7])
     fk_pos, _ = robot.forward_kinematics(robot.get_qpos())
     np.testing.assert_allclose(robot.get_links_pos(), fk_pos, atol=1e-6)  # poses follow the final qpos
+
+
+def test_a_scene_first_built_in_a_worker_thread_works():
+    """Taichi builds its runtime on the first compile after init, which on the CPU must happen in
+    the initialising thread: init does it, so a worker thread may build the first scene."""
+    import engine
+
+    engine.init(backend="cpu")  # nothing compiled since
+
+    def work():
+        _, robot = _panda(4)
+        return robot.inverse_kinematics(link="hand", pos=[0.4, 0.0, 0.3], seed=0, return_info=True).success.all()
+
+    assert _in_threads([work]) == [True]
+
+
+def test_init_while_another_thread_is_in_a_call_is_a_clear_error():
+    import engine
+
+    engine.init(backend="cpu")
+    _, robot = _panda(4)
+    inside, release = threading.Event(), threading.Event()
+    original = robot.tree.check_joint_values
+
+    def slow_check(name, qpos):  # holds the other thread inside set_qpos until told
+        inside.set()
+        release.wait(10)
+        return original(name, qpos)
+
+    robot.tree.check_joint_values = slow_check
+    worker = threading.Thread(target=lambda: robot.set_qpos(robot.get_qpos()))
+    worker.start()
+    try:
+        assert inside.wait(10)
+        with pytest.raises(RuntimeError, match=r"^init: 1 engine call"):
+            engine.init(backend="cpu")
+    finally:
+        release.set()
+        worker.join()
+        robot.tree.check_joint_values = original
+    engine.init(backend="cpu")  # and once the call is over, init works

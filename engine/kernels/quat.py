@@ -78,7 +78,7 @@ def sincos_half(angle):
     same computation traced with constants folded, per SIMD lane."""
     h = 0.5 * angle
     m = ti.floor(h * (1.0 / PI) + 0.5)
-    r = h - m * PI
+    r = ti.min(ti.max(h - m * PI, -0.5 * PI), 0.5 * PI)  # past ~1e7 rad (float32) the reduction is noise: stay finite
     r2 = r * r
     n_sin, n_cos = ti.static(SINCOS_TERMS[backend.STATE.precision])
     ps = _poly(r2, ti.static(SIN_COEFFS[:n_sin]))

@@ -102,7 +102,7 @@ def sincos_half(angle):
     reduction)."""
     h = 0.5 * angle
     m = bind(ti.floor(h * (1.0 / PI) + 0.5))
-    r = bind(h - m * PI)
+    r = bind(ti.min(ti.max(h - m * PI, -0.5 * PI), 0.5 * PI))  # huge angles: noise, but finite (see quat.sincos_half)
     r2 = bind(r * r)
     n_sin, n_cos = SINCOS_TERMS[backend.STATE.precision]
     ps, pc = SIN_COEFFS[n_sin - 1], COS_COEFFS[n_cos - 1]

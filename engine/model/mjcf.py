@@ -81,13 +81,13 @@ def load_mjcf(morph) -> KinematicTree:
         geoms = [g for g in range(model.body_geomadr[b], model.body_geomadr[b] + model.body_geomnum[b])
                  if visual_mask[g]]
         visuals = [v for v in (_visual(model, g, scale) for g in geoms) if v is not None]
-        links.append(Link(model.body(b).name or f"body{b}", parent, pos, quat, visuals))
+        links.append(Link(model.body(b).name or _free_name(model, "body", b), parent, pos, quat, visuals))
 
     velocity = _velocity_limits(model)
     joints: list[Joint] = []
     for j in range(model.njnt):
         kind = _JOINT_KIND[int(model.jnt_type[j])]
-        name = model.joint(j).name or f"joint{j}"
+        name = model.joint(j).name or _free_name(model, "joint", j)
         linear = scale if kind == "prismatic" else 1.0
         lower, upper = -np.inf, np.inf
         if kind in ("revolute", "prismatic") and model.jnt_limited[j]:
@@ -114,3 +114,14 @@ def load_mjcf(morph) -> KinematicTree:
             qpos[a:a + 3] = morph.pos + quat_rotate(morph.quat, qpos[a:a + 3] * scale)
             qpos[a + 3:a + 7] = quat_mul(morph.quat, qpos[a + 3:a + 7])
     return KinematicTree(path.stem, path, links, joints, qpos)
+
+
+def _free_name(model, kind: str, index: int) -> str:
+    """A name for unnamed body/joint ``index``: ``body3`` unless the file names another one so,
+    then ``body3_``, ``body3__`` ... (two links of one name would make get_link ambiguous)."""
+    count = model.nbody if kind == "body" else model.njnt
+    taken = {(model.body(i) if kind == "body" else model.joint(i)).name for i in range(count)}
+    name = f"{kind}{index}"
+    while name in taken:
+        name += "_"
+    return name

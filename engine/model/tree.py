@@ -65,6 +65,10 @@ class Visual:
         return visual_to_trimesh(self)
 
 
+MAX_JOINT_VALUE = 1e6  # rad or m: a 1-dof joint's value beyond this is refused (see check_joint_values)
+MAX_MODEL_NUMBER = 1e30  # a robot file's numbers beyond this (1e39 is inf in float32) are refused
+
+
 @dataclass
 class Mimic:
     """A joint that follows ``leader`` (joint index): ``q = multiplier * q_leader + offset``."""
@@ -137,11 +141,12 @@ class KinematicTree:
         self._finalise_layout()
 
     def _check_values(self) -> None:
-        """Every number the kernels will use is finite and every range ordered; a file that says
-        otherwise is a :class:`ModelLoadError` naming it and the element (a NaN origin would
-        otherwise load and make FK return NaN)."""
-        def bad(values) -> bool:
-            return not np.all(np.isfinite(np.asarray(values, dtype=float)))
+        """Every number the kernels will use is finite and within :data:`MAX_MODEL_NUMBER`, and every
+        range ordered; a file that says otherwise is a :class:`ModelLoadError` naming it and the
+        element (a NaN origin would otherwise load and make FK return NaN)."""
+        def bad(values) -> bool:  # not finite, or beyond what a float32 engine holds with room to compute
+            arr = np.asarray(values, dtype=float)
+            return not np.all(np.isfinite(arr)) or bool(np.abs(arr).max(initial=0) > MAX_MODEL_NUMBER)
 
         for link in self.links:
             where = f"{self.source}: link '{link.name}'"
@@ -160,7 +165,8 @@ class KinematicTree:
                                      f"{np.asarray(joint.pos).tolist()}, axis {np.asarray(joint.axis).tolist()}")
             if N_QS.get(joint.type) == 1 and np.linalg.norm(joint.axis) < 1e-12:
                 raise ModelLoadError(f"{where}: zero axis")
-            if np.isnan(joint.lower) or np.isnan(joint.upper) or joint.lower > joint.upper:
+            if np.isnan(joint.lower) or np.isnan(joint.upper) or joint.lower > joint.upper or \
+                    joint.lower > MAX_MODEL_NUMBER or joint.upper < -MAX_MODEL_NUMBER:
                 raise ModelLoadError(f"{where}: limits lower={joint.lower} upper={joint.upper}; expected "
                                      "lower <= upper")
             if np.isnan(joint.velocity_limit) or joint.velocity_limit < 0 or bad(joint.ref):
@@ -262,6 +268,21 @@ class KinematicTree:
         """(follower q, leader q, multiplier, offset) of each mimic joint."""
         return tuple((joint.q_start, self.joints[joint.mimic.leader].q_start, joint.mimic.multiplier,
                       joint.mimic.offset) for joint in self.joints if joint.mimic is not None)
+
+    def check_joint_values(self, name: str, qpos: np.ndarray) -> None:
+        """Raise ValueError naming ``name`` and the joint when a 1-dof joint's value in ``qpos``
+        (..., n_qs) lies beyond :data:`MAX_JOINT_VALUE` (rad or m): finite, but meaningless to the
+        kernels' sine and cosine, whose reduction of such an angle is noise."""
+        qpos = np.asarray(qpos)
+        if qpos.size == 0:
+            return
+        for joint in self.joints:
+            if joint.n_qs == 1:
+                column = qpos[..., joint.q_start]
+                worst = float(np.abs(column).max())
+                if worst > MAX_JOINT_VALUE:
+                    raise ValueError(f"{name}: joint '{joint.name}' is given {worst:.3g}; expected at most "
+                                     f"{MAX_JOINT_VALUE:g} (rad or m) in magnitude")
 
     def q_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds per qpos entry ``(n_qs,)`` (inf where unbounded)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import stat
 import warnings
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,10 @@ def parse_yaml(text: str) -> tuple[Any, dict, list[Issue]]:
     """``(data, lines by key path, issues)`` for a YAML document; data is None on a syntax error,
     and on a document that aliases expand beyond :data:`MAX_EXPANDED_NODES` nodes (a "billion
     laughs" file: 1 KB that would need gigabytes)."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)  # a NUL or other unprintable character fails here already
+    except yaml.YAMLError as err:
+        return None, {}, [_yaml_issue(err)]
     try:
         node = loader.get_single_node()
         if node is None:
@@ -229,8 +233,14 @@ def load(path: str | os.PathLike, check: bool = True) -> SceneSpec:
     file = os.fspath(path)
     p = Path(file)
     try:
-        if p.is_file() and p.stat().st_size > MAX_FILE_BYTES:
-            raise SceneFileError(file, [Issue((), f"{p.stat().st_size:,} bytes; a scene file is a few KB "
+        info = p.stat()  # through links: a link to /dev/zero or a pipe is no scene file either
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(file)
+        if not stat.S_ISREG(info.st_mode):
+            raise SceneFileError(file, [Issue((), "not a regular file (a device, a pipe or a socket); "
+                                                  "expected a .yaml scene file")])
+        if info.st_size > MAX_FILE_BYTES:
+            raise SceneFileError(file, [Issue((), f"{info.st_size:,} bytes; a scene file is a few KB "
                                                   f"(at most {MAX_FILE_BYTES:,} accepted)")])
         text = p.read_bytes().decode("utf-8")  # no newline translation: YAML handles \r itself
     except FileNotFoundError:

@@ -24,6 +24,9 @@ from .patterns import PLANES, rpy_to_quat
 # -- value types ------------------------------------------------------------------------------------
 
 
+MAX_NUMBER = 1e30  # beyond this a number is inf, or overflows, in the engine's float32 kernels
+
+
 def _is_number(x) -> bool:
     """A real number that fits a float (YAML can write ints too big for one)."""
     if not isinstance(x, int | float | np.integer | np.floating) or isinstance(x, bool | np.bool_):
@@ -53,6 +56,8 @@ def _numbers(n: int, what: str = "numbers", finite: bool = True):
             raise custom(f"expected {n} {what}, got {show(list(v))}")
         if finite and not all(math.isfinite(float(x)) for x in v):
             raise custom(f"expected {n} finite {what}, got {show([float(x) for x in v])}")
+        if finite and any(abs(float(x)) > MAX_NUMBER for x in v):
+            raise custom(f"expected {n} {what} within +-{MAX_NUMBER:g}, got {show([float(x) for x in v])}")
         return tuple(float(x) for x in v)
 
     return check
@@ -114,6 +119,8 @@ def _number(low: float | None = None, strict_low: bool = False, high: float | No
     def check(v):
         if not _is_number(v) or not math.isfinite(float(v)):
             raise custom(f"expected {want}, got {show(v)}")
+        if abs(float(v)) > MAX_NUMBER:
+            raise custom(f"expected {want} within +-{MAX_NUMBER:g}, got {show(v)}")
         if integer and float(v) != int(v):
             raise custom(f"expected {want}, got {show(v)}")
         x = float(v)
@@ -185,6 +192,12 @@ Seed = Annotated[int, BeforeValidator(_number(0, high=2**31 - 1, integer=True))]
 PosFloat = Annotated[float, BeforeValidator(_number(0, strict_low=True))]
 NonNegFloat = Annotated[float, BeforeValidator(_number(0))]
 Float = Annotated[float, BeforeValidator(_number())]
+# restarts and iterations a scene file may ask for: each frame solves them all; 10,000 x 10,000 on
+# an unreachable target is already hours (the engine's API takes up to int32)
+MAX_SOLVER_COUNT = 10_000
+SolverCount = Annotated[int, BeforeValidator(_number(1, high=MAX_SOLVER_COUNT, integer=True))]
+# frames per second of a recording (and the runner's step): below 0.1, a frame is 10 s of motion
+Fps = Annotated[float, BeforeValidator(_number(0.1, high=1000, integer=False))]
 Fov = Annotated[float, BeforeValidator(_number(0, strict_low=True, high=180, strict_high=True))]
 Name = Annotated[str, BeforeValidator(_text("a non-empty string"))]
 Plane = Annotated[str, BeforeValidator(_plane)]
@@ -255,8 +268,8 @@ class SolverSpec(_Model):
     time); "auto" is faster per call once compiled.
     """
 
-    max_samples: PosInt = 50
-    max_solver_iters: NonNegInt = 20
+    max_samples: SolverCount = 50
+    max_solver_iters: Annotated[int, BeforeValidator(_number(0, high=MAX_SOLVER_COUNT, integer=True))] = 20
     damping: PosFloat = 0.01
     pos_tol: PosFloat = 5e-4
     rot_tol: PosFloat = 5e-3
@@ -432,7 +445,7 @@ class RecordSpec(_Model):
     """Video settings: ``fps``, length as ``seconds`` or ``frames`` (default 4 s), ``resolution``
     [W, H] in pixels, ``output`` path (relative to the scene file)."""
 
-    fps: PosFloat = 30.0
+    fps: Fps = 30.0
     seconds: PosFloat | None = None
     frames: PosInt | None = None
     resolution: Resolution = (1280, 720)
