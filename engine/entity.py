@@ -293,7 +293,7 @@ class RigidEntity(IKMethods):
             threads.CHOICE.launch(("lane_fk", id(self._spec)), n,
                                   lambda serial: lane_fk.run_fk(self._spec, full, pos, quat, serial))
         else:
-            pose = np.empty((n, self.n_links, 7), self._dtype)
+            pose = _allocate("forward_kinematics", (n, self.n_links, 7), self._dtype)
             self._run_fk(full, pose)
             pos, quat = pose[..., :3], pose[..., 3:]
         if links is not None:
@@ -311,7 +311,8 @@ class RigidEntity(IKMethods):
             # 3 references each: the kept tuple, the local name and getrefcount's argument
             if pos.shape[0] == n and sys.getrefcount(pos) == 3 and sys.getrefcount(quat) == 3:
                 return pos, quat
-        kept = (np.empty((n, self.n_links, 3), self._dtype), np.empty((n, self.n_links, 4), self._dtype))
+        kept = (_allocate("forward_kinematics", (n, self.n_links, 3), self._dtype),
+                _allocate("forward_kinematics", (n, self.n_links, 4), self._dtype))
         self._fk_out = kept
         return kept
 
@@ -330,7 +331,7 @@ class RigidEntity(IKMethods):
             raise ValueError(f"local_point: expected shape (3,), got {point.shape}")
         n = len(envs)
         pose = self._jacobian_pose(n)
-        J = np.zeros((n, 6, max(self.n_dofs, 1)), self._dtype)
+        J = _allocate("get_jacobian", (n, 6, max(self.n_dofs, 1)), self._dtype, zero=True)
         q, point = _kernel_array(self._qpos[envs]), point.astype(self._dtype)[None]
         threads.CHOICE.launch(("jacobian", id(self._packed)), n,
                               lambda serial: fk_kernels.jacobian(q, link.idx_local, point, *self._robot_args, pose,
@@ -353,3 +354,14 @@ def _kernel_array(arr: np.ndarray) -> np.ndarray:
     if arr.shape[-1] == 0:
         arr = np.zeros(arr.shape[:-1] + (1,), arr.dtype)
     return np.ascontiguousarray(arr)
+
+
+def _allocate(call: str, shape: tuple, dtype, zero: bool = False) -> np.ndarray:
+    """An output array for ``call``; numpy's MemoryError, which names nothing, becomes one that
+    says which call and how much."""
+    try:
+        return np.zeros(shape, dtype) if zero else np.empty(shape, dtype)
+    except MemoryError:
+        need = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        raise MemoryError(f"{call}: its output for {shape[0]:,} envs needs {need / 2**20:,.0f} MiB, which this "
+                          "machine cannot allocate now; ask for fewer envs (envs_idx)") from None

@@ -227,3 +227,10 @@ def test_unnamed_mjcf_bodies_never_take_a_name_the_file_uses(tmp_path, monkeypat
     assert len(set(names)) == len(names) and "body2" in names, names
     joints = [j.name for j in tree.joints]
     assert len(set(joints)) == len(joints), joints
+
+
+def test_an_output_too_big_for_memory_says_which_call_and_how_much():
+    from engine import entity as entity_mod
+
+    with pytest.raises(MemoryError, match=r"^forward_kinematics: its output for 1,000,000,000,000 envs needs"):
+        entity_mod._allocate("forward_kinematics", (10**12, 11, 7), np.float32)
