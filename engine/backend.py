@@ -130,6 +130,9 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
                                "would pull their arrays from under them. Call it before starting threads, or after "
                                "they finish")
         if STATE.initialised:
+            from .kernels import memory
+
+            memory.orphan_device_arrays()  # before the reset: their memory goes with this program
             ti.reset()
         chosen = None
         for arch, device in candidates:

@@ -178,3 +178,21 @@ def test_bad_types_are_refused_by_name():
         engine.init(backend="cpu", seed="7")
     with pytest.raises(TypeError, match=r"^debug\b"):
         engine.init(backend="cpu", debug="no")
+
+
+def test_device_arrays_alive_across_a_reset_free_nothing_of_the_next_program():
+    """A device array still held when init resets taichi must not, when it dies later, free the new
+    program's array that now sits at its old address (taichi's own __del__ would)."""
+    require_or_fail(devices.vulkan_devices(), "no Vulkan device (install Debian's mesa-vulkan-drivers for lavapipe)")
+    from engine.kernels import memory
+
+    engine.init(backend="vulkan")
+    old = [memory.scratch((16,), np.float32) for _ in range(8)]
+    engine.init(backend="vulkan")
+    assert all(type(a) is memory._Orphaned for a in old)
+    scene = engine.Scene()
+    robot = scene.add_entity(engine.morphs.MJCF(file="panda"))
+    scene.build(n_envs=4)
+    del old  # dies in the new program: frees nothing of it
+    res = robot.inverse_kinematics(link="hand", pos=[0.4, 0.0, 0.3], seed=0, kernel="generic", return_info=True)
+    assert res.success.all() and np.isfinite(robot.get_jacobian("hand")).all()

@@ -12,12 +12,36 @@ on the device between calls. :class:`engine.kernels.launch.FastKernel` takes bot
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import taichi as ti
+from taichi.lang._ndarray import ScalarNdarray
 
 from .. import backend
 
 _TI_DTYPES = {np.dtype(np.float32): ti.f32, np.dtype(np.float64): ti.f64, np.dtype(np.int32): ti.i32}
+
+
+_live: weakref.WeakSet = weakref.WeakSet()  # device arrays made here that may outlive a taichi reset
+
+
+class _Orphaned(ScalarNdarray):
+    """A device array whose taichi program was reset: its memory went with the program. Taichi's
+    own ``__del__`` would hand the stale C++ pointer to the *new* program, which frees whatever
+    array now sits at that address ("argument not found" at the next launch, or worse)."""
+
+    def __del__(self):
+        pass
+
+
+def orphan_device_arrays() -> None:
+    """Called by :func:`engine.backend.init` just before ``ti.reset()``: the device arrays still
+    alive (held by scenes built before) will never free anything of the next program."""
+    for arr in list(_live):
+        if type(arr) is ScalarNdarray:
+            arr.__class__ = _Orphaned
+    _live.clear()
 
 
 def on_device() -> bool:
@@ -34,6 +58,7 @@ def scratch(shape: tuple[int, ...], dtype) -> np.ndarray | ti.Ndarray:
     with backend.LOCK:  # filling launches a taichi kernel (compiled on first use)
         arr = ti.ndarray(_TI_DTYPES[np.dtype(dtype)], shape)
         arr.fill(0)
+        _live.add(arr)
     return arr
 
 
@@ -46,4 +71,5 @@ def constant(values: np.ndarray) -> np.ndarray | ti.Ndarray:
     with backend.LOCK:  # the copy is a taichi kernel launch
         arr = ti.ndarray(_TI_DTYPES[values.dtype], values.shape)
         arr.from_numpy(values)
+        _live.add(arr)
     return arr
