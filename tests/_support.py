@@ -30,3 +30,9 @@ def require_or_fail(condition, reason: str) -> None:
     """Go on when ``condition`` holds; else skip (developer machine) or fail (CI) with ``reason``."""
     if not condition:
         skip_or_fail(reason)
+
+
+def rss_mb() -> float:
+    """This process's resident memory, MiB (Linux)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20

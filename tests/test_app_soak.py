@@ -5,12 +5,12 @@ no thread left behind by the scenes replaced."""
 from __future__ import annotations
 
 import gc
-import os
 import threading
 import time
 
 import numpy as np
 import pytest
+from _support import rss_mb
 
 import engine as ik
 from app.controller import DEFAULT_SCENE, AppController
@@ -24,11 +24,6 @@ MAX_GROWTH_MB = 60.0
 @pytest.fixture(scope="module", autouse=True)
 def engine_cpu():
     ik.init(backend="cpu")
-
-
-def rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def test_soak_2000_frames_with_env_and_robot_changes():

@@ -8,16 +8,9 @@ from __future__ import annotations
 import gc
 
 import numpy as np
+from _support import rss_mb
 
 import engine
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS in /proc/self/status")
 
 
 def test_ten_thousand_ik_calls_of_varying_batch_sizes_keep_memory_flat():
@@ -37,10 +30,10 @@ def test_ten_thousand_ik_calls_of_varying_batch_sizes_keep_memory_flat():
 
     calls(1000)  # warm-up: every size's kernel compiled, allocator pools filled
     gc.collect()
-    base = _rss_mb()
+    base = rss_mb()
     calls(9000)
     gc.collect()
-    grown = _rss_mb() - base
+    grown = rss_mb() - base
     assert grown < 2.0, f"RSS grew {grown:.1f} MB over 9,000 IK calls"
     assert len(robot._ik_plans) <= 16
     scene.destroy()

@@ -8,13 +8,13 @@ All in f64 on the CPU, on the Panda MJCF (mimic fingers, velocity limits) and th
 from __future__ import annotations
 
 import gc
-import os
 import re
 import weakref
 
 import numpy as np
 import pytest
 from _backend import init_engine
+from _support import rss_mb
 from test_fk_mujoco import TEST_MJCF
 from test_fk_mujoco import random_qpos as _random_qpos
 
@@ -468,11 +468,6 @@ def test_control_with_envs_idx_moves_only_those_envs():
 # -- memory -------------------------------------------------------------------------------------
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def _cycle(n_envs: int = 64) -> None:
     scene, robot = build("panda", n_envs)
     robot.set_qpos(random_qpos(robot, np.random.default_rng(0), n_envs))
@@ -487,13 +482,13 @@ def test_build_destroy_cycles_do_not_grow_memory():
     for _ in range(10):  # warm-up: kernels compiled, allocator pools filled
         _cycle()
     gc.collect()
-    base = _rss_mb()
+    base = rss_mb()
     samples = []
     for i in range(100):
         _cycle()
         if i % 25 == 24:
             gc.collect()
-            samples.append(_rss_mb() - base)
+            samples.append(rss_mb() - base)
     assert samples[-1] < 20, f"RSS grew by {samples} MB over 100 build/destroy cycles"
 
 

@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 import pytest
-from _support import skip_or_fail
+from _support import rss_mb, skip_or_fail
 
 import engine
 from engine import morphs
@@ -228,14 +228,6 @@ def test_visualizer_rejects_bad_options(setup):
         Camera(res=(0, 10))
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS in /proc/self/status")
-
-
 def test_closed_visualizers_leave_nothing_behind_in_pyopengl(setup):
     """Guards engine/vis/renderer.py's patch of OpenGL.contextdata (context ids by address): a
     visualizer that is opened, draws and is closed adds nothing to PyOpenGL's per-context tables,
@@ -252,9 +244,9 @@ def test_closed_visualizers_leave_nothing_behind_in_pyopengl(setup):
     for _ in range(20):  # warm-up: meshes cached, allocator pools filled
         cycle()
     tables = sum(len(t) for t in contextdata.STORAGES)
-    base = _rss_mb()
+    base = rss_mb()
     for _ in range(60):
         cycle()
     assert sum(len(t) for t in contextdata.STORAGES) <= tables, "PyOpenGL keeps data of closed GL contexts"
     assert all(isinstance(k, int) for t in contextdata.STORAGES for k in t), "context ids are not addresses"
-    assert _rss_mb() - base < 3.0, f"RSS grew {_rss_mb() - base:.1f} MB over 60 visualizer cycles (a leak: 3.3)"
+    assert rss_mb() - base < 3.0, f"RSS grew {rss_mb() - base:.1f} MB over 60 visualizer cycles (a leak: 3.3)"

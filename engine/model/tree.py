@@ -19,6 +19,7 @@ A mimic joint keeps its qpos slot but follows its leader: ``q = multiplier * q_l
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -274,15 +275,20 @@ class KinematicTree:
         (..., n_qs) lies beyond :data:`MAX_JOINT_VALUE` (rad or m): finite, but meaningless to the
         kernels' sine and cosine, whose reduction of such an angle is noise."""
         qpos = np.asarray(qpos)
-        if qpos.size == 0:
-            return
-        for joint in self.joints:
+        columns = self._one_dof_qs
+        if qpos.size == 0 or not columns.size or np.abs(qpos[..., columns]).max() <= MAX_JOINT_VALUE:
+            return  # one vectorised test per call: this runs in every FK and set_qpos
+        for joint in self.joints:  # name the culprit
             if joint.n_qs == 1:
-                column = qpos[..., joint.q_start]
-                worst = float(np.abs(column).max())
+                worst = float(np.abs(qpos[..., joint.q_start]).max())
                 if worst > MAX_JOINT_VALUE:
                     raise ValueError(f"{name}: joint '{joint.name}' is given {worst:.3g}; expected at most "
                                      f"{MAX_JOINT_VALUE:g} (rad or m) in magnitude")
+
+    @functools.cached_property
+    def _one_dof_qs(self) -> np.ndarray:
+        """qpos indices of the 1-dof joints (hinges and slides)."""
+        return np.array([j.q_start for j in self.joints if j.n_qs == 1], dtype=np.intp)
 
     def q_limits(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds per qpos entry ``(n_qs,)`` (inf where unbounded)."""
