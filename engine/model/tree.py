@@ -15,6 +15,12 @@ hinge/slide 1, fixed 0). Dofs: free 6 (world linear velocity, then angular veloc
 frame, as MuJoCo), ball 3 (angular velocity in the joint's rotated frame), hinge/slide 1.
 Hinge/slide motion is ``q - joint.ref`` (MuJoCo's qpos0 reference; 0 for URDF).
 A mimic joint keeps its qpos slot but follows its leader: ``q = multiplier * q_leader + offset``.
+
+Inertia. Each link has a mass (kg) and a centre of mass ``com`` (m) in its body frame: a URDF
+link's ``<inertial>`` (0 kg at the link origin without one), an MJCF body's as MuJoCo compiles it
+(from its geoms without an ``<inertial>``). A morph's ``scale`` scales ``com`` like every other
+length; masses are the file's, unscaled. ``link_masses``, ``link_coms`` and ``total_mass`` gather
+them for the whole tree.
 """
 
 from __future__ import annotations
@@ -116,13 +122,16 @@ class Joint:
 
 @dataclass
 class Link:
-    """A rigid link. ``pos``/``quat``: body frame offset in the parent frame (the world for a root)."""
+    """A rigid link. ``pos``/``quat``: body frame offset in the parent frame (the world for a root).
+    ``mass``: kg. ``com``: centre of mass ``(3,)``, m, in the link's body frame."""
 
     name: str
     parent: int
     pos: np.ndarray
     quat: np.ndarray
     visuals: list[Visual] = field(default_factory=list)
+    mass: float = 0.0
+    com: np.ndarray = field(default_factory=lambda: np.zeros(3))
     idx: int = -1
     joints: list[int] = field(default_factory=list)  # joint indices, in application order
 
@@ -156,6 +165,11 @@ class KinematicTree:
                                      f"quat {np.asarray(link.quat).tolist()}")
             if np.linalg.norm(link.quat) < 1e-9:
                 raise ModelLoadError(f"{where}: zero orientation quaternion")
+            if bad(link.mass) or bad(link.com):
+                raise ModelLoadError(f"{where}: its inertia is not finite: mass {link.mass}, centre of mass "
+                                     f"{np.asarray(link.com).tolist()}")
+            if link.mass < 0:
+                raise ModelLoadError(f"{where}: negative mass {link.mass} kg; expected >= 0")
             for v in link.visuals:
                 if bad(v.pos) or bad(v.quat) or bad(v.size):
                     raise ModelLoadError(f"{where}: a {v.kind} visual's pose or size is not finite")
@@ -238,6 +252,23 @@ class KinematicTree:
     def joint_names(self) -> list[str]:
         return [joint.name for joint in self.joints]
 
+    # -- inertia ------------------------------------------------------------------------------
+    @cached_property
+    def link_masses(self) -> np.ndarray:
+        """Mass of each link ``(n_links,)``, kg (read-only)."""
+        return _read_only(np.array([link.mass for link in self.links], dtype=float))
+
+    @cached_property
+    def link_coms(self) -> np.ndarray:
+        """Centre of mass of each link in its body frame ``(n_links, 3)``, m, scaled by the morph's
+        scale as the link offsets are (read-only)."""
+        return _read_only(np.array([link.com for link in self.links], dtype=float).reshape(self.n_links, 3))
+
+    @cached_property
+    def total_mass(self) -> float:
+        """Sum of the link masses, kg."""
+        return float(self.link_masses.sum())
+
     # -- qpos helpers -------------------------------------------------------------------------
     def neutral_qpos(self) -> np.ndarray:
         """Zeros clamped into the limits, identity quaternions for ball and free joints, ``(n_qs,)``."""
@@ -310,3 +341,9 @@ class KinematicTree:
                     limit = DEFAULT_LINEAR_VELOCITY_LIMIT if linear else DEFAULT_ANGULAR_VELOCITY_LIMIT
                 v[d] = limit
         return v
+
+
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    """``arr`` made read-only (a cached array must not be edited through one caller's reference)."""
+    arr.setflags(write=False)
+    return arr

@@ -1,4 +1,10 @@
-"""URDF -> KinematicTree, parsed with yourdfpy. Every link is kept, fixed joints included."""
+"""URDF -> KinematicTree, parsed with yourdfpy. Every link is kept, fixed joints included.
+
+A link's body frame is its URDF link frame: the link's offset is its joint's ``<origin>`` and the
+joint acts at that frame's origin, about its axis given in that frame. So the ``<inertial>``
+origin's xyz is the centre of mass in the body frame as it stands (its rpy only turns the inertia
+tensor, which is not kept).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +26,17 @@ def _pose(origin) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
     origin = np.asarray(origin, dtype=float)
     return origin[:3, 3].copy(), quat_from_matrix(origin[:3, :3])
+
+
+def _inertial(link, scale: float) -> tuple[float, np.ndarray]:
+    """Mass (kg) and centre of mass ``(3,)`` (m, times ``scale``, link frame) of a yourdfpy link;
+    0 kg at the link origin without ``<inertial>`` or ``<mass>``."""
+    inertial = link.inertial
+    if inertial is None:
+        return 0.0, np.zeros(3)
+    mass = 0.0 if inertial.mass is None else float(inertial.mass)
+    com = np.zeros(3) if inertial.origin is None else np.asarray(inertial.origin, dtype=float)[:3, 3] * scale
+    return mass, com
 
 
 def _material_rgba(visual, materials: dict) -> np.ndarray:
@@ -124,7 +141,8 @@ def load_urdf(morph) -> KinematicTree:
                 joint_source.append(None)
         visuals = [v for v in (_visual(vis, name, path, materials, morph.scale)
                                for vis in link_by_name[name].visuals) if v is not None]
-        links.append(Link(name, parent, pos, quat, visuals))
+        mass, com = _inertial(link_by_name[name], morph.scale)
+        links.append(Link(name, parent, pos, quat, visuals, mass, com))
         if urdf_joint is not None:
             joints.append(_joint(urdf_joint, idx, morph.scale, path))
             joint_source.append(urdf_joint)
