@@ -177,6 +177,13 @@ def _load(path: str):
     return scenefile.load(path)
 
 
+def _build(spec, n_envs: int | None = None):
+    """``(scene, runner)`` of a loaded spec (engine.scenefile.build)."""
+    from engine import scenefile
+
+    return scenefile.build(spec, n_envs=n_envs)
+
+
 def _summary(spec, n_envs: int | None = None) -> str:
     n_t = len(spec.targets)
     groups = spec.groups()
@@ -234,7 +241,7 @@ def cmd_record(args) -> int:
             spec, out, n_frames, fps = _record_plan(args)
             n_envs = args.n_envs or spec.envs.n_envs
             arch = init_engine(args.backend)
-            scene, runner = spec.build(n_envs=args.n_envs)
+            scene, runner = _build(spec, n_envs=args.n_envs)
             print(f"recording {args.scene}: {_summary(spec, n_envs)}, {n_frames} frames at {fps:g} fps on {arch}",
                   file=sys.stderr)
             stats = runner.record(out, n_frames=n_frames, fps=fps, res=args.size, progress=not args.no_progress,

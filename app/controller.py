@@ -84,7 +84,7 @@ class AppController:
 
     def _install(self, spec, n_envs: int | None = None) -> None:
         """Build ``spec`` and make it current; on any error the current scene stays as it was."""
-        scene, runner = spec.build(n_envs=n_envs)
+        scene, runner = scenefile.build(spec, n_envs=n_envs)
         from engine.vis import Visualizer
 
         scene.visualizer = Visualizer(scene, res=self.res, lod=self.lod)
@@ -137,7 +137,7 @@ class AppController:
         def swap():
             spec = scenefile.SceneSpec(robot={"file": str(name_or_path)}, envs=self.spec.envs.model_dump(),
                                        solver=self.spec.solver.model_dump(), targets=[])
-            scene, runner = spec.build(n_envs=1, debug_frames=False)
+            scene, runner = scenefile.build(spec, n_envs=1, debug_frames=False)
             robot = runner.robot
             link = end_link(robot.tree)
             pos = robot.get_links_pos().reshape(-1, robot.n_links, 3)[0, link.idx]

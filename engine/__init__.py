@@ -14,6 +14,18 @@ from . import assets, model, morphs
 from .backend import init
 from .entity import RigidEntity
 from .scene import Scene
+from .scene import set_visualizer_factory as _set_visualizer_factory
+
+
+def _make_visualizer(scene):
+    """The default visualizer seam (engine.scene): engine.vis is imported only when a scene first
+    needs a visualizer, so a headless run never loads the renderer."""
+    from .vis import Visualizer
+
+    return Visualizer(scene)
+
+
+_set_visualizer_factory(_make_visualizer)
 
 # backend names as attributes, as Genesis scripts write them: ik.init(backend=ik.gpu)
 gpu, cuda, vulkan, cpu = "gpu", "cuda", "vulkan", "cpu"

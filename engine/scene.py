@@ -1,4 +1,12 @@
-"""``Scene``: entities, per-env state allocation, stepping, and the visualizer handle."""
+"""``Scene``: entities, per-env state allocation, stepping, and the seam to an optional visualizer.
+
+The visualizer seam (see docs/design.md): the core knows a visualizer only as an object made by the
+factory registered with :func:`set_visualizer_factory`, ``factory(scene) -> visualizer``, called the
+first time ``scene.visualizer`` is read (``draw_debug_*`` read it). The object must have
+``scene`` (the scene it draws), ``close()``, ``take_over(previous)`` (adopt the debug objects of
+the visualizer it replaces, and close that one) and the ``draw_debug_*`` / ``update_debug_objects``
+/ ``clear_debug_object(s)`` methods the scene passes calls to.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +33,7 @@ class Scene:
         self.env_spacing = np.array([1.0, 1.0])
         self.is_built = False
         self.t = 0
-        self._visualizer = None  # engine.vis.Visualizer, made on first use (debug objects live there)
+        self._visualizer = None  # made on first use through the visualizer seam (debug objects live there)
 
     # -- building --------------------------------------------------------------------------------
     @serialised
@@ -114,56 +122,99 @@ class Scene:
         self.entities = []
         self.is_built = False
 
-    # -- visualizer: debug objects never enter the simulation state (see engine.vis) ---------------
+    # -- the visualizer seam ----------------------------------------------------------------------
+    # The kinematics core never imports engine.vis. A scene holds at most one visualizer object,
+    # made on first use by the factory registered with set_visualizer_factory (the package root,
+    # engine/__init__.py, registers engine.vis's), or handed in with ``scene.visualizer = vis``.
+    # Genesis' names below only pass calls through; debug objects live in the visualizer and never
+    # in the simulation state. A scene that nothing draws has no visualizer, and engine.vis stays
+    # unimported.
     @property
     def visualizer(self):
-        """The scene's :class:`engine.vis.Visualizer` (created on first use)."""
+        """The scene's visualizer (an :class:`engine.vis.Visualizer` by default), created on first use."""
         if self._visualizer is None:
-            from .vis import Visualizer
-
-            self._visualizer = Visualizer(self)
+            with self._lock:  # two threads asking at once get one visualizer
+                if self._visualizer is None:
+                    if _visualizer_factory is None:
+                        raise RuntimeError("visualizer: no visualizer factory is registered "
+                                           "(engine.scene.set_visualizer_factory)")
+                    vis = _visualizer_factory(self)
+                    _check_visualizer(self, vis)
+                    self._visualizer = vis
         return self._visualizer
 
     @visualizer.setter
     def visualizer(self, vis) -> None:
-        from .vis import Visualizer
-
-        if not isinstance(vis, Visualizer) or vis.scene is not self:
-            raise TypeError("visualizer: expected an engine.vis.Visualizer made for this scene")
-        if self._visualizer is not None and self._visualizer is not vis:
-            vis.debug = self._visualizer.debug  # debug objects drawn so far move over
-            self._visualizer.close()
+        """Replace the scene's visualizer; the one it had hands its debug objects over, then closes."""
+        _check_visualizer(self, vis)
+        old = self._visualizer
+        if old is not None and old is not vis:
+            vis.take_over(old)
         self._visualizer = vis
 
-    def draw_debug_frame(self, T, axis_length=0.1, origin_size=0.015, axis_radius=0.005, env_idx=0):
-        """Draw axes (x red, y green, z blue) at ``T`` (4, 4) or (n_envs, 4, 4); returns a handle."""
-        return self.visualizer.draw_debug_frame(T, axis_length, origin_size, axis_radius, env_idx)
+    @property
+    def has_visualizer(self) -> bool:
+        """True once the scene has a visualizer; unlike :attr:`visualizer`, asking creates none."""
+        return self._visualizer is not None
 
-    def draw_debug_sphere(self, pos, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0):
-        return self.visualizer.draw_debug_sphere(pos, radius, color, env_idx)
+    def draw_debug_frame(self, *args, **kwargs):
+        """Genesis' name for ``scene.visualizer.draw_debug_frame(T, axis_length, origin_size, axis_radius,
+        env_idx)``: axes at ``T`` (4, 4) or (n_envs, 4, 4); returns a handle."""
+        return self.visualizer.draw_debug_frame(*args, **kwargs)
 
-    def draw_debug_spheres(self, poss, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0):
-        return self.visualizer.draw_debug_spheres(poss, radius, color, env_idx)
+    def draw_debug_sphere(self, *args, **kwargs):
+        """``scene.visualizer.draw_debug_sphere(pos, radius, color, env_idx)``."""
+        return self.visualizer.draw_debug_sphere(*args, **kwargs)
 
-    def draw_debug_line(self, start, end, radius=0.002, color=(1.0, 0.0, 0.0, 0.5), env_idx=0):
-        return self.visualizer.draw_debug_line(start, end, radius, color, env_idx)
+    def draw_debug_spheres(self, *args, **kwargs):
+        """``scene.visualizer.draw_debug_spheres(poss, radius, color, env_idx)``."""
+        return self.visualizer.draw_debug_spheres(*args, **kwargs)
 
-    def draw_debug_arrow(self, pos, vec, radius=0.006, color=(1.0, 0.0, 0.0, 0.5), env_idx=0):
-        return self.visualizer.draw_debug_arrow(pos, vec, radius, color, env_idx)
+    def draw_debug_line(self, *args, **kwargs):
+        """``scene.visualizer.draw_debug_line(start, end, radius, color, env_idx)``."""
+        return self.visualizer.draw_debug_line(*args, **kwargs)
+
+    def draw_debug_arrow(self, *args, **kwargs):
+        """``scene.visualizer.draw_debug_arrow(pos, vec, radius, color, env_idx)``."""
+        return self.visualizer.draw_debug_arrow(*args, **kwargs)
 
     def update_debug_objects(self) -> None:
-        """Re-pose debug objects whose handles moved (``handle.set_pose``); meshes are not rebuilt."""
-        self.visualizer.update_debug_objects()
+        """Re-pose debug objects whose handles moved (``handle.set_pose``); nothing to do without a visualizer."""
+        if self._visualizer is not None:
+            self._visualizer.update_debug_objects()
 
     def clear_debug_object(self, handle) -> None:
-        self.visualizer.clear_debug_object(handle)
+        """Remove one debug object drawn in this scene."""
+        if self._visualizer is None:
+            raise ValueError(f"handle: {handle!r} is not drawn in this scene (nothing is drawn in it)")
+        self._visualizer.clear_debug_object(handle)
 
     def clear_debug_objects(self) -> None:
-        self.visualizer.clear_debug_objects()
+        """Remove every debug object; nothing to do without a visualizer."""
+        if self._visualizer is not None:
+            self._visualizer.clear_debug_objects()
 
     def _require_built(self) -> None:
         if not self.is_built:
             raise RuntimeError("the scene is not built: call scene.build() first")
+
+
+_visualizer_factory = None
+
+
+def set_visualizer_factory(factory) -> None:
+    """Register ``factory(scene) -> visualizer``, which makes a scene's visualizer the first time
+    ``scene.visualizer`` is read (the scene keeps it). None unregisters it."""
+    global _visualizer_factory
+    if factory is not None and not callable(factory):
+        raise TypeError(f"factory: expected a callable factory(scene) or None, got {type(factory).__name__}")
+    _visualizer_factory = factory
+
+
+def _check_visualizer(scene: Scene, vis) -> None:
+    if getattr(vis, "scene", None) is not scene or not callable(getattr(vis, "close", None)):
+        raise TypeError(f"visualizer: expected a visualizer made for this scene (engine.vis.Visualizer(scene)), "
+                        f"got {type(vis).__name__}")
 
 
 def memory_available() -> int | None:

@@ -187,7 +187,7 @@ def test_spec_made_in_code_is_checked_at_build():
     spec = scenefile.SceneSpec(robot="panda", targets=[{"link": "hnd", "pos": [0.4, 0.0, 0.3]}])
     with pytest.raises(SceneFileError, match=r"^<spec>: targets\[0\]\.link: no link 'hnd' in the robot; did you "
                                              r"mean 'hand'\?$"):
-        spec.build()
+        scenefile.build(spec)
 
 
 # -- Hypothesis: nothing but SceneFileError ----------------------------------------------------------

@@ -57,7 +57,7 @@ def test_paths_resolve_relative_to_the_file_and_are_rebased_on_save(tmp_path):
     spec = scenefile.load(src)
     assert spec.resolve_path(spec.robot.file) == robot.resolve()
     assert spec.resolve_path(spec.record.output) == (tmp_path / "videos" / "out.mp4").resolve()
-    scene, runner = spec.build(debug_frames=False)
+    scene, runner = scenefile.build(spec, debug_frames=False)
     assert runner.robot.morph.file == robot.resolve()
     scene.destroy()
     # saved one folder up: the relative paths follow

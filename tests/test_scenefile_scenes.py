@@ -26,7 +26,7 @@ def test_scene_folder_has_the_required_scenes():
 @pytest.mark.parametrize("path", SCENES, ids=[p.stem for p in SCENES])
 def test_scene_builds_and_steps_without_nan(path):
     spec = scenefile.load(path)
-    scene, runner = spec.build(debug_frames=False)
+    scene, runner = scenefile.build(spec, debug_frames=False)
     assert scene.n_envs == spec.envs.n_envs
     n_targets = len(spec.targets)
     for _ in range(10):
@@ -45,12 +45,9 @@ def test_scene_builds_and_steps_without_nan(path):
 
 
 def test_every_scene_records_ten_frames(tmp_path):
-    from engine import vis  # the visualizer is part of the engine now
-
-    assert hasattr(vis, "record_frames")
     for path in SCENES:
         spec = scenefile.load(path)
-        scene, runner = spec.build()
+        scene, runner = scenefile.build(spec)
         out = tmp_path / f"{path.stem}.mp4"
         stats = runner.record(out, n_frames=10, res=(128, 96), progress=False)
         assert stats["frames"] == 10 and stats["fps"] > 0
@@ -76,7 +73,7 @@ def test_default_scene_is_the_seeds_batched_demo():
 
 def test_batched_runner_matches_the_seeds_formula():
     spec = scenefile.load(REPO / "scenes" / "batched_panda.yaml")
-    scene, runner = spec.build(debug_frames=False)
+    scene, runner = scenefile.build(spec, debug_frames=False)
     omega = runner._tracks[0].omega
     lo, hi = spec.targets[0].motion.speed
     assert omega.shape == (16,) and np.all((omega >= lo) & (omega <= hi)) and np.ptp(omega) > 1.0
@@ -91,7 +88,7 @@ def test_batched_runner_matches_the_seeds_formula():
         assert np.allclose(pos, seed_pos)
         assert np.allclose(quat, np.tile([0, 1, 0, 0], (16, 1)))
     # seeded: a second build draws the same speeds
-    _, again = spec.build(debug_frames=False)
+    _, again = scenefile.build(spec, debug_frames=False)
     assert np.array_equal(again._tracks[0].omega, omega)
     scene.destroy()
 
@@ -112,7 +109,7 @@ def spy_multilink(robot, monkeypatch) -> list[dict]:
 def test_multilink_scene_solves_both_fingers_in_one_call(monkeypatch):
     spec = scenefile.load(REPO / "scenes" / "multilink_panda.yaml")
     assert spec.groups() == [("fingers", [0, 1])]
-    scene, runner = spec.build(debug_frames=False)
+    scene, runner = scenefile.build(spec, debug_frames=False)
     calls = spy_multilink(runner.robot, monkeypatch)
     frame = runner.step()
     assert len(calls) == 1
@@ -133,7 +130,7 @@ def test_solver_kernel_reaches_the_ik_call(setting, monkeypatch):
         text = text.replace("solver:\n  seed: 0\n", f"solver:\n  seed: 0\n  kernel: {setting}\n")
     spec = scenefile.loads(text, base_dir=REPO / "scenes")
     assert spec.solver.kernel == (setting or "generic")
-    scene, runner = spec.build(debug_frames=False)
+    scene, runner = scenefile.build(spec, debug_frames=False)
     calls = spy_multilink(runner.robot, monkeypatch)
     frame = runner.step()
     assert [c["kernel"] for c in calls] == [setting or "generic"]
@@ -143,7 +140,7 @@ def test_solver_kernel_reaches_the_ik_call(setting, monkeypatch):
 
 def test_step_warm_starts_and_applies_qpos():
     spec = scenefile.load(REPO / "scenes" / "batched_panda.yaml")
-    scene, runner = spec.build(debug_frames=False)
+    scene, runner = scenefile.build(spec, debug_frames=False)
     q0 = runner.robot.get_qpos().copy()
     frame = runner.step()
     assert not np.allclose(frame.qpos, q0)
@@ -163,16 +160,17 @@ def test_step_warm_starts_and_applies_qpos():
 
 def test_n_envs_override_and_debug_frames():
     spec = scenefile.load(REPO / "scenes" / "dual_arm_multilink.yaml")
-    scene, runner = spec.build(n_envs=2)
+    scene, runner = scenefile.build(spec, n_envs=2)
     assert scene.n_envs == 2 and runner.n_envs == 2
     runner.step()
-    if hasattr(scene, "draw_debug_frame"):
-        debug = scene.visualizer.debug
-        assert len(debug) == 2  # one frame handle per target, batched over the envs
-        runner.step()
-        assert len(debug) == 2  # moved, not redrawn
-        runner.clear_debug_frames()
-        assert len(debug) == 0
+    assert not scene.has_visualizer  # headless: target frames are drawn only into a visualizer the scene has
+    debug = scene.visualizer.debug  # made now (as the app and record() do)
+    runner.step()
+    assert len(debug) == 2  # one frame handle per target, batched over the envs
+    runner.step()
+    assert len(debug) == 2  # moved, not redrawn
+    runner.clear_debug_frames()
+    assert len(debug) == 0
     scene.destroy()
 
 
@@ -240,7 +238,7 @@ def test_runner_keyframes_with_stagger():
         "targets": [{"link": "hand", "rot_mask": [False, False, True], "motion": {
             "type": "keyframes", "times": [0, 1], "stagger": 0.5,
             "poses": [{"pos": [0.5, 0.0, 0.3], "rpy": [180, 0, 0]}, {"pos": [0.5, 0.2, 0.3], "rpy": [180, 0, 90]}]}}]})
-    scene, runner = spec.build(debug_frames=False)
+    scene, runner = scenefile.build(spec, debug_frames=False)
     pos, quat = runner.targets_at(1.0)[0]
     assert np.allclose(pos[:, 1], [0.2, 0.1, 0.0])
     assert np.allclose(np.linalg.norm(quat, axis=1), 1.0)

@@ -1,8 +1,12 @@
 """Scene files: YAML descriptions of a robot, its envs, IK targets and their motion, camera and recording.
 
+Layers, each importing only those before it: ``errors`` and ``patterns`` (no engine), ``models``
+(pydantic data and validation), ``io`` (YAML, checks that need the robot), ``runner`` (building a
+scene from a spec and playing it). The engine core never imports this package.
+
     from engine import scenefile
     spec = scenefile.load("scenes/batched_panda.yaml")   # SceneFileError names file, key path, problem
-    scene, runner = spec.build()
+    scene, runner = scenefile.build(spec)                # n_envs=, debug_frames= optional
     frame = runner.step()                                # one batched IK call per target group
     scenefile.save(spec, "copy.yaml")
 """
@@ -23,8 +27,9 @@ from .models import (
     SolverSpec,
     TargetSpec,
 )
-from .runner import Runner, RunnerFrame
+from .runner import Runner, RunnerFrame, build
 
 __all__ = ["CameraSpec", "CircleMotion", "EnvsSpec", "Figure8Motion", "Issue", "KeyPose", "KeyframesMotion",
            "OffsetMotion", "RecordSpec", "RobotSpec", "Runner", "RunnerFrame", "SceneFileError", "SceneSpec",
-           "SolverSpec", "TargetSpec", "check_spec", "dumps", "load", "loads", "save", "spec_issues", "to_dict"]
+           "SolverSpec", "TargetSpec", "build", "check_spec", "dumps", "load", "loads", "save", "spec_issues",
+           "to_dict"]

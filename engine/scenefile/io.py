@@ -24,6 +24,8 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .. import assets, morphs
+from .. import model as model_mod
 from .errors import Issue, SceneFileError, issues_from_validation, show, suggest
 from .models import MOTION_TYPES, KeyframesMotion, OffsetMotion, RobotSpec, SceneSpec, _Model
 
@@ -288,8 +290,6 @@ def resolve_robot(file: str, base_dir: Path) -> tuple[Path, str]:
 
 
 def _resolve_robot(text: str, base_dir: Path) -> tuple[Path, str]:
-    from .. import assets
-
     if "\0" in text:
         raise ValueError(f"expected a catalog name or a file path, got {text!r}")
     if _is_path(text):
@@ -332,12 +332,10 @@ def _raw_robot_issues(data: dict, base_dir: Path) -> list[Issue]:
 
 @functools.lru_cache(maxsize=64)
 def _link_names_cached(path: str, mtime: float, fmt: str) -> tuple[str, ...]:
-    from .. import model, morphs
-
     morph = morphs.URDF(file=path) if fmt == "urdf" else morphs.MJCF(file=path)
     with warnings.catch_warnings():  # model warnings (ignored mimics) are the robot's, not the scene's
         warnings.simplefilter("ignore")
-        return tuple(model.load(morph).link_names())
+        return tuple(model_mod.load(morph).link_names())
 
 
 def link_names(path: Path, fmt: str) -> tuple[str, ...]:

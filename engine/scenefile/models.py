@@ -2,7 +2,9 @@
 
 The models check each value on its own (shapes, ranges, types) and the few rules that tie keys of
 one mapping together (``quat`` or ``rpy``, ``seconds`` or ``frames``). Rules that need the robot or
-several sections (link names, groups, per-env counts) are in :func:`engine.scenefile.io.check_spec`.
+several sections (link names, groups, per-env counts) are in :func:`engine.scenefile.io.check_spec`,
+and building a scene from a spec is :func:`engine.scenefile.runner.build`: this module holds data and
+its validation only, and imports nothing of the engine beyond this package's errors and patterns.
 
 Values are kept as written (a quaternion is not normalised, an rpy is not turned into a quaternion)
 so that saving a loaded spec writes the same file back; the ``*_quat()`` helpers give the derived
@@ -468,7 +470,7 @@ DEFAULT_FPS = 30.0
 
 
 class SceneSpec(_Model):
-    """A whole scene file. Load with :func:`engine.scenefile.load`; build with :meth:`build`."""
+    """A whole scene file. Load with :func:`engine.scenefile.load`; build with :func:`engine.scenefile.build`."""
 
     description: str | None = None
     robot: RobotSpec
@@ -503,20 +505,6 @@ class SceneSpec(_Model):
     def fps(self) -> float:
         """Frames (runner steps) per second: ``record.fps``, else 30."""
         return self.record.fps if self.record is not None else DEFAULT_FPS
-
-    # -- checks and building -----------------------------------------------------------------------
-    def check(self) -> None:
-        """Raise :class:`SceneFileError` listing every problem that needs the robot or several sections."""
-        from .io import check_spec
-
-        check_spec(self)
-
-    def build(self, n_envs: int | None = None, debug_frames: bool = True):
-        """``(scene, runner)``: an engine Scene with the robot built for ``n_envs`` (default: the
-        file's), and the :class:`~engine.scenefile.runner.Runner` that animates and solves the targets."""
-        from .runner import build
-
-        return build(self, n_envs=n_envs, debug_frames=debug_frames)
 
     def groups(self) -> list[tuple[str | None, list[int]]]:
         """Solve groups in file order: ``[(group name or None, [target indices])]``."""

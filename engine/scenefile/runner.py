@@ -15,8 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import morphs
+from ..scene import Scene
+from ..transforms import quat_to_matrix
 from . import patterns
 from .errors import Issue, SceneFileError
+from .io import check_spec, resolve_robot
 from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec
 
 
@@ -93,7 +97,8 @@ class Runner:
     """Plays a :class:`SceneSpec` on a built scene: ``targets_at(t)``, ``step()``, ``record()``.
 
     ``dt`` (s) defaults to ``1 / spec.fps``. ``debug_frames``: draw each target as a frame in the
-    scene's visualizer (if the scene has one) and move it every step.
+    scene's visualizer and move it every step, once the scene has a visualizer (the app's view,
+    :meth:`record`); a headless run draws nothing and so never makes one.
     """
 
     def __init__(self, spec: SceneSpec, scene, robot, debug_frames: bool = True):
@@ -171,14 +176,8 @@ class Runner:
         self.robot.set_qpos(np.tile(self.robot.tree.default_qpos, (self.n_envs, 1)))
 
     # -- visualizer -------------------------------------------------------------------------------
-    @property
-    def has_visualizer(self) -> bool:
-        return hasattr(type(self.scene), "visualizer")
-
     def _target_poses(self, targets) -> np.ndarray:
         """Per target, world transforms (n_envs, 4, 4); the link's current pose fills in what is free."""
-        from ..transforms import quat_to_matrix
-
         links_pos = self.robot.get_links_pos().reshape(self.n_envs, -1, 3)
         links_quat = self.robot.get_links_quat().reshape(self.n_envs, -1, 4)
         out = []
@@ -192,7 +191,7 @@ class Runner:
         return out
 
     def _draw_targets(self, targets) -> None:
-        if not self.debug_frames or not targets or not hasattr(self.scene, "draw_debug_frame"):
+        if not self.debug_frames or not targets or not self.scene.has_visualizer:
             return
         poses = self._target_poses(targets)
         if self._frames is None:
@@ -200,20 +199,18 @@ class Runner:
         else:
             for handle, T in zip(self._frames, poses):
                 handle.set_pose(T)
-        if hasattr(self.scene, "update_debug_objects"):
-            self.scene.update_debug_objects()
+        self.scene.update_debug_objects()
 
     def clear_debug_frames(self) -> None:
         """Remove the target frames this runner drew."""
-        if self._frames and hasattr(self.scene, "clear_debug_object"):
+        if self._frames:
             for handle in self._frames:
                 self.scene.clear_debug_object(handle)
         self._frames = None
 
     def apply_camera(self, res: tuple[int, int] | None = None) -> None:
-        """Point the visualizer's camera as the file says (``camera``), at ``res`` or ``record.resolution``."""
-        if not self.has_visualizer:
-            raise RuntimeError("this engine has no visualizer (engine.vis); cannot render")
+        """Point the visualizer's camera as the file says (``camera``), at ``res`` or ``record.resolution``
+        (the scene's visualizer is made if it has none yet)."""
         vis = self.scene.visualizer
         camera = vis.camera
         record = self.spec.record
@@ -223,7 +220,7 @@ class Runner:
         if self.spec.camera is not None:
             camera.fov = self.spec.camera.fov
             camera.look_at(self.spec.camera.pos, self.spec.camera.lookat)
-        elif hasattr(vis, "frame_all"):
+        else:
             vis.frame_all()  # no camera in the file: fit every env cell, at the final aspect ratio
 
     def record(self, path, n_frames: int | None = None, fps: float | None = None,
@@ -236,13 +233,8 @@ class Runner:
         drawn so far. Returns ``{"path", "frames", "seconds", "fps"}``: frames written,
         wall-clock seconds, and the recording speed in frames per second.
         """
-        try:
-            from .. import vis
-        except ImportError as err:
-            raise RuntimeError(f"recording needs the visualizer (engine.vis), which is not available: {err}") from None
-        if not hasattr(vis, "record_frames") or not self.has_visualizer:
-            raise RuntimeError("recording needs the visualizer (engine.vis.record_frames and scene.visualizer), "
-                               "which this engine does not have yet")
+        from ..vis import record_frames  # here, not at the top: a headless run never loads the renderer
+
         record = self.spec.record
         n_frames = int(n_frames if n_frames is not None else (record.n_frames if record is not None else 120))
         fps = float(fps if fps is not None else self.spec.fps)
@@ -254,16 +246,13 @@ class Runner:
                 before_frame(i)
             self.step()
 
-        vis.record_frames(self.scene, str(path), n_frames, step, fps=fps, progress=progress)
+        record_frames(self.scene, str(path), n_frames, step, fps=fps, progress=progress)
         seconds = time.perf_counter() - t0
         return {"path": Path(path), "frames": n_frames, "seconds": seconds, "fps": n_frames / max(seconds, 1e-9)}
 
 
 def make_morph(spec: SceneSpec):
     """The engine morph of the spec's robot (catalog name or file resolved)."""
-    from .. import morphs
-    from .io import resolve_robot
-
     path, fmt = resolve_robot(spec.robot.file, spec.base_dir)
     r = spec.robot
     if fmt == "urdf":
@@ -273,10 +262,12 @@ def make_morph(spec: SceneSpec):
 
 
 def build(spec: SceneSpec, n_envs: int | None = None, debug_frames: bool = True):
-    """``(scene, runner)`` for ``spec``; ``n_envs`` overrides the file's. Raises :class:`SceneFileError`."""
-    from .. import Scene
-    from .io import check_spec
+    """``(scene, runner)``: an engine :class:`~engine.Scene` with the spec's robot, built for ``n_envs``
+    envs (default: the file's), and the :class:`Runner` that animates and solves its targets.
 
+    The spec is checked first (:func:`~engine.scenefile.io.check_spec`); problems raise
+    :class:`SceneFileError`.
+    """
     file = str(spec.source) if spec.source is not None else "<spec>"
     if n_envs is not None and (isinstance(n_envs, bool) or not isinstance(n_envs, int | np.integer) or n_envs < 1):
         raise ValueError(f"n_envs: expected a positive integer, got {n_envs!r}")

@@ -4,7 +4,9 @@ GL platform: importing this package sets ``PYOPENGL_PLATFORM`` (before anything 
 when it is unset: ``IKSTUDIO_GL_PLATFORM`` if given, else "egl" on a machine with an NVIDIA GPU
 and "osmesa" (software, no display needed) otherwise.
 
-API (``scene.visualizer`` is created on first use; ``scene.draw_debug_*`` delegate to it)::
+API. ``scene.visualizer`` is made on first use through the scene's visualizer seam
+(:func:`engine.scene.set_visualizer_factory`; ``engine/__init__.py`` registers :class:`Visualizer`),
+and ``scene.draw_debug_*`` pass their calls to it. The kinematics core never imports this package::
 
     vis = Visualizer(scene, res=(1280, 720), camera=None, lod=None, max_faces_per_mesh=1000)
     scene.visualizer = vis            # optional: replace the default one (debug objects move over)

@@ -140,6 +140,14 @@ class Visualizer:
     def clear_debug_objects(self) -> None:
         self.debug.clear()
 
+    def take_over(self, previous: Visualizer) -> None:
+        """Adopt the debug objects of ``previous`` (the scene's visualizer this one replaces), then close
+        it. ``scene.visualizer = vis`` calls this."""
+        if previous is self:
+            return
+        self.debug = previous.debug
+        previous.close()
+
     # -- env tints ----------------------------------------------------------------------------------
     def set_env_tint(self, envs_idx, rgba) -> None:
         """Tint the robots of ``envs_idx`` (None: all envs) with ``rgba`` (3 or 4 numbers in [0, 1]),
