@@ -36,8 +36,7 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 from _common import median_time  # noqa: E402
 
 import engine  # noqa: E402
-from engine import assets, entity, morphs  # noqa: E402
-from engine.kernels import fk as fk_kernels  # noqa: E402
+from engine import assets, dispatch, morphs  # noqa: E402
 from engine.kernels import lane_fk, static_fk, threads  # noqa: E402
 
 SIZES = (1, 16, 1024, 16384, 65536)
@@ -72,10 +71,10 @@ def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
     q_k = qpos.astype(dt)
     pose = np.empty_like(robot._pose)
     generic = median_seconds(lambda: robot._run_fk(q_k, pose), budget_s)
-    per_robot = n_envs >= entity.STATIC_FK_MIN_ROWS and robot._spec is not None
+    per_robot = n_envs >= dispatch.STATIC_FK_MIN_ROWS and robot._spec is not None
     kernel = one_thread = one_row = generic
     if per_robot:
-        spec, serial = robot._spec, fk_kernels.serial_for(n_envs)
+        spec, serial = robot._spec, dispatch.serial(n_envs)
         pos, quat = np.empty((n_envs, robot.n_links, 3), dt), np.empty((n_envs, robot.n_links, 4), dt)
         kernel = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, serial), budget_s)
         one_thread = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, True), budget_s)
@@ -173,13 +172,13 @@ def main() -> None:
               f"{r['jac_s'] * 1e6:>11.1f} {r['n_envs'] / r['jac_s']:>13,.0f} | {r['bytes_per_env']:>9.0f}")
     if arch == "cpu":
         print(f"* the per-robot FK kernel over SIMD lanes (engine.kernels.lane_fk), used from "
-              f"{entity.STATIC_FK_MIN_ROWS} rows up, on the thread pool; 1-thread: the same in the calling thread; "
+              f"{dispatch.STATIC_FK_MIN_ROWS} rows up, on the thread pool; 1-thread: the same in the calling thread; "
               f"1-row: engine.kernels.static_fk\nmode: the one forward_kinematics ended up preferring (S: calling "
               f"thread, P: thread pool; engine.kernels.threads); its 1-in-{threads.EXPLORE_EVERY} launches in the "
               f"other mode count in the mean, rarely in the median")
     else:  # lane_fk.run_fk runs the one-row kernel off the CPU
         print(f"* the per-robot FK kernel, one row per thread (engine.kernels.static_fk), used from "
-              f"{entity.STATIC_FK_MIN_ROWS} rows up; 1-thread: the same kernel serialised (one device thread); "
+              f"{dispatch.STATIC_FK_MIN_ROWS} rows up; 1-thread: the same kernel serialised (one device thread); "
               f"1-row: the same kernel again; generic: engine.kernels.fk")
     print(f"\nPinocchio framesForwardKinematics (example-robot-data panda URDF), Python loop: "
           f"{pin_rate:,.0f} configs/s ({1e6 / pin_rate:.1f} us/config)")

@@ -10,14 +10,17 @@ validate all input before touching state, so a call that raises leaves the entit
 from __future__ import annotations
 
 import sys
+from collections import OrderedDict
 
 import numpy as np
 
-from . import backend, inputs
+from . import backend, dispatch, inputs
 from . import dofs as dofs_mod
 from .backend import float_dtype
 from .elements import RigidJoint, RigidLink
+from .ik import Scratch
 from .ik_api import IKMethods
+from .ik_plan import PlanCache
 from .kernels import fk as fk_kernels
 from .kernels import lane_fk, memory, threads
 from .kernels.layout import pack_tree
@@ -26,9 +29,6 @@ from .locking import new_lock, serialised
 from .model.tree import MAX_JOINT_VALUE, KinematicTree
 
 STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled")
-# forward_kinematics batches of at least this many rows use the FK compiled for the robot
-# (engine.kernels.lane_fk: 3-6x the generic kernel on a CPU; ~1 s to compile once per robot)
-STATIC_FK_MIN_ROWS = 1024
 
 
 class RigidEntity(IKMethods):
@@ -117,12 +117,15 @@ class RigidEntity(IKMethods):
         self._velocity_limit = self.tree.velocity_limits()
         self._q_limits = self.tree.q_limits()
         self._has_quaternions = any(j.type in ("ball", "free") for j in self.tree.joints)
+        self._ik_plans = PlanCache()  # IK kernel tables per request (engine.ik_plan)
+        self._ik_requests: OrderedDict = OrderedDict()  # Genesis calls' parameters -> request (engine.ik_api)
+        self._ik_scratch = Scratch()  # the solver's working arrays (engine.ik)
         self._built = True
         self._run_fk(self._qpos, self._pose)
 
     @serialised
     def _destroy(self) -> None:
-        for name in STATE_ARRAYS + ("_ik_scratch", "_ik_plans", "_fk_out", "_jac_pose", "_robot_args"):
+        for name in STATE_ARRAYS + ("_ik_scratch", "_ik_plans", "_ik_requests", "_fk_out", "_jac_pose", "_robot_args"):
             self.__dict__.pop(name, None)
         self._built = False
 
@@ -287,7 +290,7 @@ class RigidEntity(IKMethods):
             full = dofs_mod.normalize_quaternions(self.tree, full)
         # mimic joints need no fix-up here: the kernels derive them from their leaders
         full = np.ascontiguousarray(full, dtype=self._dtype)
-        if self._spec is not None and n >= STATIC_FK_MIN_ROWS:
+        if dispatch.fk_form(self._spec, n) == "lane":
             pos, quat = self._fk_buffers(n)
             # serial or parallel, whichever has lately been faster here (kernels.threads)
             threads.CHOICE.launch(("lane_fk", id(self._spec)), n,

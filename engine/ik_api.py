@@ -1,15 +1,71 @@
-"""The seed's IK methods, mixed into :class:`~engine.entity.RigidEntity` (kept apart so the entity
-module stays about state; the solver itself is :mod:`engine.ik`)."""
+"""The IK entry points, mixed into :class:`~engine.entity.RigidEntity` (kept apart so the entity
+module stays about state): ``solve_ik`` over :mod:`engine.tasks`, and Genesis'
+``inverse_kinematics`` / ``inverse_kinematics_multilink``, thin wrappers that make PoseTasks.
+
+All three end in :func:`engine.ik.run` with an :class:`~engine.ik_request.IKRequest`. The Genesis
+calls are what interactive loops repeat with new targets, so each keeps the request its
+parameters made under a key of those parameters (their values and types; lists as tuples), and a
+repeated call skips the validation; a parameter that cannot be a key (an array) is validated
+again each call, and finds its plan by the request's value.
+"""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from . import inputs
-from .ik import IKResult, solve_ik
+from .ik import IKResult, run
+from .ik_request import make_request
+from .kernels.tables import FRAME
 from .locking import serialised
+from .tasks import PostureTask, Task, TaskRow, rot_mode
+
+MAX_REQUESTS = 64  # kept per entity and call kind
 
 
 class IKMethods:
-    """``inverse_kinematics`` and ``inverse_kinematics_multilink`` with Genesis' parameters."""
+    """``solve_ik``, ``inverse_kinematics`` and ``inverse_kinematics_multilink``."""
+
+    @serialised
+    def solve_ik(self, tasks, *, init_qpos=None, envs_idx=None, dofs_idx_local=None, respect_joint_limit=True,
+                 max_samples=50, max_solver_iters=20, damping=0.01, pos_tol=5e-4, rot_tol=5e-3, max_step_size=0.5,
+                 seed=None, kernel="auto") -> IKResult:
+        """One configuration per env meeting every task of ``tasks`` together.
+
+        Args:
+            tasks: :class:`~engine.tasks.PoseTask`, ``RelativePoseTask``, ``ComTask`` (at least one
+                of these) and at most one ``PostureTask``; targets ``(3,)`` / ``(4,)`` shared or
+                ``(n_envs, 3)`` / ``(n_envs, 4)`` per env solved.
+            init_qpos: start configuration ``([n_envs,] n_qs)``; None: the current state.
+            envs_idx: envs to solve (None: all); dofs_idx_local: the dofs that may move (None: all).
+            pos_tol, rot_tol: success tolerances (m, rad) of tasks that set none themselves.
+            max_samples, max_solver_iters, damping, max_step_size, seed, kernel: as in
+                ``inverse_kinematics``.
+
+        Returns:
+            An :class:`~engine.ik.IKResult`: qpos ``([n_envs,] n_qs)``, error ``([n_envs,] n_tasks, 6)``
+            (PostureTask excluded), success, iterations, sample. The state is not changed.
+        """
+        tasks = list(tasks) if isinstance(tasks, list | tuple) else [tasks]
+        posture = [t for t in tasks if isinstance(t, PostureTask)]
+        if len(posture) > 1:
+            raise ValueError(f"tasks: expected at most one PostureTask, got {len(posture)}")
+        rows, labels, targets = [], [], []
+        for i, task in enumerate(tasks):
+            if isinstance(task, PostureTask):
+                continue
+            if not isinstance(task, Task):
+                raise TypeError(f"tasks[{i}]: expected a task of engine.tasks, got {type(task).__name__}")
+            rows.append(task.row(self, f"tasks[{i}]"))
+            labels.append((f"tasks[{i}].pos", f"tasks[{i}].quat"))
+            targets.append((task.pos, task.quat))
+        rest, weight = (posture[0].qpos, posture[0].weight) if posture else (None, 0.0)
+        request = make_request(self, rows, labels, lambda i: "tasks" if i is None else f"tasks[{i}]",
+                               envs_idx=envs_idx, respect_joint_limit=respect_joint_limit, max_samples=max_samples,
+                               max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
+                               max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest,
+                               rest_weight=weight, kernel=kernel)
+        return run(self, request, targets, init_qpos, seed)
 
     @serialised
     def inverse_kinematics(self, link, pos=None, quat=None, local_point=None, init_qpos=None,
@@ -26,13 +82,17 @@ class IKMethods:
         the one nearest ``rest_qpos`` (default: the robot's default qpos), and pull toward it.
         ``kernel``: "auto" (the solver compiled for this robot where it qualifies: fastest, ~10 s to
         compile the first time), "per_robot" or "generic" (compiled once for every robot); see
-        :data:`engine.ik.KERNELS`.
+        :mod:`engine.dispatch`.
         """
         return_error, return_info = _flags(return_error, return_info)
-        result: IKResult = solve_ik(self, [link], [pos], [quat], [local_point], init_qpos, respect_joint_limit,
-                                    max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
-                                    max_step_size, seed, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-                                    single=True, kernel=kernel)
+        params = (link, pos is None, quat is None, local_point, respect_joint_limit, max_samples, max_solver_iters,
+                  damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos,
+                  rest_weight, kernel)
+        request = self._genesis_request("single", params, lambda: self._pose_request(
+            [link], [pos], [quat], [local_point], True, respect_joint_limit, max_samples, max_solver_iters, damping,
+            pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
+            kernel))
+        result = run(self, request, [(pos, quat)], init_qpos, seed)
         if return_info:
             return result
         if return_error:
@@ -58,15 +118,78 @@ class IKMethods:
         n = len(links)
         poss, quats, local_points = (_per_link(name, value, n) for name, value in
                                      (("poss", poss), ("quats", quats), ("local_points", local_points)))
-        result: IKResult = solve_ik(self, links, poss, quats, local_points, init_qpos, respect_joint_limit,
-                                    max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
-                                    max_step_size, seed, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-                                    kernel=kernel)
+        params = (tuple(links), tuple(p is None for p in poss), tuple(q is None for q in quats), tuple(local_points),
+                  respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
+                  max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight, kernel)
+        request = self._genesis_request("multi", params, lambda: self._pose_request(
+            links, poss, quats, local_points, False, respect_joint_limit, max_samples, max_solver_iters, damping,
+            pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
+            kernel))
+        result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
         if return_info:
             return result
         if return_error:
             return result.qpos, result.error
         return result.qpos
+
+    def _genesis_request(self, kind: str, params: tuple, make):
+        """The request kept for these parameters, or ``make()`` (validating them) and kept."""
+        params = tuple(tuple(p) if type(p) is list else p for p in params)
+        # the types are part of the key: 1 == True == 1.0 hash alike, and a request validated for
+        # respect_joint_limit=True must not serve respect_joint_limit=1, which validation refuses
+        key = (kind, params, tuple(map(type, params)))
+        try:
+            hash(key)
+        except TypeError:  # an array or a nested list: validated every call
+            return make()
+        kept: OrderedDict = self._ik_requests
+        request = kept.get(key)
+        if request is None:
+            request = make()
+            kept[key] = request
+            while len(kept) > MAX_REQUESTS:
+                kept.popitem(last=False)
+        return request
+
+    def _pose_request(self, links, poss, quats, local_points, single, respect_joint_limit, max_samples,
+                      max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local,
+                      envs_idx, rest_qpos, rest_weight, kernel):
+        """The request of a Genesis call: one world PoseTask row per link."""
+        def label(plural: str, singular: str):
+            return lambda i: (plural if single is False else singular) if i is None else \
+                (singular if single else f"{plural}[{i}]")
+
+        link_label, point_label = label("links", "link"), label("local_points", "local_point")
+        pos_label, quat_label = label("poss", "pos"), label("quats", "quat")
+        n = len(links)
+        if n == 0:
+            raise ValueError("links: expected at least one link")
+        resolved = [self._own_link(link, link_label(i)) for i, link in enumerate(links)]
+        for name, seq in (("poss", poss), ("quats", quats), ("local_points", local_points)):
+            if len(seq) != n:
+                raise ValueError(f"{name}: expected {n} entries (one per link), got {len(seq)}")
+        for i in range(n):
+            if poss[i] is None and quats[i] is None:
+                raise ValueError(f"{pos_label(i)}, {quat_label(i)}: link '{resolved[i].name}' has neither a position "
+                                 "nor an orientation target")
+        mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
+        mode = rot_mode(rot_mask)
+        rows = []
+        for i, link in enumerate(resolved):
+            point = (0.0, 0.0, 0.0)
+            if local_points[i] is not None:
+                arr = inputs.as_float_array(point_label(i), local_points[i])
+                if arr.shape != (3,):
+                    raise ValueError(f"{point_label(i)}: expected shape (3,), got {arr.shape}")
+                point = tuple(float(v) for v in arr)
+            rows.append(TaskRow(FRAME, link.idx_local, -1, poss[i] is not None, quats[i] is not None,
+                                mode if quats[i] is not None else -1, point, mask, 1.0, None, None))
+        labels = [(pos_label(i), quat_label(i)) for i in range(n)]
+        return make_request(self, rows, labels, link_label, envs_idx=envs_idx,
+                            respect_joint_limit=respect_joint_limit, max_samples=max_samples,
+                            max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
+                            max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos,
+                            rest_weight=rest_weight, kernel=kernel)
 
 
 def _flags(return_error, return_info) -> tuple[bool, bool]:

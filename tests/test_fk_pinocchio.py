@@ -25,8 +25,7 @@ from _backend import init_engine
 from pinref import PinReference
 
 import engine
-from engine import assets, model, morphs
-from engine import entity as entity_mod
+from engine import assets, dispatch, model, morphs
 from engine.transforms import quat_to_matrix
 
 N_ENVS = 3
@@ -149,7 +148,7 @@ def test_fk_and_jacobian_match_pinocchio(name, precision):
 
 @pytest.mark.parametrize("name", PER_ROBOT_FK)
 def test_per_robot_fk_matches_pinocchio(name, precision, monkeypatch):
-    monkeypatch.setattr(entity_mod, "STATIC_FK_MIN_ROWS", 1)
+    monkeypatch.setattr(dispatch, "STATIC_FK_MIN_ROWS", 1)
     ref = _reference(name)
     scene = engine.Scene()
     with warnings.catch_warnings():
@@ -169,7 +168,7 @@ def test_per_robot_fk_matches_pinocchio(name, precision, monkeypatch):
 
 
 # batch sizes around every switch between kernels: serial / thread pool (256 rows), generic / per-robot
-# FK (entity.STATIC_FK_MIN_ROWS = 1024 rows), SIMD blocks of 8 (4 in float64) on the CPU
+# FK (dispatch.STATIC_FK_MIN_ROWS = 1024 rows), SIMD blocks of 8 (4 in float64) on the CPU
 FK_SIZES = (1, 255, 256, 257, 1023, 1024, 1031, 4096)
 
 

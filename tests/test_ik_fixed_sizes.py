@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import engine as ik
-from engine import ik as ik_front
+from engine import dispatch
 
 N = 300  # above MIN_FIXED_ENVS
 
@@ -20,20 +20,28 @@ def panda():
 
 
 def test_fixed_and_generic_solvers_agree(panda, monkeypatch):
-    assert N >= ik_front.MIN_FIXED_ENVS
-    assert ik_front.fixed_sizes(1, panda.n_dofs, N) == (6, panda.n_dofs, 1)
-    assert ik_front.fixed_sizes(1, panda.n_dofs, 16) == (0, 0, 0)
-    assert ik_front.fixed_sizes(1, 101, N) == (0, 0, 0)
+    assert N >= dispatch.MIN_FIXED_ENVS
+    assert dispatch.fixed_sizes("auto", 1, panda.n_dofs, N) == (6, panda.n_dofs, 1)
+    assert dispatch.fixed_sizes("auto", 1, panda.n_dofs, 16) == (0, 0, 0)
+    assert dispatch.fixed_sizes("auto", 1, 101, N) == (0, 0, 0)
+    assert dispatch.fixed_sizes("generic", 1, panda.n_dofs, N) == (0, 0, 0)  # one solver for everything
     hand = panda.get_link("hand")
     lo, hi = panda.q_limits
     q = panda.tree.apply_mimic(np.random.default_rng(3).uniform(lo, hi, (N, panda.n_qs)))
     pos, quat = panda.forward_kinematics(q)
-    # the generic solver (this robot also has a per-robot one, which kernel='auto' would pick)
+    # kernel='auto' on a robot without a per-robot solver (this one has one: hidden for the test) runs the
+    # generic solver, with the exact sizes for a batch this large; kernel='generic' never takes them
+    monkeypatch.setattr(panda, "_spec", None)
+    panda._ik_plans.clear()
     target = dict(pos=pos[:, hand.idx_local], quat=quat[:, hand.idx_local], seed=0, return_info=True,
-                  kernel="generic")
+                  kernel="auto")
     fixed = panda.inverse_kinematics(hand, **target)
-    monkeypatch.setattr(ik_front, "MIN_FIXED_ENVS", 10**9)
+    plan_fixed = panda._ik_plans.values()[-1]
+    assert plan_fixed.spec is None and plan_fixed.fixed == (6, panda.n_dofs, 1)
+    monkeypatch.setattr(dispatch, "MIN_FIXED_ENVS", 10**9)
+    panda._ik_plans.clear()  # plans keep their sizes
     generic = panda.inverse_kinematics(hand, **target)
+    assert panda._ik_plans.values()[-1].fixed == (0, 0, 0)
     for res in (fixed, generic):
         got, _ = panda.forward_kinematics(res.qpos)
         err = np.linalg.norm(got[:, hand.idx_local] - target["pos"], axis=-1)

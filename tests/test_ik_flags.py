@@ -121,17 +121,17 @@ def test_answers_do_not_depend_on_how_many_restart_slots_run_side_by_side(scenes
     """One thread running samples 0..5 in turn, or six threads each running one, or three running two:
     every env gets the same answer bit for bit (its lowest successful sample), however the threads
     share the progress hint. Targets far from the start make several envs need restarts."""
-    from engine import ik_plan
+    from engine import dispatch
 
     robot, pos, quat = scenes[64]
     answers = []
     for slots in (1, 6, 3):
-        monkeypatch.setattr(ik_plan, "restart_slots", lambda n_envs, max_samples, k=slots: min(k, max_samples))
-        robot.__dict__.pop("_ik_plans", None)  # plans keep their slot count
+        monkeypatch.setattr(dispatch, "restart_slots", lambda n_envs, max_samples, k=slots: min(k, max_samples))
+        robot._ik_plans.clear()  # plans keep their slot count
         res = robot.inverse_kinematics(link="hand", pos=pos, quat=quat, seed=3, kernel=kernel, return_info=True,
                                        max_samples=6, max_solver_iters=8)
         answers.append(res)
-    robot.__dict__.pop("_ik_plans", None)
+    robot._ik_plans.clear()
     assert (answers[0].sample > 0).sum() >= 5, "too few envs needed a restart for this test to mean anything"
     for res in answers[1:]:
         for name in ("qpos", "error", "success", "iterations", "sample"):

@@ -1,4 +1,5 @@
-"""Repeated IK calls reuse a validated plan (engine.ik_plan) without changing what a call returns.
+"""Repeated IK calls reuse a validated request (engine.ik_request) and its plan (engine.ik_plan)
+without changing what a call returns.
 
 * a sequence of calls on one entity answers exactly as each call does on a fresh entity;
 * results are the caller's own arrays: a later call never changes them;
@@ -13,6 +14,7 @@ import pytest
 from _backend import init_engine
 
 import engine
+from engine.kernels.tables import SOLVE_I
 
 N = 8
 
@@ -47,7 +49,7 @@ def test_repeated_calls_answer_as_fresh_ones(panda):
     kept = [a.qpos.copy() for a in answers]
     for seed, answer, q in zip(range(3), answers, kept):
         np.testing.assert_array_equal(answer.qpos, q)  # later calls did not write into earlier results
-        panda.__dict__.pop("_ik_plans", None)  # a fresh plan
+        panda._ik_plans.clear()  # a fresh plan
         fresh = _solve(panda, *_targets(panda, seed))
         np.testing.assert_array_equal(fresh.qpos, answer.qpos)
         np.testing.assert_array_equal(fresh.error, answer.error)
@@ -58,7 +60,7 @@ def test_repeated_calls_answer_as_fresh_ones(panda):
 
 
 def test_plans_are_keyed_by_value(panda):
-    panda.__dict__.pop("_ik_plans", None)
+    panda._ik_plans.clear()
     pos, quat = _targets(panda, 0)
     _solve(panda, pos, quat, rot_mask=[False, False, True])
     _solve(panda, pos.copy(), quat.copy(), rot_mask=(False, False, True))  # equal values, new objects
@@ -95,13 +97,13 @@ def test_a_bad_parameter_is_never_cached(panda):
 
 
 def test_unseeded_calls_draw_new_seeds(panda):
-    panda.__dict__.pop("_ik_plans", None)
+    panda._ik_plans.clear()
     pos, quat = _targets(panda, 3)
     seeds = []
     for _ in range(3):
         panda.inverse_kinematics("hand", pos, quat, kernel="generic")
         (plan,) = panda._ik_plans.values()  # one plan serves every call
-        seeds.append(int(plan.task_i[0, 3]))
+        seeds.append(int(plan.task_i[0, SOLVE_I.seed]))
     assert len(set(seeds)) == 3
     panda.inverse_kinematics("hand", pos, quat, kernel="generic", seed=7)
-    assert int(next(iter(panda._ik_plans.values())).task_i[0, 3]) == 7
+    assert int(panda._ik_plans.values()[-1].task_i[0, SOLVE_I.seed]) == 7

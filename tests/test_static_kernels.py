@@ -20,8 +20,7 @@ from _backend import init_engine
 from test_fk_mujoco import TEST_MJCF, random_qpos
 
 import engine
-from engine import entity as entity_mod
-from engine import morphs
+from engine import dispatch, morphs
 from engine.kernels import static_fk
 from engine.kernels.quat import atan2_upper
 from engine.kernels.spec import robot_spec
@@ -99,7 +98,7 @@ def test_sincos_half_matches_numpy(precision):
 
 @pytest.mark.parametrize("precision", ["64", "32"])
 def test_per_robot_fk_matches_mujoco(hinge_model, precision, monkeypatch):
-    monkeypatch.setattr(entity_mod, "STATIC_FK_MIN_ROWS", 1)
+    monkeypatch.setattr(dispatch, "STATIC_FK_MIN_ROWS", 1)
     n = 13  # one full block of SIMD lanes and a partial one
     scene, robot = _scene(hinge_model, n, precision)
     assert robot._spec is not None
@@ -130,7 +129,7 @@ def test_per_robot_fk_matches_mujoco(hinge_model, precision, monkeypatch):
 
 def test_large_fk_results_are_never_overwritten(hinge_model, monkeypatch):
     """Large FK calls reuse their output arrays only once the caller has let go of them."""
-    monkeypatch.setattr(entity_mod, "STATIC_FK_MIN_ROWS", 1)
+    monkeypatch.setattr(dispatch, "STATIC_FK_MIN_ROWS", 1)
     scene, robot = _scene(hinge_model, 9, "32")
     rng = np.random.default_rng(2)
     qa, qb = (robot.tree.apply_mimic(random_qpos(robot, rng, 9)) for _ in range(2))

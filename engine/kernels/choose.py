@@ -8,14 +8,15 @@ one nearest the rest posture); with no success, the lowest score. Ties go to the
 Since a thread runs its samples in increasing order and keeps its first success, the winner is
 the env's lowest successful sample whatever the thread schedule.
 
-Arguments: ``best_q`` (K B, n_qs + 2): kept qpos, score, rest distance; ``best_err`` (K B, Lt, 6);
-``best_i`` (K B, 3): success sample (-1 none), iterations, samples run. Outputs: ``q`` (B, n_qs),
-``err`` (B, Lt, 6), ``info`` (B, 2): the sample that won (-1 for none), its iterations.
+Arguments (columns named in :mod:`engine.kernels.tables`): ``best_q`` (K B, n_qs + 2): kept qpos,
+then ``KEPT_F``; ``best_err`` (K B, Lt, 6); ``best_i`` (K B, 3) ``BEST_I``. Outputs: ``q`` (B, n_qs),
+``err`` (B, Lt, 6), ``info`` (B, 2) ``CHOICE_I``: the sample that won (-1 for none), its iterations.
 """
 
 import taichi as ti
 
 from .launch import fast
+from .tables import BEST_I, CHOICE_I, KEPT_F
 
 
 @fast
@@ -33,11 +34,11 @@ def choose(best_q: ti.types.ndarray(), best_err: ti.types.ndarray(), best_i: ti.
         best_score = 0.0
         for k in range(K):
             t = e + k * B
-            score = best_q[t, n_qs]
-            if best_i[t, 0] >= 0:
-                key = ti.cast(best_i[t, 0], float)
+            score = best_q[t, n_qs + KEPT_F.score]
+            if best_i[t, BEST_I.success] >= 0:
+                key = ti.cast(best_i[t, BEST_I.success], float)
                 if exhaustive == 1:
-                    key = best_q[t, n_qs + 1]
+                    key = best_q[t, n_qs + KEPT_F.rest_dist]
                 if found == 0 or key < best_key:
                     pick = t
                     best_key = key
@@ -50,7 +51,7 @@ def choose(best_q: ti.types.ndarray(), best_err: ti.types.ndarray(), best_i: ti.
         for i in range(err.shape[1]):
             for c in ti.static(range(6)):
                 err[e, i, c] = best_err[pick, i, c]
-        info[e, 0] = -1
+        info[e, CHOICE_I.sample] = -1
         if found == 1:
-            info[e, 0] = best_i[pick, 0]
-        info[e, 1] = best_i[pick, 1]
+            info[e, CHOICE_I.sample] = best_i[pick, BEST_I.success]
+        info[e, CHOICE_I.iters] = best_i[pick, BEST_I.iters]

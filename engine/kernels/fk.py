@@ -1,26 +1,16 @@
 """Forward kinematics and Jacobians, one thread per row (env) of the batch.
 
-Robot constants ``robot_i`` / ``robot_f`` and pose buffers are laid out as in
-:mod:`engine.kernels.layout`.
+Robot constants ``robot_i`` / ``robot_f`` are laid out as named in :mod:`engine.kernels.tables`,
+pose buffers as in :mod:`engine.kernels.layout`.
 """
 
 import taichi as ti
 
-from .. import backend
 from .launch import fast
 from .quat import qaxis_angle, qcolumn, qmul, qnormalize, qrot
+from .tables import JOINT_F, JOINT_I, LINK_F, LINK_I, ROBOT_HEAD, joint_row_f, joint_row_i, link_row_i
 
 FIXED, HINGE, SLIDE, BALL, FREE = 0, 1, 2, 3, 4
-SERIAL_MAX_ROWS = 256  # FK / Jacobian rows up to which a CPU launch runs in the calling thread
-
-
-def serial_for(rows: int, max_rows: int = SERIAL_MAX_ROWS) -> bool:
-    """Whether a CPU kernel over ``rows`` items should run serially in the calling thread: handing
-    a small batch to taichi's thread pool costs more than the work (measured here: ~0.15 ms per
-    launch on an idle 2-core VM against ~0.03 ms serial; FK is ~0.3 us per row). Never on a GPU."""
-    return backend.STATE.arch == "cpu" and rows <= max_rows
-
-
 @ti.func
 def vec3(a: ti.template(), i, j, k0: ti.template()):
     return ti.Vector([a[i, j, k0], a[i, j, k0 + 1], a[i, j, k0 + 2]])
@@ -37,12 +27,19 @@ def const3(a: ti.template(), i, k0: ti.template()):
 
 
 @ti.func
-def joint_value(r, jr, q: ti.template(), robot_i: ti.template(), robot_f: ti.template()):
-    """Scalar q of the 1-dof joint in robot_i row ``jr`` (1 + L + j), derived from the leader for a
-    mimic joint."""
-    v = q[r, robot_i[jr, 1]]
-    if robot_i[jr, 3] >= 0:
-        v = robot_f[jr - 1, 7] * q[r, robot_i[jr, 3]] + robot_f[jr - 1, 8]
+def const4(a: ti.template(), i, k0: ti.template()):
+    return ti.Vector([a[i, k0], a[i, k0 + 1], a[i, k0 + 2], a[i, k0 + 3]])
+
+
+@ti.func
+def joint_value(r, j, q: ti.template(), robot_i: ti.template(), robot_f: ti.template()):
+    """Scalar q of the 1-dof joint ``j`` in row r of ``q``, derived from the leader for a mimic joint."""
+    L = robot_i[0, ROBOT_HEAD.n_links]
+    jr = joint_row_i(L, j)
+    v = q[r, robot_i[jr, JOINT_I.q]]
+    if robot_i[jr, JOINT_I.lead_q] >= 0:
+        jf = joint_row_f(L, j)
+        v = robot_f[jf, JOINT_F.mult] * q[r, robot_i[jr, JOINT_I.lead_q]] + robot_f[jf, JOINT_F.offset]
     return v
 
 
@@ -51,33 +48,34 @@ def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), 
            frames: ti.template() = True):
     """Forward kinematics of row r of ``q`` (B, n_qs) into row r of ``pose`` (B, L + J, 7); the
     joint frames (rows L..) only when ``frames`` (a compile-time flag: the Jacobian needs them)."""
-    L = robot_i[0, 0]
+    L = robot_i[0, ROBOT_HEAD.n_links]
     for l in range(L):
-        pos = const3(robot_f, l, 0)
-        quat = ti.Vector([robot_f[l, 3], robot_f[l, 4], robot_f[l, 5], robot_f[l, 6]])
-        p = robot_i[1 + l, 0]
+        pos = const3(robot_f, l, LINK_F.pos)
+        quat = const4(robot_f, l, LINK_F.quat)
+        p = robot_i[link_row_i(l), LINK_I.parent]
         if p >= 0:
             pquat = vec4(pose, r, p, 3)
             pos = vec3(pose, r, p, 0) + qrot(pquat, pos)
             quat = qmul(pquat, quat)
-        for j in range(robot_i[1 + l, 1], robot_i[1 + l, 2]):
-            jr = 1 + L + j
-            kind = robot_i[jr, 0]
-            qs = robot_i[jr, 1]
+        for j in range(robot_i[link_row_i(l), LINK_I.joint_start], robot_i[link_row_i(l), LINK_I.joint_end]):
+            jr = joint_row_i(L, j)
+            jf = joint_row_f(L, j)
+            kind = robot_i[jr, JOINT_I.kind]
+            qs = robot_i[jr, JOINT_I.q]
             if kind == HINGE or kind == BALL:
-                anchor = const3(robot_f, L + j, 0)
+                anchor = const3(robot_f, jf, JOINT_F.anchor)
                 rot = ti.Vector([1.0, 0.0, 0.0, 0.0])
                 if kind == HINGE:
-                    rot = qaxis_angle(const3(robot_f, L + j, 3),
-                                      joint_value(r, jr, q, robot_i, robot_f) - robot_f[L + j, 6])
+                    rot = qaxis_angle(const3(robot_f, jf, JOINT_F.axis),
+                                      joint_value(r, j, q, robot_i, robot_f) - robot_f[jf, JOINT_F.ref])
                 else:
                     rot = qnormalize(ti.Vector([q[r, qs], q[r, qs + 1], q[r, qs + 2], q[r, qs + 3]]))
                 anchor_w = pos + qrot(quat, anchor)
                 quat = qmul(quat, rot)
                 pos = anchor_w - qrot(quat, anchor)
             elif kind == SLIDE:
-                pos = pos + qrot(quat, const3(robot_f, L + j, 3)) * (
-                    joint_value(r, jr, q, robot_i, robot_f) - robot_f[L + j, 6])
+                pos = pos + qrot(quat, const3(robot_f, jf, JOINT_F.axis)) * (
+                    joint_value(r, j, q, robot_i, robot_f) - robot_f[jf, JOINT_F.ref])
             elif kind == FREE:
                 pos = ti.Vector([q[r, qs], q[r, qs + 1], q[r, qs + 2]])
                 quat = qnormalize(ti.Vector([q[r, qs + 3], q[r, qs + 4], q[r, qs + 5], q[r, qs + 6]]))
@@ -93,59 +91,81 @@ def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), 
 
 
 @ti.func
-def set_column(J: ti.template(), r, row0, d, lin, ang):
+def add_column(J: ti.template(), r, row0, d, lin, ang, scale):
     for k in ti.static(range(3)):
-        J[r, row0 + k, d] = lin[k]
-        J[r, row0 + 3 + k, d] = ang[k]
+        J[r, row0 + k, d] += scale * lin[k]
+        J[r, row0 + 3 + k, d] += scale * ang[k]
 
 
 @ti.func
-def jacobian_row(r, link, point, row0, robot_i: ti.template(), robot_f: ti.template(), pose: ti.template(),
-                 J: ti.template(), n):
-    """Rows ``row0 .. row0+5`` of ``J`` (B, rows, n_dofs) for a world ``point`` fixed to ``link``:
-    linear velocity of the point (3), then angular velocity (3), world axes. Zeroes those rows
-    first; mimic columns are folded into their leaders."""
-    L = robot_i[0, 0]
-    n_joints = robot_i[0, 1]
+def zero_rows(J: ti.template(), r, row0, n):
+    """Rows ``row0 .. row0+5`` of ``J`` (B, rows, n) set to zero (first n columns)."""
     for k in range(6):
         for d in range(n):
             J[r, row0 + k, d] = 0.0
+
+
+@ti.func
+def add_point_jacobian(r, link, point, row0, scale, robot_i: ti.template(), robot_f: ti.template(),
+                       pose: ti.template(), J: ti.template()):
+    """Adds ``scale`` times the Jacobian of a world ``point`` fixed to ``link`` to rows ``row0 ..
+    row0+5`` of ``J`` (B, rows, n_dofs): linear velocity of the point (3), then angular velocity
+    (3), world axes; the joint frames of ``pose`` row r must be current. Mimic columns are folded
+    into their leaders (so the mimic columns stay zero across several calls)."""
+    L = robot_i[0, ROBOT_HEAD.n_links]
+    n_joints = robot_i[0, ROBOT_HEAD.n_joints]
     cur = link
     while cur >= 0:
-        for j in range(robot_i[1 + cur, 1], robot_i[1 + cur, 2]):
-            jr = 1 + L + j
-            kind = robot_i[jr, 0]
-            d0 = robot_i[jr, 2]
+        for j in range(robot_i[link_row_i(cur), LINK_I.joint_start], robot_i[link_row_i(cur), LINK_I.joint_end]):
+            jr = joint_row_i(L, j)
+            jf = joint_row_f(L, j)
+            kind = robot_i[jr, JOINT_I.kind]
+            d0 = robot_i[jr, JOINT_I.dof]
             fpos = vec3(pose, r, L + j, 0)
             fquat = vec4(pose, r, L + j, 3)
             zero = ti.Vector([0.0, 0.0, 0.0])
             if kind == HINGE or kind == SLIDE:
-                axis_w = qrot(fquat, const3(robot_f, L + j, 3))
+                axis_w = qrot(fquat, const3(robot_f, jf, JOINT_F.axis))
                 if kind == HINGE:
-                    anchor_w = fpos + qrot(fquat, const3(robot_f, L + j, 0))
-                    set_column(J, r, row0, d0, axis_w.cross(point - anchor_w), axis_w)
+                    anchor_w = fpos + qrot(fquat, const3(robot_f, jf, JOINT_F.anchor))
+                    add_column(J, r, row0, d0, axis_w.cross(point - anchor_w), axis_w, scale)
                 else:
-                    set_column(J, r, row0, d0, axis_w, zero)
+                    add_column(J, r, row0, d0, axis_w, zero, scale)
             elif kind == BALL:
-                anchor_w = fpos + qrot(fquat, const3(robot_f, L + j, 0))
+                anchor_w = fpos + qrot(fquat, const3(robot_f, jf, JOINT_F.anchor))
                 for k in ti.static(range(3)):
                     e = qcolumn(fquat, k)
-                    set_column(J, r, row0, d0 + k, e.cross(point - anchor_w), e)
+                    add_column(J, r, row0, d0 + k, e.cross(point - anchor_w), e, scale)
             elif kind == FREE:
                 for k in ti.static(range(3)):
                     e = qcolumn(fquat, k)
                     unit = ti.Vector([0.0, 0.0, 0.0])
                     unit[k] = 1.0
-                    set_column(J, r, row0, d0 + k, unit, zero)
-                    set_column(J, r, row0, d0 + 3 + k, e.cross(point - fpos), e)
-        cur = robot_i[1 + cur, 0]
+                    add_column(J, r, row0, d0 + k, unit, zero, scale)
+                    add_column(J, r, row0, d0 + 3 + k, e.cross(point - fpos), e, scale)
+        cur = robot_i[link_row_i(cur), LINK_I.parent]
     for j in range(n_joints):
-        lead = robot_i[1 + L + j, 4]
+        lead = robot_i[joint_row_i(L, j), JOINT_I.lead_dof]
         if lead >= 0:
-            d = robot_i[1 + L + j, 2]
+            d = robot_i[joint_row_i(L, j), JOINT_I.dof]
             for k in range(6):
-                J[r, row0 + k, lead] += robot_f[L + j, 7] * J[r, row0 + k, d]
+                J[r, row0 + k, lead] += robot_f[joint_row_f(L, j), JOINT_F.mult] * J[r, row0 + k, d]
                 J[r, row0 + k, d] = 0.0
+
+
+@ti.func
+def jacobian_row(r, link, point, row0, robot_i: ti.template(), robot_f: ti.template(), pose: ti.template(),
+                 J: ti.template(), n):
+    """Rows ``row0 .. row0+5`` of ``J`` (B, rows, n_dofs, first n columns) for a world ``point``
+    fixed to ``link``: see :func:`add_point_jacobian` (these rows are zeroed first)."""
+    zero_rows(J, r, row0, n)
+    add_point_jacobian(r, link, point, row0, 1.0, robot_i, robot_f, pose, J)
+
+
+@ti.func
+def link_com(r, l, robot_f: ti.template(), pose: ti.template()):
+    """World position of link ``l``'s centre of mass in row r (its link pose must be current)."""
+    return vec3(pose, r, l, 0) + qrot(vec4(pose, r, l, 3), const3(robot_f, l, LINK_F.com))
 
 
 @ti.func
@@ -159,7 +179,7 @@ def point_of(r, link, local: ti.template(), i, pose: ti.template()):
 def forward_kinematics(q: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot_f: ti.types.ndarray(),
                        pose: ti.types.ndarray(), serial: ti.template()):
     """FK of every row of ``q`` (B, n_qs) into the link rows of ``pose`` (B, L [+ J], 7); ``serial``
-    (see :func:`serial_for`) runs the rows in the calling thread."""
+    (:func:`engine.dispatch.serial`) runs the rows in the calling thread."""
     ti.loop_config(serialize=serial)
     for r in range(q.shape[0]):
         fk_row(r, q, robot_i, robot_f, pose, False)

@@ -19,6 +19,18 @@ import numpy as np
 
 from .fk import FIXED, HINGE, SLIDE
 from .layout import PackedTree
+from .tables import (
+    JOINT_F,
+    JOINT_I,
+    LINK_F,
+    LINK_I,
+    QPOS_F,
+    ROBOT_HEAD,
+    joint_row_f,
+    joint_row_i,
+    link_row_i,
+    qpos_row_f,
+)
 
 MAX_DOFS = 16     # more dofs would make the unrolled kernels slow to compile
 MAX_LINKS = 48
@@ -60,13 +72,15 @@ class JointSpec:
 
 @dataclass(frozen=True)
 class LinkSpec:
-    """One link: parent index (-1 = world), body offset in the parent frame (pos m, quat wxyz) and
-    its joints in order."""
+    """One link: parent index (-1 = world), body offset in the parent frame (pos m, quat wxyz), its
+    joints in order, its mass (kg) and centre of mass (body frame, m)."""
 
     parent: int
     pos: tuple[float, float, float]
     quat: tuple[float, float, float, float]
     joints: tuple[JointSpec, ...]
+    mass: float = 0.0
+    com: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,6 +116,15 @@ class RobotSpec:
                 link = self.links[link].parent
         return tuple(sorted(out))
 
+    @property
+    def massive_links(self) -> tuple[int, ...]:
+        """The links with a mass, in order."""
+        return tuple(l for l, link in enumerate(self.links) if link.mass > 0)
+
+    @property
+    def total_mass(self) -> float:
+        return float(sum(link.mass for link in self.links))
+
     def moving_dofs(self, links) -> tuple[int, ...]:
         """The dofs whose motion moves any of ``links`` (a mimic joint counts as its leader's dof)."""
         mask = 0
@@ -123,25 +146,36 @@ def robot_spec(packed: PackedTree) -> RobotSpec | None:
     too big). Fixed joints are left out: they move nothing (the link offsets hold them)."""
     ri, rf = packed.robot_i, np.asarray(packed.robot_f, np.float64)
     L, J = packed.n_links, packed.n_joints
-    n_qs, n_dofs = int(ri[0, 2]), int(ri[0, 3])
+    n_qs, n_dofs = int(ri[0, ROBOT_HEAD.n_qs]), int(ri[0, ROBOT_HEAD.n_dofs])
     if not 0 < n_dofs <= MAX_DOFS or L > MAX_LINKS:
         return None  # nothing to move, or too big to unroll
     joints, by_packed = [], {}  # fixed joints (a URDF's) move nothing: the spec leaves them out
     for j in range(J):
-        kind, q, dof, lead_q, lead_dof = (int(v) for v in ri[1 + L + j])
+        row, frow = ri[joint_row_i(L, j)], rf[joint_row_f(L, j)]
+        kind, q = int(row[JOINT_I.kind]), int(row[JOINT_I.q])
         if kind == FIXED:
             continue
         if kind not in (HINGE, SLIDE):
             return None
-        by_packed[j] = JointSpec(len(joints), kind, q, dof, lead_q, lead_dof, _floats(rf[L + j, 0:3]),
-                                 _floats(rf[L + j, 3:6]), float(rf[L + j, 6]), float(rf[L + j, 7]),
-                                 float(rf[L + j, 8]), float(rf[L + J + q, 0]), float(rf[L + J + q, 1]))
+        limits = rf[qpos_row_f(L, J, q)]
+        by_packed[j] = JointSpec(len(joints), kind, q, int(row[JOINT_I.dof]), int(row[JOINT_I.lead_q]),
+                                 int(row[JOINT_I.lead_dof]), _floats(frow[JOINT_F.anchor:JOINT_F.anchor + 3]),
+                                 _floats(frow[JOINT_F.axis:JOINT_F.axis + 3]), float(frow[JOINT_F.ref]),
+                                 float(frow[JOINT_F.mult]), float(frow[JOINT_F.offset]),
+                                 float(limits[QPOS_F.lower]), float(limits[QPOS_F.upper]))
         joints.append(by_packed[j])
     if len(joints) > MAX_JOINTS:
         return None
-    links = tuple(LinkSpec(int(ri[1 + l, 0]), _floats(rf[l, 0:3]), _floats(rf[l, 3:7]),
-                           tuple(by_packed[j] for j in range(int(ri[1 + l, 1]), int(ri[1 + l, 2])) if j in by_packed))
-                  for l in range(L))
+
+    def link_spec(l: int) -> LinkSpec:
+        row, frow = ri[link_row_i(l)], rf[l]
+        own = tuple(by_packed[j] for j in range(int(row[LINK_I.joint_start]), int(row[LINK_I.joint_end]))
+                    if j in by_packed)
+        return LinkSpec(int(row[LINK_I.parent]), _floats(frow[LINK_F.pos:LINK_F.pos + 3]),
+                        _floats(frow[LINK_F.quat:LINK_F.quat + 4]), own, float(frow[LINK_F.mass]),
+                        _floats(frow[LINK_F.com:LINK_F.com + 3]))
+
+    links = tuple(link_spec(l) for l in range(L))
     if any(link.parent >= l for l, link in enumerate(links)):
         return None  # the unrolled FK needs parents before children (the packer's order)
     key = hashlib.sha1(ri.tobytes() + rf.tobytes()).hexdigest()

@@ -28,7 +28,8 @@ from collections import deque
 from collections.abc import Callable, Hashable
 
 from .. import backend
-from .fk import SERIAL_MAX_ROWS, serial_for
+from ..dispatch import SERIAL_MAX_ROWS
+from ..dispatch import serial as serial_for
 
 EXPLORE_EVERY = 16  # one launch in this many runs the mode not currently preferred
 WINDOW = 5  # launch times kept per mode and key

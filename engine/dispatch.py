@@ -1,0 +1,109 @@
+"""Every choice of which compiled kernel runs, and how, in one place.
+
+The engine has several forms of the same computation, all giving the same answers (the tests hold
+them to it); which one runs is a speed decision made here, from the batch size, the robot and the
+backend. Measured figures are from this project's 2-vCPU VM (``bench/fk.py``, ``bench/ik.py``).
+
+IK solver (:func:`ik_solver`), by the ``kernel`` argument of the IK calls (:data:`KERNELS`):
+
+- ``"generic"``: :mod:`engine.kernels.ik`, compiled once for every robot and task structure, with
+  sizes read at run time. Nothing compiles per robot: what the app uses, switching robots and
+  targets interactively.
+- ``"per_robot"``: :mod:`engine.kernels.static_ik`, compiled for the robot and the task structure
+  (2-3x the generic solver's throughput on a CPU; ~10 s to compile the first time a structure is
+  solved, then ~2 s per process from taichi's disk cache). Robots of hinges, slides and fixed
+  joints (mimic allowed) up to :data:`engine.kernels.spec.MAX_DOFS` dofs qualify; a ValueError
+  otherwise.
+- ``"auto"`` (the default): the per-robot solver where the robot qualifies and some joint moves a
+  task's link, else the generic one, which then gets compile-time sizes (:func:`fixed_sizes`) for
+  large batches of small problems.
+
+Restart slots per env (:func:`restart_slots`); serial or pooled CPU launches (:func:`serial`,
+and :mod:`engine.kernels.threads` for FK, which times both); FK form (:func:`fk_form`).
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import backend
+
+KERNELS = ("auto", "per_robot", "generic")
+
+SERIAL_MAX_ROWS = 256  # FK / Jacobian rows (and IK choice rows) up to which a CPU launch runs in the calling thread
+# per-robot IK solves of up to this many envs run in the calling thread on a CPU (by envs, not threads:
+# the serial and pooled kernels are separate compiles whose float rounding may differ in the last bits,
+# and the restart slots, which multiply the threads, must not change an answer)
+SERIAL_MAX_ENVS = 64
+MAX_THREADS = 1 << 16  # (env x restart) threads per IK call on a GPU; bounds the scratch memory
+MAX_FIXED_DOFS = 16  # the generic solver under "auto" gets compile-time sizes for robots up to this many dofs ...
+MAX_FIXED_TASKS = 2  # ... and tasks ...
+MIN_FIXED_ENVS = 256  # ... when the batch is large enough to repay a compile (~10 s cold, then cached on disk)
+STATIC_FK_MIN_ROWS = 1024  # forward_kinematics batches from here use the FK compiled for the robot
+_CPU_COUNT = os.cpu_count() or 1
+
+
+def serial(rows: int, max_rows: int = SERIAL_MAX_ROWS) -> bool:
+    """Whether a CPU kernel over ``rows`` items should run serially in the calling thread: handing
+    a small batch to taichi's thread pool costs more than the work (~0.15 ms per launch on an idle
+    2-core VM against ~0.03 ms serial; FK is ~0.3 us per row). Never on a GPU."""
+    return backend.STATE.arch == "cpu" and rows <= max_rows
+
+
+def restart_slots(n_envs: int, max_samples: int) -> int:
+    """How many restarts of one env run side by side (IK threads = n_envs x slots).
+
+    On a GPU every restart gets its own thread (bounded by :data:`MAX_THREADS`). On the CPU, where
+    a few cores are already kept busy by the envs, extra slots only run restarts that an earlier
+    success makes useless, so slots are added only until there are ~4 threads per core.
+    """
+    if backend.STATE.arch == "cpu":
+        want = -(-4 * _CPU_COUNT // n_envs)
+    else:
+        want = MAX_THREADS // n_envs
+    return max(1, min(max_samples, want))
+
+
+def fixed_sizes(kernel: str, n_tasks: int, n_dofs: int, n_envs: int) -> tuple[int, int, int]:
+    """Compile-time (rows, dofs, tasks) for the generic solver, or zeros to read the sizes at run time.
+
+    Exact sizes make the small dense loops ~25 % faster, but each size then compiles its own
+    solver. Only ``kernel="auto"`` takes them, for large batches of small problems; an explicit
+    ``"generic"`` keeps its promise of one compiled solver for everything.
+    """
+    if kernel == "auto" and n_envs >= MIN_FIXED_ENVS and n_dofs <= MAX_FIXED_DOFS and n_tasks <= MAX_FIXED_TASKS:
+        return 6 * n_tasks, n_dofs, n_tasks
+    return 0, 0, 0
+
+
+def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, what: str):
+    """The spec to compile the per-robot IK solver from, or None for the generic solver.
+
+    ``spec``: the robot's :class:`~engine.kernels.spec.RobotSpec` (None when it does not qualify);
+    ``moving_dofs``: the dofs that move the links the tasks use (the per-robot solver spans them,
+    so it needs one); ``what``: those links, for the error message."""
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel: expected one of {', '.join(map(repr, KERNELS))}, got {kernel!r}")
+    if kernel == "generic":
+        return None
+    if spec is None:
+        if kernel == "per_robot":
+            from .kernels.spec import MAX_DOFS
+
+            raise ValueError(f"kernel: '{robot_name}' has no per-robot solver (it takes robots of hinges, slides "
+                             f"and fixed joints with up to {MAX_DOFS} dofs); use kernel='auto' or 'generic'")
+        return None
+    if not moving_dofs:
+        if kernel == "per_robot":
+            raise ValueError(f"kernel: no joint moves {what}, so there is no per-robot solver for them; use "
+                             "kernel='auto' or 'generic'")
+        return None  # auto: the generic solver reports how far the fixed links are from their targets
+    return spec
+
+
+def fk_form(spec, rows: int) -> str:
+    """Which FK kernel ``forward_kinematics`` runs over ``rows`` rows: "lane" (the FK compiled for
+    the robot, :mod:`engine.kernels.lane_fk`: 3-6x the generic kernel on a CPU, ~1 s to compile
+    once per robot) from :data:`STATIC_FK_MIN_ROWS` rows for a robot that has a spec, else
+    "generic" (:mod:`engine.kernels.fk`)."""
+    return "lane" if spec is not None and rows >= STATIC_FK_MIN_ROWS else "generic"

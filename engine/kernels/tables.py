@@ -1,0 +1,135 @@
+"""Every column of every kernel table, by name: the one place a column number is written.
+
+The kernels read a robot and an IK request from a few 2-D arrays (few, large arguments keep a
+launch cheap). Each array stacks row *sections* (a header row, one row per link, per joint, ...)
+and each section has its own columns. A :class:`Columns` names them; the packers
+(:mod:`engine.kernels.layout`, :mod:`engine.ik_request`) write through these names and the kernels
+read through them (a plain int at trace time, so a read costs what a literal does). A field of
+width 3 or 4 (a vector) is named by its first column.
+
+Robot tables (:func:`engine.kernels.layout.pack_tree`), for L links, J joints, n_qs qpos entries:
+
+- ``robot_i`` int32 (1 + L + J, :data:`ROBOT_I_WIDTH`): row 0 :data:`ROBOT_HEAD`; row
+  :func:`link_row_i` (l) :data:`LINK_I`; row :func:`joint_row_i` (j) :data:`JOINT_I`.
+- ``robot_f`` float (L + J + n_qs, :data:`ROBOT_F_WIDTH`): row l :data:`LINK_F`; row L + j
+  :data:`JOINT_F`; row L + J + i :data:`QPOS_F`.
+
+The row helpers (``link_row_i`` ...) are ``ti.pyfunc``: the same arithmetic in a kernel and in numpy.
+
+Request tables (:mod:`engine.ik_request`), for Lt tasks with rows, n dofs:
+
+- ``task_i`` int32 (1 + Lt + n, :data:`TASK_I_WIDTH`): row 0 :data:`SOLVE_I`; row 1 + i
+  :data:`TASK_I`; row 1 + Lt + d :data:`DOF_I`.
+- ``task_f`` float (1 + Lt + n_qs, :data:`TASK_F_WIDTH`): row 0 :data:`SOLVE_F`; row 1 + i
+  :data:`TASK_F`; row 1 + Lt + i :data:`QPOS_REST_F`.
+"""
+
+from __future__ import annotations
+
+import taichi as ti
+
+
+class Columns:
+    """Named columns of one row section: ``Columns(a=1, pos=3)`` has ``a`` at 0 and the 3-wide
+    ``pos`` at 1..3; ``width`` is the total."""
+
+    def __init__(self, **widths: int):
+        self.width = 0
+        self._names = tuple(widths)
+        for name, width in widths.items():
+            setattr(self, name, self.width)
+            self.width += width
+
+    def __repr__(self) -> str:
+        return f"Columns({', '.join(f'{n}={getattr(self, n)}' for n in self._names)})"
+
+
+# -- robot tables --------------------------------------------------------------------------------
+ROBOT_HEAD = Columns(n_links=1, n_joints=1, n_qs=1, n_dofs=1)
+LINK_I = Columns(parent=1, joint_start=1, joint_end=1)  # parent -1: the world; joints [start, end)
+# type code (engine.kernels.fk: FIXED ...), qpos and dof start, the leader's qpos / dof start (-1: no mimic)
+JOINT_I = Columns(kind=1, q=1, dof=1, lead_q=1, lead_dof=1)
+# body offset in the parent frame (m, wxyz); mass (kg) and centre of mass in the body frame (m)
+LINK_F = Columns(pos=3, quat=4, mass=1, com=3)
+# anchor and unit axis in the link frame; qpos of zero motion; mimic q = mult * q_leader + offset
+JOINT_F = Columns(anchor=3, axis=3, ref=1, mult=1, offset=1)
+QPOS_F = Columns(lower=1, upper=1)  # limits, +-1e30 where unbounded
+
+ROBOT_I_WIDTH = max(c.width for c in (ROBOT_HEAD, LINK_I, JOINT_I))
+ROBOT_F_WIDTH = max(c.width for c in (LINK_F, JOINT_F, QPOS_F))
+
+
+@ti.pyfunc
+def link_row_i(l):
+    """Row of link ``l`` in ``robot_i``."""
+    return 1 + l
+
+
+@ti.pyfunc
+def joint_row_i(L, j):
+    """Row of joint ``j`` in ``robot_i`` (L links)."""
+    return 1 + L + j
+
+
+@ti.pyfunc
+def joint_row_f(L, j):
+    """Row of joint ``j`` in ``robot_f`` (L links)."""
+    return L + j
+
+
+@ti.pyfunc
+def qpos_row_f(L, J, i):
+    """Row of qpos entry ``i`` in ``robot_f`` (L links, J joints)."""
+    return L + J + i
+
+
+# -- request tables ------------------------------------------------------------------------------
+# iterations per sample, samples per env, restart slots per env, hash seed (set per call), joint
+# limits respected (0/1), every sample runs for the posture choice (0/1), no task needs its rows
+# transformed (every task a plain full world pose and every dof active: the fast path)
+SOLVE_I = Columns(max_iters=1, n_samples=1, slots=1, seed=1, respect_limits=1, exhaustive=1, plain=1)
+# damping of the Levenberg-Marquardt term, largest dof step (rad or m), posture pull weight
+SOLVE_F = Columns(damping=1, max_step=1, rest_weight=1)
+# task kind (FRAME, COM), link (-1 for COM), reference link (-1: the world), has a position
+# target (0/1), rotation mode (-1 free, 3 full, 0/1/2 align that local axis)
+TASK_I = Columns(kind=1, link=1, ref=1, has_pos=1, rot_mode=1)
+# point on the link (link frame, m); position mask per axis (0/1, the reference frame's axes);
+# weight; success tolerances (m, rad)
+TASK_F = Columns(point=3, pos_mask=3, weight=1, pos_tol=1, rot_tol=1)
+DOF_I = Columns(active=1)  # 1: the solver may move this dof
+QPOS_REST_F = Columns(rest=1)  # the posture the pull aims at
+
+TASK_I_WIDTH = max(c.width for c in (SOLVE_I, TASK_I, DOF_I))
+TASK_F_WIDTH = max(c.width for c in (SOLVE_F, TASK_F, QPOS_REST_F))
+
+FRAME, COM = 0, 1  # TASK_I.kind: a link frame's pose (world or relative), the centre of mass
+ROWS_PER_TASK = 6  # each task owns 6 rows of the Jacobian: linear 3, angular 3 (zero for COM)
+
+# a target row of ``targets`` (n_envs, Lt, TARGET.width): position then wxyz quaternion
+TARGET = Columns(pos=3, quat=4)
+
+# per-thread kept solution ``best_i`` (T, BEST_I.width): first successful sample (-1 none),
+# iterations of the kept iterate, samples run
+BEST_I = Columns(success=1, iters=1, samples=1)
+# after a kept qpos in ``best_q`` (T, n_qs + KEPT_F.width): its score and distance to the rest posture
+KEPT_F = Columns(score=1, rest_dist=1)
+# choice of each env (engine.kernels.choose) ``info_out`` (n_envs, CHOICE_I.width)
+CHOICE_I = Columns(sample=1, iters=1)
+
+
+@ti.pyfunc
+def task_row(i):
+    """Row of task ``i`` in ``task_i`` / ``task_f``."""
+    return 1 + i
+
+
+@ti.pyfunc
+def dof_row(Lt, d):
+    """Row of dof ``d`` in ``task_i`` (Lt tasks)."""
+    return 1 + Lt + d
+
+
+@ti.pyfunc
+def rest_row(Lt, i):
+    """Row of qpos entry ``i``'s rest value in ``task_f`` (Lt tasks)."""
+    return 1 + Lt + i

@@ -1,0 +1,191 @@
+"""IK tasks: what a solve must achieve, one small class per kind of target.
+
+A task contributes 6 rows to the solve: an error (position m, rotation rad as a rotation vector)
+and its Jacobian, scaled by the task's ``weight``; it is met when its unweighted errors are within
+its tolerances. :meth:`engine.entity.RigidEntity.solve_ik` solves any mix of them, batched:
+
+- :class:`PoseTask`: a link's point and orientation in the world (what ``inverse_kinematics``
+  targets), with per-axis position masks and the rot_mask rules of :mod:`engine.ik`;
+- :class:`RelativePoseTask`: a link's pose in another link's frame (closed chains: two hands on
+  one box, a tool held against a fixture on the robot);
+- :class:`ComTask`: the whole-body centre of mass (world frame), from the link masses and
+  inertial origins of the robot file;
+- :class:`PostureTask`: the pull toward a rest configuration in the tasks' null space, and the
+  choice of the nearest-to-rest solution among those meeting the tasks.
+
+Targets are ``(3,)`` / ``(4,)`` (shared by every env solved) or ``(n_envs, 3)`` /
+``(n_envs, 4)`` (one per env), quaternions wxyz; :meth:`Task.set_target` replaces them between
+calls. The rest of a task (link, masks, weight, tolerances) is its *structure*, fixed at creation;
+a solve validates it once per entity and keeps the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import inputs
+from .kernels.tables import COM, FRAME
+
+__all__ = ["ComTask", "PoseTask", "PostureTask", "RelativePoseTask", "Task", "TaskRow"]
+
+ALL = (True, True, True)
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """A task's structure as the solver takes it (hashable: part of the plan cache key).
+
+    ``kind``: :data:`~engine.kernels.tables.FRAME` or ``COM``; ``link`` / ``ref``: local link
+    indices (-1: none / the world); ``has_pos``, ``has_quat``: which targets it takes;
+    ``rot_mode``: 3 full orientation, -1 free, k align local axis k; ``point``: on the link (link
+    frame, m); ``pos_mask``: per axis of the reference frame; ``pos_tol`` / ``rot_tol``: m / rad,
+    None for the call's."""
+
+    kind: int
+    link: int
+    ref: int
+    has_pos: bool
+    has_quat: bool
+    rot_mode: int
+    point: tuple[float, float, float]
+    pos_mask: tuple[bool, bool, bool]
+    weight: float
+    pos_tol: float | None
+    rot_tol: float | None
+
+    @property
+    def structure(self) -> tuple[int, int, int]:
+        """What a solver compiled for a task structure is compiled for: (kind, link, ref)."""
+        return self.kind, self.link, self.ref
+
+    @property
+    def plain(self) -> bool:
+        """A full world pose of weight 1: its rows need no masking, rotating or scaling."""
+        return (self.kind == FRAME and self.ref < 0 and self.has_pos and all(self.pos_mask)
+                and self.rot_mode == 3 and self.weight == 1.0)
+
+
+def rot_mode(rot_mask) -> int:
+    """Kernel code of a rot_mask: 3 full, -1 free, k to align axis k."""
+    mask = inputs.as_mask("rot_mask", rot_mask)
+    n = int(mask.sum())
+    if n == 3:
+        return 3
+    if n == 0:
+        return -1
+    if n == 1:
+        return int(np.argmax(mask))
+    raise ValueError(f"rot_mask: got {mask.tolist()}; two aligned axes fix the third, so use all three "
+                     "(full orientation), one (align that axis) or none")
+
+
+def _tolerance(name: str, value) -> float | None:
+    return None if value is None else inputs.as_positive(name, value)
+
+
+class Task:
+    """Base class: a weight, tolerances, and targets set per call. Subclasses define
+    :meth:`row` (the structure, for one entity) and hold their targets in ``pos`` / ``quat``."""
+
+    pos = None
+    quat = None
+
+    def __init__(self, weight: float = 1.0, pos_tol: float | None = None, rot_tol: float | None = None):
+        self.weight = inputs.as_positive("weight", weight)
+        self.pos_tol = _tolerance("pos_tol", pos_tol)
+        self.rot_tol = _tolerance("rot_tol", rot_tol)
+
+    def row(self, entity, label: str) -> TaskRow:
+        """This task's structure on ``entity`` (links resolved; errors name ``label``)."""
+        raise NotImplementedError
+
+    def set_target(self, pos=None, quat=None) -> None:
+        """New targets for the next solve (shapes as in the module docstring); a task keeps the
+        kinds of target it was made with (a position task stays one)."""
+        if (pos is None) != (self.pos is None) or (quat is None) != (self.quat is None):
+            raise ValueError(f"set_target: {type(self).__name__} was made with "
+                             f"{'a' if self.pos is not None else 'no'} position and "
+                             f"{'an' if self.quat is not None else 'no'} orientation target; give the same kinds")
+        self.pos, self.quat = pos, quat
+
+
+class PoseTask(Task):
+    """``link``'s point ``local_point`` (link frame, m; default its origin) at ``pos`` (m, world)
+    and the link's orientation at ``quat`` (wxyz, world). Either target may be None (not both).
+    ``pos_mask``: world axes to match; ``rot_mask``: all True full orientation, one True align
+    that axis of the link with the target's (rotation about it free), none: free."""
+
+    def __init__(self, link, pos=None, quat=None, *, pos_mask=ALL, rot_mask=ALL, local_point=None,
+                 weight: float = 1.0, pos_tol: float | None = None, rot_tol: float | None = None):
+        super().__init__(weight, pos_tol, rot_tol)
+        if pos is None and quat is None:
+            raise ValueError("pos, quat: a pose task needs a position or an orientation target (or both)")
+        self.link, self.pos, self.quat = link, pos, quat
+        self.pos_mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
+        self.rot_mode = rot_mode(rot_mask)
+        self.local_point = (0.0, 0.0, 0.0) if local_point is None else _point("local_point", local_point)
+
+    def _frame_row(self, entity, label: str, ref: int) -> TaskRow:
+        link = entity._own_link(self.link, f"{label}.link").idx_local
+        return TaskRow(FRAME, link, ref, self.pos is not None, self.quat is not None,
+                       self.rot_mode if self.quat is not None else -1, self.local_point, self.pos_mask, self.weight,
+                       self.pos_tol, self.rot_tol)
+
+    def row(self, entity, label: str) -> TaskRow:
+        return self._frame_row(entity, label, -1)
+
+
+class RelativePoseTask(PoseTask):
+    """``link``'s pose in ``ref_link``'s frame: the point ``local_point`` of ``link`` at ``pos``
+    and ``link``'s orientation at ``quat``, both in ``ref_link``'s frame; ``pos_mask`` is per axis
+    of that frame. Both links move: a closed chain between them."""
+
+    def __init__(self, link, ref_link, pos=None, quat=None, *, pos_mask=ALL, rot_mask=ALL, local_point=None,
+                 weight: float = 1.0, pos_tol: float | None = None, rot_tol: float | None = None):
+        super().__init__(link, pos, quat, pos_mask=pos_mask, rot_mask=rot_mask, local_point=local_point,
+                         weight=weight, pos_tol=pos_tol, rot_tol=rot_tol)
+        self.ref_link = ref_link
+
+    def row(self, entity, label: str) -> TaskRow:
+        ref = entity._own_link(self.ref_link, f"{label}.ref_link").idx_local
+        out = self._frame_row(entity, label, ref)
+        if out.link == ref:
+            raise ValueError(f"{label}: link and ref_link are the same link ('{entity.links[ref].name}')")
+        return out
+
+
+class ComTask(Task):
+    """The entity's centre of mass (world frame, m) at ``pos``, per world axis in ``pos_mask``. The
+    masses and inertial origins come from the robot file (``KinematicTree.link_masses``)."""
+
+    def __init__(self, pos, *, pos_mask=ALL, weight: float = 1.0, pos_tol: float | None = None):
+        super().__init__(weight, pos_tol, None)
+        if pos is None:
+            raise ValueError("pos: a centre-of-mass task needs a position target")
+        self.pos = pos
+        self.pos_mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
+
+    def row(self, entity, label: str) -> TaskRow:
+        if entity.tree.total_mass <= 0:
+            raise ValueError(f"{label}: '{entity.tree.name}' has no link with a mass, so it has no centre of mass")
+        return TaskRow(COM, -1, -1, True, False, -1, (0.0, 0.0, 0.0), self.pos_mask, self.weight, self.pos_tol,
+                       None)
+
+
+class PostureTask:
+    """Pull toward ``qpos`` (n_qs,; default the robot's default configuration) with ``weight``
+    (per unit of error, in the tasks' null space), and among configurations meeting every other
+    task prefer the one nearest ``qpos``. At most one per solve; it has no rows and is always met."""
+
+    def __init__(self, qpos=None, weight: float = 0.1):
+        self.qpos = None if qpos is None else inputs.as_float_array("qpos", qpos)
+        self.weight = inputs.as_positive("weight", weight)
+
+
+def _point(name: str, value) -> tuple[float, float, float]:
+    arr = inputs.as_float_array(name, value)
+    if arr.shape != (3,):
+        raise ValueError(f"{name}: expected shape (3,), got {arr.shape}")
+    return tuple(float(v) for v in arr)
