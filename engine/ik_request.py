@@ -64,8 +64,8 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
     for i, row in enumerate(rows):  # the same point of a link twice: two targets for one thing
         key = (row.kind, row.link, row.ref, row.point)
         if key in seen:
-            name = entity.links[row.link].name if row.link >= 0 else "centre of mass"
-            raise ValueError(f"{link_label(i)}: '{name}' (local point {list(row.point)}) is also "
+            name = f"link '{entity.links[row.link].name}'" if row.link >= 0 else "the centre of mass"
+            raise ValueError(f"{link_label(i)}: {name} (local point {list(row.point)}) is also "
                              f"{link_label(seen[key])}; give each point one target (the same link at another "
                              "local_point is fine)")
         seen[key] = i
