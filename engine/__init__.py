@@ -10,9 +10,11 @@
 # isort: off
 from . import backend  # first: sets taichi's environment before anything imports taichi
 # isort: on
-from . import assets, model, morphs
+from . import assets, errors, model, morphs, tasks
 from .backend import init
 from .entity import RigidEntity
+from .errors import IKStudioError
+from .ik import IKResult
 from .scene import Scene
 from .scene import set_visualizer_factory as _set_visualizer_factory
 
@@ -30,4 +32,5 @@ _set_visualizer_factory(_make_visualizer)
 # backend names as attributes, as Genesis scripts write them: ik.init(backend=ik.gpu)
 gpu, cuda, vulkan, cpu = "gpu", "cuda", "vulkan", "cpu"
 
-__all__ = ["RigidEntity", "Scene", "assets", "backend", "cpu", "cuda", "gpu", "init", "model", "morphs", "vulkan"]
+__all__ = ["IKResult", "IKStudioError", "RigidEntity", "Scene", "assets", "backend", "cpu", "cuda", "errors", "gpu",
+           "init", "model", "morphs", "tasks", "vulkan"]

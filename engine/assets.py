@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlparse
 
+from .errors import InvalidValueError, MissingFileError, UnknownNameError
+
 __all__ = ["RobotEntry", "UnknownRobotError", "list_robots", "resolve", "robot_names",
            "erd_robots_dir", "package_dirs_for", "resolve_package_uri"]
 
@@ -79,11 +81,8 @@ class RobotEntry:
     description: str
 
 
-class UnknownRobotError(KeyError):
+class UnknownRobotError(UnknownNameError):
     """A robot name that is in neither the catalog nor the file system."""
-
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0]) if self.args else ""
 
 
 @functools.cache
@@ -245,10 +244,10 @@ def resolve(name_or_path: str | os.PathLike) -> RobotEntry:
     suffix = path.suffix.lower()
     if path.is_file() or suffix in ROBOT_SUFFIXES:
         if suffix not in ROBOT_SUFFIXES:
-            raise ValueError(f"robot file {text!r} has suffix {suffix!r}; expected one of "
-                             f"{sorted(ROBOT_SUFFIXES)}")
+            raise InvalidValueError(f"robot file {text!r} has suffix {suffix!r}; expected one of "
+                                    f"{sorted(ROBOT_SUFFIXES)}")
         if not path.is_file():
-            raise FileNotFoundError(f"robot file {text!r} does not exist")
+            raise MissingFileError(f"robot file {text!r} does not exist")
         path = path.resolve()
         for entry in entries.values():
             if entry.path == path:

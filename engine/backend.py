@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import InvalidTypeError, InvalidValueError, StateError
+
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 
@@ -105,18 +107,18 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     """
     logging_level = LOGGING_LEVELS.get(str(logging_level).lower(), logging_level)
     if logging_level not in LOGGING_LEVELS.values():
-        raise ValueError(f"logging_level: expected one of {sorted(LOGGING_LEVELS)}, got {logging_level!r}")
+        raise InvalidValueError(f"logging_level: expected one of {sorted(LOGGING_LEVELS)}, got {logging_level!r}")
     if backend not in BACKENDS:
-        raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+        raise InvalidValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
     precision = str(precision)
     if precision not in PRECISIONS:
-        raise ValueError(f"precision: expected one of {PRECISIONS}, got {precision!r}")
+        raise InvalidValueError(f"precision: expected one of {PRECISIONS}, got {precision!r}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
-        raise TypeError(f"seed: expected an int or None, got {seed!r}")
+        raise InvalidTypeError(f"seed: expected an int or None, got {seed!r}")
     if seed is not None and not 0 <= int(seed) <= 2**31 - 1:  # taichi's random_seed is an int32
-        raise ValueError(f"seed: expected 0 to {2**31 - 1}, got {seed!r}")
+        raise InvalidValueError(f"seed: expected 0 to {2**31 - 1}, got {seed!r}")
     if not isinstance(debug, bool | np.bool_):
-        raise TypeError(f"debug: expected a bool, got {debug!r}")
+        raise InvalidTypeError(f"debug: expected a bool, got {debug!r}")
     candidates, notes = _candidates(backend, precision)
     fp = ti.f64 if precision == "64" else ti.f32
     kwargs = dict(default_fp=fp, default_ip=ti.i32, debug=debug, log_level=logging_level,
@@ -126,7 +128,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     with LOCK:
         busy = locking.calls_in_progress()
         if busy:
-            raise RuntimeError(f"init: {busy} engine call(s) are running in other threads; init() resets taichi and "
+            raise StateError(f"init: {busy} engine call(s) are running in other threads; init() resets taichi and "
                                "would pull their arrays from under them. Call it before starting threads, or after "
                                "they finish")
         if STATE.initialised:
@@ -203,8 +205,8 @@ def _candidates(backend: str, precision: str) -> tuple[list, list[str]]:
     if precision == "64" and not device.float64:
         if out:  # CUDA comes first; should it fail, the CPU, not this device
             return out, notes
-        raise ValueError(f"precision: '64' needs float64 shaders, which the Vulkan device '{device.name}' "
-                         "lacks; use precision='32' (or backend='cpu')")
+        raise InvalidValueError(f"precision: '64' needs float64 shaders, which the Vulkan device '{device.name}' "
+                                "lacks; use precision='32' (or backend='cpu')")
     out.append((ti.vulkan, device))
     return out, notes
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 
 from . import backend
+from .errors import InvalidValueError
 
 KERNELS = ("auto", "per_robot", "generic")
 
@@ -83,20 +84,21 @@ def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, 
     ``moving_dofs``: the dofs that move the links the tasks use (the per-robot solver spans them,
     so it needs one); ``what``: those links, for the error message."""
     if kernel not in KERNELS:
-        raise ValueError(f"kernel: expected one of {', '.join(map(repr, KERNELS))}, got {kernel!r}")
+        raise InvalidValueError(f"kernel: expected one of {', '.join(map(repr, KERNELS))}, got {kernel!r}")
     if kernel == "generic":
         return None
     if spec is None:
         if kernel == "per_robot":
             from .kernels.spec import MAX_DOFS
 
-            raise ValueError(f"kernel: '{robot_name}' has no per-robot solver (it takes robots of hinges, slides "
-                             f"and fixed joints with up to {MAX_DOFS} dofs); use kernel='auto' or 'generic'")
+            raise InvalidValueError(f"kernel: '{robot_name}' has no per-robot solver (it takes robots of hinges, "
+                                    f"slides and fixed joints with up to {MAX_DOFS} dofs); use kernel='auto' or "
+                                    "'generic'")
         return None
     if not moving_dofs:
         if kernel == "per_robot":
-            raise ValueError(f"kernel: no joint moves {what}, so there is no per-robot solver for them; use "
-                             "kernel='auto' or 'generic'")
+            raise InvalidValueError(f"kernel: no joint moves {what}, so there is no per-robot solver for them; use "
+                                    "kernel='auto' or 'generic'")
         return None  # auto: the generic solver reports how far the fixed links are from their targets
     return spec
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import InvalidValueError
 from .model.tree import KinematicTree
 from .transforms import quat_from_axis_angle, quat_mul, quat_normalize, quat_to_rotvec
 
@@ -57,7 +58,7 @@ def normalize_quaternions(tree: KinematicTree, qpos: np.ndarray) -> np.ndarray:
             s = j.q_start + (3 if j.type == "free" else 0)
             norms = np.linalg.norm(qpos[:, s:s + 4], axis=-1)
             if np.any(norms < 1e-9):
-                raise ValueError(f"qpos: joint '{j.name}' has a zero quaternion at qpos[{s}:{s + 4}]")
+                raise InvalidValueError(f"qpos: joint '{j.name}' has a zero quaternion at qpos[{s}:{s + 4}]")
             qpos[:, s:s + 4] = quat_normalize(qpos[:, s:s + 4])
     return qpos
 

@@ -18,6 +18,7 @@ from . import backend, dispatch, inputs
 from . import dofs as dofs_mod
 from .backend import float_dtype
 from .elements import RigidJoint, RigidLink
+from .errors import InvalidTypeError, InvalidValueError, OutOfMemoryError, StateError, UnknownNameError
 from .ik import Scratch
 from .ik_api import IKMethods
 from .ik_plan import PlanCache
@@ -75,15 +76,15 @@ class RigidEntity(IKMethods):
         if isinstance(name, RigidLink):
             return self._own_link(name, "link")
         if name not in self._link_by_name:
-            raise KeyError(f"name: no link '{name}' in '{self.tree.name}'; links are: "
-                           f"{', '.join(self._link_by_name)}")
+            raise UnknownNameError(f"name: no link '{name}' in '{self.tree.name}'; links are: "
+                                   f"{', '.join(self._link_by_name)}")
         return self._link_by_name[name]
 
     def get_joint(self, name: str) -> RigidJoint:
         """The joint called ``name``; KeyError listing the valid names otherwise."""
         if name not in self._joint_by_name:
-            raise KeyError(f"name: no joint '{name}' in '{self.tree.name}'; joints are: "
-                           f"{', '.join(self._joint_by_name)}")
+            raise UnknownNameError(f"name: no joint '{name}' in '{self.tree.name}'; joints are: "
+                                   f"{', '.join(self._joint_by_name)}")
         return self._joint_by_name[name]
 
     def _own_link(self, link, arg: str = "link") -> RigidLink:
@@ -93,11 +94,11 @@ class RigidEntity(IKMethods):
             try:
                 return self.get_link(link)
             except KeyError as err:  # get_link's message names its own argument
-                raise KeyError(f"{arg}: {str(err.args[0]).removeprefix('name: ')}") from None
+                raise UnknownNameError(f"{arg}: {str(err.args[0]).removeprefix('name: ')}") from None
         if not isinstance(link, RigidLink):
-            raise TypeError(f"{arg}: expected a RigidLink or a link name, got {type(link).__name__}")
+            raise InvalidTypeError(f"{arg}: expected a RigidLink or a link name, got {type(link).__name__}")
         if link.entity_id != self.idx or link.idx_local >= self.n_links or self.links[link.idx_local] != link:
-            raise ValueError(f"{arg}: link '{link.name}' belongs to another entity")
+            raise InvalidValueError(f"{arg}: link '{link.name}' belongs to another entity")
         return link
 
     # -- build-time state -----------------------------------------------------------------------
@@ -131,9 +132,9 @@ class RigidEntity(IKMethods):
 
     def _require_built(self) -> None:
         if not self._built:
-            raise RuntimeError("the scene is not built: call scene.build() first")
+            raise StateError("the scene is not built: call scene.build() first")
         if self._generation != backend.STATE.generation:  # its kernels and device arrays are gone
-            raise RuntimeError("the scene was built before engine.init() was called again, which resets "
+            raise StateError("the scene was built before engine.init() was called again, which resets "
                                "taichi: build a new scene")
 
     def _run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
@@ -165,7 +166,7 @@ class RigidEntity(IKMethods):
 
     def _envs(self, envs_idx) -> np.ndarray:
         if envs_idx is not None and not self._batched:
-            raise ValueError("envs_idx: the scene was built without n_envs; pass envs_idx=None")
+            raise InvalidValueError("envs_idx: the scene was built without n_envs; pass envs_idx=None")
         idx = inputs.as_index_list("envs_idx", envs_idx, self._B, "env")
         return np.arange(self._B) if idx is None else idx
 
@@ -236,8 +237,8 @@ class RigidEntity(IKMethods):
         dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
         values = inputs.batched("position", position, (len(dofs),), len(envs), self._batched)
         if np.abs(values).max(initial=0) > MAX_JOINT_VALUE:
-            raise ValueError(f"position: expected dof targets of at most {MAX_JOINT_VALUE:g} (rad or m) in "
-                             f"magnitude, got {float(np.abs(values).max()):.3g}")
+            raise InvalidValueError(f"position: expected dof targets of at most {MAX_JOINT_VALUE:g} (rad or m) in "
+                                    f"magnitude, got {float(np.abs(values).max()):.3g}")
         self._dof_target[np.ix_(envs, dofs)] = values
         self._dof_controlled[np.ix_(envs, dofs)] = True
 
@@ -331,7 +332,7 @@ class RigidEntity(IKMethods):
         envs = self._envs(envs_idx)
         point = np.zeros(3) if local_point is None else inputs.as_float_array("local_point", local_point)
         if point.shape != (3,):
-            raise ValueError(f"local_point: expected shape (3,), got {point.shape}")
+            raise InvalidValueError(f"local_point: expected shape (3,), got {point.shape}")
         n = len(envs)
         pose = self._jacobian_pose(n)
         J = _allocate("get_jacobian", (n, 6, max(self.n_dofs, 1)), self._dtype, zero=True)
@@ -366,5 +367,5 @@ def _allocate(call: str, shape: tuple, dtype, zero: bool = False) -> np.ndarray:
         return np.zeros(shape, dtype) if zero else np.empty(shape, dtype)
     except MemoryError:
         need = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        raise MemoryError(f"{call}: its output for {shape[0]:,} envs needs {need / 2**20:,.0f} MiB, which this "
-                          "machine cannot allocate now; ask for fewer envs (envs_idx)") from None
+        raise OutOfMemoryError(f"{call}: its output for {shape[0]:,} envs needs {need / 2**20:,.0f} MiB, which this "
+                               "machine cannot allocate now; ask for fewer envs (envs_idx)") from None

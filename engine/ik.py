@@ -18,6 +18,7 @@ import numpy as np
 
 from . import backend, dispatch, inputs
 from .dispatch import KERNELS
+from .errors import InvalidValueError, OutOfMemoryError
 from .ik_plan import IKPlan
 from .ik_request import IKRequest, as_seed
 from .kernels import choose as choose_kernel
@@ -98,9 +99,9 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
         s = entity._ik_scratch.get(n_sel, K, n_tasks, plan.q0.shape[1], entity._packed.pose_rows,
                                    max(tree.n_dofs, 1), entity._dtype, generic)
     except MemoryError:
-        raise MemoryError(f"inverse_kinematics: {n_sel:,} envs x {K} restart slots do not fit in memory for the "
-                          f"solver's working arrays; solve fewer envs per call (envs_idx) or use a smaller scene"
-                          ) from None
+        raise OutOfMemoryError(f"inverse_kinematics: {n_sel:,} envs x {K} restart slots do not fit in memory for the "
+                               f"solver's working arrays; solve fewer envs per call (envs_idx) or use a smaller scene"
+                               ) from None
     if generic:
         ik_kernels.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *entity._robot_args, s["q"], s["pose"],
                          s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done, *plan.fixed)
@@ -143,7 +144,7 @@ def fill_targets(plan: IKPlan, targets: list, batched: bool) -> None:
     scale = np.abs(quat).max(axis=-1)  # divided out first: the squares of 1e20 (float32), 1e160 (float64) overflow
     if scale.min() < 1e-9:
         i = int(np.argmin(scale.min(axis=0)))
-        raise ValueError(f"{labels[i][1]}: expected non-zero (w, x, y, z) quaternions")
+        raise InvalidValueError(f"{labels[i][1]}: expected non-zero (w, x, y, z) quaternions")
     quat /= scale[..., None]
     quat /= np.sqrt(np.einsum("ijk,ijk->ij", quat, quat))[..., None]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from . import inputs
+from .errors import InvalidTypeError, InvalidValueError
 from .ik import IKResult, run
 from .ik_request import make_request
 from .kernels.tables import FRAME
@@ -49,13 +50,13 @@ class IKMethods:
         tasks = list(tasks) if isinstance(tasks, list | tuple) else [tasks]
         posture = [t for t in tasks if isinstance(t, PostureTask)]
         if len(posture) > 1:
-            raise ValueError(f"tasks: expected at most one PostureTask, got {len(posture)}")
+            raise InvalidValueError(f"tasks: expected at most one PostureTask, got {len(posture)}")
         rows, labels, targets = [], [], []
         for i, task in enumerate(tasks):
             if isinstance(task, PostureTask):
                 continue
             if not isinstance(task, Task):
-                raise TypeError(f"tasks[{i}]: expected a task of engine.tasks, got {type(task).__name__}")
+                raise InvalidTypeError(f"tasks[{i}]: expected a task of engine.tasks, got {type(task).__name__}")
             rows.append(task.row(self, f"tasks[{i}]"))
             labels.append((f"tasks[{i}].pos", f"tasks[{i}].quat"))
             targets.append((task.pos, task.quat))
@@ -163,15 +164,15 @@ class IKMethods:
         pos_label, quat_label = label("poss", "pos"), label("quats", "quat")
         n = len(links)
         if n == 0:
-            raise ValueError("links: expected at least one link")
+            raise InvalidValueError("links: expected at least one link")
         resolved = [self._own_link(link, link_label(i)) for i, link in enumerate(links)]
         for name, seq in (("poss", poss), ("quats", quats), ("local_points", local_points)):
             if len(seq) != n:
-                raise ValueError(f"{name}: expected {n} entries (one per link), got {len(seq)}")
+                raise InvalidValueError(f"{name}: expected {n} entries (one per link), got {len(seq)}")
         for i in range(n):
             if poss[i] is None and quats[i] is None:
-                raise ValueError(f"{pos_label(i)}, {quat_label(i)}: link '{resolved[i].name}' has neither a position "
-                                 "nor an orientation target")
+                raise InvalidValueError(f"{pos_label(i)}, {quat_label(i)}: link '{resolved[i].name}' has neither a "
+                                        "position nor an orientation target")
         mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
         mode = rot_mode(rot_mask)
         rows = []
@@ -180,7 +181,7 @@ class IKMethods:
             if local_points[i] is not None:
                 arr = inputs.as_float_array(point_label(i), local_points[i])
                 if arr.shape != (3,):
-                    raise ValueError(f"{point_label(i)}: expected shape (3,), got {arr.shape}")
+                    raise InvalidValueError(f"{point_label(i)}: expected shape (3,), got {arr.shape}")
                 point = tuple(float(v) for v in arr)
             rows.append(TaskRow(FRAME, link.idx_local, -1, poss[i] is not None, quats[i] is not None,
                                 mode if quats[i] is not None else -1, point, mask, 1.0, None, None))
@@ -205,4 +206,4 @@ def _per_link(name: str, value, n: int) -> list:
     if isinstance(value, list | tuple) or (hasattr(value, "__len__") and hasattr(value, "__getitem__")
                                            and not isinstance(value, str | bytes)):
         return list(value)
-    raise TypeError(f"{name}: expected a list with one entry per link ({n}), got {type(value).__name__}")
+    raise InvalidTypeError(f"{name}: expected a list with one entry per link ({n}), got {type(value).__name__}")

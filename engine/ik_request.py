@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dispatch, inputs
+from .errors import InvalidTypeError, InvalidValueError
 from .kernels import static_ik
 from .tasks import TaskRow
 
@@ -59,20 +60,20 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
     names task i's link in errors."""
     tree = entity.tree
     if not rows:
-        raise ValueError(f"{link_label(None)}: expected at least one")
+        raise InvalidValueError(f"{link_label(None)}: expected at least one")
     seen: dict = {}
     for i, row in enumerate(rows):  # the same point of a link twice: two targets for one thing
         key = (row.kind, row.link, row.ref, row.point)
         if key in seen:
             name = f"link '{entity.links[row.link].name}'" if row.link >= 0 else "the centre of mass"
-            raise ValueError(f"{link_label(i)}: {name} (local point {list(row.point)}) is also "
-                             f"{link_label(seen[key])}; give each point one target (the same link at another "
-                             "local_point is fine)")
+            raise InvalidValueError(f"{link_label(i)}: {name} (local point {list(row.point)}) is also "
+                                    f"{link_label(seen[key])}; give each point one target (the same link at another "
+                                    "local_point is fine)")
         seen[key] = i
     envs = entity._envs(envs_idx)
     rest = tree.default_qpos.copy() if rest_qpos is None else inputs.as_float_array("rest_qpos", rest_qpos)
     if rest.shape != (tree.n_qs,):
-        raise ValueError(f"rest_qpos: expected shape ({tree.n_qs},), got {rest.shape}")
+        raise InvalidValueError(f"rest_qpos: expected shape ({tree.n_qs},), got {rest.shape}")
     tree.check_joint_values("rest_qpos", rest)
     dofs = None
     if dofs_idx_local is not None:
@@ -105,5 +106,5 @@ def as_seed(seed) -> int:
     if seed is None:
         return int(np.random.randint(0, 2**31 - 1))
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise TypeError(f"seed: expected an int or None, got {seed!r}")
+        raise InvalidTypeError(f"seed: expected an int or None, got {seed!r}")
     return int(seed) % (2**31)

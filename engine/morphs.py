@@ -11,16 +11,18 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import InvalidTypeError, InvalidValueError, MissingFileError
+
 
 def _vector(name: str, value, size: int) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected {size} numbers, got {value!r}") from None
+        raise InvalidValueError(f"{name}: expected {size} numbers, got {value!r}") from None
     if arr.shape != (size,):
-        raise ValueError(f"{name}: expected shape ({size},), got shape {arr.shape} ({value!r})")
+        raise InvalidValueError(f"{name}: expected shape ({size},), got shape {arr.shape} ({value!r})")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: expected finite numbers, got {value!r}")
+        raise InvalidValueError(f"{name}: expected finite numbers, got {value!r}")
     return arr
 
 
@@ -33,12 +35,12 @@ def _resolve_file(file, suffixes: tuple[str, ...]) -> Path:
     if str(file).strip().lower() in assets.GENESIS_PATHS:
         return assets.resolve(str(file)).path
     if path.suffix.lower() in suffixes or "/" in str(file) or path.suffix:
-        raise FileNotFoundError(f"file: no such robot file: '{path}'")
+        raise MissingFileError(f"file: no such robot file: '{path}'")
 
     try:
         return assets.resolve(str(file)).path
     except KeyError as err:
-        raise FileNotFoundError(f"file: no such robot file or catalog name: '{file}' ({err.args[0]})") from None
+        raise MissingFileError(f"file: no such robot file or catalog name: '{file}' ({err.args[0]})") from None
 
 
 MAX_SCALE = 1e6  # a robot scaled beyond this (or placed beyond MAX_POS) overflows float32 poses
@@ -62,19 +64,19 @@ class _Morph:
         quat = _vector("quat", self.quat, 4)
         norm = np.linalg.norm(quat)
         if norm < 1e-9:
-            raise ValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {self.quat!r}")
+            raise InvalidValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {self.quat!r}")
         object.__setattr__(self, "quat", quat / norm)
         if isinstance(self.scale, bool | np.bool_ | str):
-            raise TypeError(f"scale: expected a number, got {self.scale!r}")
+            raise InvalidTypeError(f"scale: expected a number, got {self.scale!r}")
         scale = float(self.scale)
         if not np.isfinite(scale) or scale <= 0 or scale > MAX_SCALE:
-            raise ValueError(f"scale: expected a positive number up to {MAX_SCALE:g}, got {self.scale!r}")
+            raise InvalidValueError(f"scale: expected a positive number up to {MAX_SCALE:g}, got {self.scale!r}")
         object.__setattr__(self, "scale", scale)
         if np.abs(self.pos).max() > MAX_POS:
-            raise ValueError(f"pos: expected coordinates within {MAX_POS:g} m, got {self.pos.tolist()}")
+            raise InvalidValueError(f"pos: expected coordinates within {MAX_POS:g} m, got {self.pos.tolist()}")
         if self.requires_jac_and_IK is not True:
-            raise ValueError(f"requires_jac_and_IK: every entity here supports Jacobians and IK; expected True, "
-                             f"got {self.requires_jac_and_IK!r}")
+            raise InvalidValueError(f"requires_jac_and_IK: every entity here supports Jacobians and IK; expected True, "
+                                    f"got {self.requires_jac_and_IK!r}")
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ class URDF(_Morph):
 
     def __post_init__(self):
         if not isinstance(self.fixed, bool | np.bool_):  # 'no' is not False
-            raise TypeError(f"fixed: expected True or False, got {self.fixed!r}")
+            raise InvalidTypeError(f"fixed: expected True or False, got {self.fixed!r}")
         object.__setattr__(self, "fixed", bool(self.fixed))
         super().__post_init__()
 

@@ -15,6 +15,7 @@ import numpy as np
 from . import backend, inputs
 from . import model as model_mod
 from .entity import RigidEntity
+from .errors import InvalidTypeError, InvalidValueError, StateError
 from .locking import new_lock, serialised
 
 
@@ -40,7 +41,7 @@ class Scene:
     def add_entity(self, morph) -> RigidEntity:
         """Load ``morph`` (an ``engine.morphs`` URDF or MJCF) and add it; returns the entity."""
         if self.is_built:
-            raise RuntimeError("add_entity: the scene is already built; add entities before build()")
+            raise StateError("add_entity: the scene is already built; add entities before build()")
         tree = model_mod.load(morph)
         link_start = sum(e.n_links for e in self.entities)
         joint_start = sum(e.n_joints for e in self.entities)
@@ -55,13 +56,13 @@ class Scene:
         ``env_spacing`` (x, y) in m only lays envs out on screen; poses stay env-local.
         """
         if self.is_built:
-            raise RuntimeError("build: the scene is already built")
+            raise StateError("build: the scene is already built")
         if n_envs is not None:
             n_envs = inputs.as_positive("n_envs", n_envs, integer=True, maximum=2**62)
             self._check_size(n_envs)  # memory and 32-bit indices bound it far below
         spacing = inputs.as_float_array("env_spacing", env_spacing)
         if spacing.shape != (2,):
-            raise ValueError(f"env_spacing: expected 2 numbers (x, y), got shape {spacing.shape}")
+            raise InvalidValueError(f"env_spacing: expected 2 numbers (x, y), got shape {spacing.shape}")
         self.n_envs = n_envs
         self.env_spacing = spacing
         for entity in self.entities:
@@ -76,12 +77,12 @@ class Scene:
         need = n_envs * per_env
         available = memory_available()
         if available is not None and need > available:
-            raise ValueError(f"n_envs: {n_envs:,} envs need {_bytes(need)} for their state alone "
-                             f"({_bytes(per_env)} per env); this machine has {_bytes(available)} available")
+            raise InvalidValueError(f"n_envs: {n_envs:,} envs need {_bytes(need)} for their state alone "
+                                    f"({_bytes(per_env)} per env); this machine has {_bytes(available)} available")
         widest = max((e.widest_row() for e in self.entities), default=1)
         if n_envs * widest > inputs.INT32_MAX:
-            raise ValueError(f"n_envs: expected at most {inputs.INT32_MAX // widest:,} for this scene (the kernels "
-                             f"index arrays with 32-bit integers), got {n_envs:,}")
+            raise InvalidValueError(f"n_envs: expected at most {inputs.INT32_MAX // widest:,} for this scene (the "
+                                    f"kernels index arrays with 32-bit integers), got {n_envs:,}")
 
     @property
     def is_batched(self) -> bool:
@@ -136,7 +137,7 @@ class Scene:
             with self._lock:  # two threads asking at once get one visualizer
                 if self._visualizer is None:
                     if _visualizer_factory is None:
-                        raise RuntimeError("visualizer: no visualizer factory is registered "
+                        raise StateError("visualizer: no visualizer factory is registered "
                                            "(engine.scene.set_visualizer_factory)")
                     vis = _visualizer_factory(self)
                     _check_visualizer(self, vis)
@@ -186,7 +187,7 @@ class Scene:
     def clear_debug_object(self, handle) -> None:
         """Remove one debug object drawn in this scene."""
         if self._visualizer is None:
-            raise ValueError(f"handle: {handle!r} is not drawn in this scene (nothing is drawn in it)")
+            raise InvalidValueError(f"handle: {handle!r} is not drawn in this scene (nothing is drawn in it)")
         self._visualizer.clear_debug_object(handle)
 
     def clear_debug_objects(self) -> None:
@@ -196,7 +197,7 @@ class Scene:
 
     def _require_built(self) -> None:
         if not self.is_built:
-            raise RuntimeError("the scene is not built: call scene.build() first")
+            raise StateError("the scene is not built: call scene.build() first")
 
 
 _visualizer_factory = None
@@ -207,14 +208,14 @@ def set_visualizer_factory(factory) -> None:
     ``scene.visualizer`` is read (the scene keeps it). None unregisters it."""
     global _visualizer_factory
     if factory is not None and not callable(factory):
-        raise TypeError(f"factory: expected a callable factory(scene) or None, got {type(factory).__name__}")
+        raise InvalidTypeError(f"factory: expected a callable factory(scene) or None, got {type(factory).__name__}")
     _visualizer_factory = factory
 
 
 def _check_visualizer(scene: Scene, vis) -> None:
     if getattr(vis, "scene", None) is not scene or not callable(getattr(vis, "close", None)):
-        raise TypeError(f"visualizer: expected a visualizer made for this scene (engine.vis.Visualizer(scene)), "
-                        f"got {type(vis).__name__}")
+        raise InvalidTypeError(f"visualizer: expected a visualizer made for this scene (engine.vis.Visualizer(scene)), "
+                               f"got {type(vis).__name__}")
 
 
 def memory_available() -> int | None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import inputs
+from .errors import InvalidValueError
 from .kernels.tables import COM, FRAME
 
 __all__ = ["ComTask", "PoseTask", "PostureTask", "RelativePoseTask", "Task", "TaskRow"]
@@ -77,8 +78,8 @@ def rot_mode(rot_mask) -> int:
         return -1
     if n == 1:
         return int(np.argmax(mask))
-    raise ValueError(f"rot_mask: got {mask.tolist()}; two aligned axes fix the third, so use all three "
-                     "(full orientation), one (align that axis) or none")
+    raise InvalidValueError(f"rot_mask: got {mask.tolist()}; two aligned axes fix the third, so use all three "
+                            "(full orientation), one (align that axis) or none")
 
 
 def _tolerance(name: str, value) -> float | None:
@@ -105,9 +106,9 @@ class Task:
         """New targets for the next solve (shapes as in the module docstring); a task keeps the
         kinds of target it was made with (a position task stays one)."""
         if (pos is None) != (self.pos is None) or (quat is None) != (self.quat is None):
-            raise ValueError(f"set_target: {type(self).__name__} was made with "
-                             f"{'a' if self.pos is not None else 'no'} position and "
-                             f"{'an' if self.quat is not None else 'no'} orientation target; give the same kinds")
+            made = f"{'a' if self.pos is not None else 'no'} position and {'an' if self.quat is not None else 'no'}"
+            raise InvalidValueError(f"set_target: {type(self).__name__} was made with {made} orientation target; "
+                                    "give the same kinds")
         self.pos, self.quat = pos, quat
 
 
@@ -121,7 +122,7 @@ class PoseTask(Task):
                  weight: float = 1.0, pos_tol: float | None = None, rot_tol: float | None = None):
         super().__init__(weight, pos_tol, rot_tol)
         if pos is None and quat is None:
-            raise ValueError("pos, quat: a pose task needs a position or an orientation target (or both)")
+            raise InvalidValueError("pos, quat: a pose task needs a position or an orientation target (or both)")
         self.link, self.pos, self.quat = link, pos, quat
         self.pos_mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
         self.rot_mode = rot_mode(rot_mask)
@@ -152,7 +153,7 @@ class RelativePoseTask(PoseTask):
         ref = entity._own_link(self.ref_link, f"{label}.ref_link").idx_local
         out = self._frame_row(entity, label, ref)
         if out.link == ref:
-            raise ValueError(f"{label}: link and ref_link are the same link ('{entity.links[ref].name}')")
+            raise InvalidValueError(f"{label}: link and ref_link are the same link ('{entity.links[ref].name}')")
         return out
 
 
@@ -163,13 +164,14 @@ class ComTask(Task):
     def __init__(self, pos, *, pos_mask=ALL, weight: float = 1.0, pos_tol: float | None = None):
         super().__init__(weight, pos_tol, None)
         if pos is None:
-            raise ValueError("pos: a centre-of-mass task needs a position target")
+            raise InvalidValueError("pos: a centre-of-mass task needs a position target")
         self.pos = pos
         self.pos_mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
 
     def row(self, entity, label: str) -> TaskRow:
         if entity.tree.total_mass <= 0:
-            raise ValueError(f"{label}: '{entity.tree.name}' has no link with a mass, so it has no centre of mass")
+            raise InvalidValueError(f"{label}: '{entity.tree.name}' has no link with a mass, so it has no centre of "
+                                    "mass")
         return TaskRow(COM, -1, -1, True, False, -1, (0.0, 0.0, 0.0), self.pos_mask, self.weight, self.pos_tol,
                        None)
 
@@ -187,5 +189,5 @@ class PostureTask:
 def _point(name: str, value) -> tuple[float, float, float]:
     arr = inputs.as_float_array(name, value)
     if arr.shape != (3,):
-        raise ValueError(f"{name}: expected shape (3,), got {arr.shape}")
+        raise InvalidValueError(f"{name}: expected shape (3,), got {arr.shape}")
     return tuple(float(v) for v in arr)

@@ -242,3 +242,15 @@ def test_com_task_needs_masses(tmp_path):
     scene.build()
     with pytest.raises(ValueError, match=r"tasks\[0\]: 'stick' has no link with a mass"):
         robot.solve_ik([ComTask(np.zeros(3))])
+
+
+def test_every_engine_error_has_one_root(dual):
+    """engine.IKStudioError catches what the engine raises on purpose, and each error is still the
+    built-in kind Genesis code catches."""
+    for call, builtin in ((lambda: dual.solve_ik([]), ValueError), (lambda: dual.get_link("nose"), KeyError),
+                          (lambda: dual.solve_ik([PoseTask("left_hand", np.zeros(3))], seed="x"), TypeError),
+                          (lambda: dual.get_qpos(envs_idx=[99]), IndexError),
+                          (lambda: engine.Scene().add_entity(morphs.URDF(file="/no/such.urdf")), Exception)):
+        with pytest.raises(engine.IKStudioError) as info:
+            call()
+        assert isinstance(info.value, builtin)

@@ -35,7 +35,9 @@ def test_fast_path_matches_taichi_path_across_shapes(panda):
 
 
 def test_small_batches_run_serially_on_the_cpu_only():
-    assert fk.serial_for(16) and not fk.serial_for(100_000)
+    from engine import dispatch
+
+    assert dispatch.serial(16) and not dispatch.serial(100_000)
 
 
 def test_fast_path_rejects_non_contiguous(panda):
@@ -63,3 +65,30 @@ def test_reused_and_replaced_arrays_are_bound_right(panda):
         fk.forward_kinematics(q, *panda._packed.args(), pose, True)
         fk.forward_kinematics.kernel(q.copy(), *panda._packed.args(), want, True)
         np.testing.assert_array_equal(pose, want)
+
+
+def test_compiled_kernels_are_bounded_and_dropped_with_their_program():
+    """engine.kernels.launch.CompiledCache: one build per key, least recently used dropped beyond its
+    size, and every kernel of an earlier engine.init dropped once a later one asks."""
+    from engine import backend
+    from engine.kernels.launch import CompiledCache
+
+    cache, built = CompiledCache(max_size=2), []
+
+    def build(name):
+        built.append(name)
+        return object()
+
+    a = cache.get("a", lambda: build("a"))
+    assert cache.get("a", lambda: build("again")) is a and built == ["a"]
+    cache.get("b", lambda: build("b"))
+    cache.get("a", lambda: build("again"))  # a is now the most recently used
+    cache.get("c", lambda: build("c"))  # b goes
+    assert len(cache) == 2 and built == ["a", "b", "c"]
+    cache.get("b", lambda: build("b2"))
+    assert built[-1] == "b2"
+    backend.STATE.generation += 1  # what engine.init does
+    try:
+        assert cache.get("b", lambda: build("b3")) is not None and built[-1] == "b3" and len(cache) == 1
+    finally:
+        backend.STATE.generation -= 1

@@ -30,12 +30,12 @@ import taichi as ti
 from taichi.lang import impl
 
 from .. import backend
-from .launch import fast
+from .launch import CompiledCache, fast
 from .spec import RobotSpec
 from .static_fk import UNROLLED_COMPILE, fk_kernel
 from .traced import bind, const, trace_fk
 
-_CACHE: dict = {}
+_CACHE = CompiledCache()
 LANES = {"32": 8, "64": 4}  # rows per thread: one 256-bit AVX register of the engine's floats
 LANE_COMPILE = {**UNROLLED_COMPILE, "real_matrix_scalarize": False}
 
@@ -71,11 +71,7 @@ def lane_fk_kernel(spec: RobotSpec):
     (B * L, 3) and ``quat`` (B * L, 4) are written one row vector at a time, in float64 (whose
     vector stores would need 32-B alignment, see above) they are flat (B * L * 3,) / (B * L * 4,)."""
     precision = backend.STATE.precision
-    key = ("lane_fk", spec.key, backend.STATE.generation, precision)
-    with backend.LOCK:  # two threads asking at once get one kernel
-        if key not in _CACHE:
-            _CACHE[key] = _build(spec, precision)
-        return _CACHE[key]
+    return _CACHE.get(spec.key, lambda: _build(spec, precision))
 
 
 def _build(spec: RobotSpec, precision: str):

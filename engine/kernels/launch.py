@@ -39,6 +39,7 @@ from taichi.lang._ndarray import Ndarray
 from taichi.types import template
 
 from .. import backend
+from ..errors import InvalidValueError
 
 
 class FastKernel:
@@ -92,7 +93,7 @@ class FastKernel:
                 last = bound[slot]
                 if last is None or last() is not a:
                     if not a.flags.c_contiguous:
-                        raise ValueError(f"kernel argument {i}: expected a C-contiguous array")
+                        raise InvalidValueError(f"kernel argument {i}: expected a C-contiguous array")
                     shape = a.shape[:a.ndim - self._element_dims[i]]
                     ctx.set_arg_external_array_with_shape((slot,), a.ctypes.data, a.nbytes, shape, 0)
                     bound[slot] = weakref.ref(a)
@@ -141,3 +142,37 @@ def _element_ndim(annotation) -> int:
 def fast(kernel, compile_config: dict | None = None, trace_helpers: bool = False) -> FastKernel:
     """Decorator form: ``solve = fast(ti.kernel(solve_fn))``."""
     return FastKernel(kernel, compile_config, trace_helpers)
+
+
+class CompiledCache:
+    """Kernels compiled per robot (or per robot and task structure), kept for this process.
+
+    ``get(key, build)`` returns the kernel under ``key`` for the current taichi program and
+    precision, building it once (under :data:`engine.backend.LOCK`, so two threads asking at once
+    get one kernel). Kernels of an earlier ``engine.init`` are dropped as soon as a later one is
+    asked for (they belong to a taichi program that no longer exists), and beyond ``max_size``
+    the least recently used goes (a long session solving robot after robot keeps a bounded set).
+    """
+
+    def __init__(self, max_size: int = 32):
+        self.max_size = max_size
+        self._kernels: dict = {}
+        self._generation = None
+
+    def __len__(self) -> int:
+        return len(self._kernels)
+
+    def get(self, key, build):
+        state = backend.STATE
+        with backend.LOCK:
+            if self._generation != state.generation:
+                self._kernels.clear()
+                self._generation = state.generation
+            full = (key, state.precision)
+            kernel = self._kernels.pop(full, None)
+            if kernel is None:
+                kernel = build()
+            self._kernels[full] = kernel  # (re)inserted last: the most recently used
+            while len(self._kernels) > self.max_size:
+                self._kernels.pop(next(iter(self._kernels)))
+            return kernel

@@ -21,9 +21,8 @@ from collections import namedtuple
 
 import taichi as ti
 
-from .. import backend
 from .fk import HINGE
-from .launch import fast
+from .launch import CompiledCache, fast
 from .quat import qrot
 from .solver import STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
 from .spec import RobotSpec
@@ -31,7 +30,7 @@ from .static_fk import UNROLLED_COMPILE
 from .tables import COM, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, dof_row, rest_row, task_row
 from .traced import trace_fk
 
-_CACHE: dict = {}
+_CACHE = CompiledCache()
 Ctx = namedtuple("Ctx", "active fk")  # the dof mask (n,), this iteration's traced FK (P, Q, AX, AN)
 
 
@@ -39,11 +38,9 @@ def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...]):
     """The solver for ``spec`` with this task structure, one ``(kind, link, ref)`` per task
     (:data:`engine.kernels.tables.FRAME` / ``COM``, local link indices, -1 for none); cached per
     process."""
-    key = ("ik", spec.key, tuple(structure), backend.STATE.generation, backend.STATE.precision)
-    with backend.LOCK:  # two threads asking at once get one kernel
-        if key not in _CACHE:
-            _CACHE[key] = fast(_build(spec, tuple(structure)), UNROLLED_COMPILE, trace_helpers=True)
-        return _CACHE[key]
+    structure = tuple(structure)
+    return _CACHE.get((spec.key, structure), lambda: fast(_build(spec, structure), UNROLLED_COMPILE,
+                                                          trace_helpers=True))
 
 
 def used_links(spec: RobotSpec, structure) -> tuple[int, ...]:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from ..errors import InvalidTypeError
 from .errors import ModelLoadError
 from .tree import JOINT_TYPES, Joint, KinematicTree, Link, Mimic, Visual
 
@@ -23,4 +24,4 @@ def load(morph) -> KinematicTree:
         from .mjcf import load_mjcf
 
         return load_mjcf(morph)
-    raise TypeError(f"morph: expected engine.morphs.URDF or engine.morphs.MJCF, got {type(morph).__name__}")
+    raise InvalidTypeError(f"morph: expected engine.morphs.URDF or engine.morphs.MJCF, got {type(morph).__name__}")

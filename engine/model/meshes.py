@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidValueError
+
 
 def visual_to_trimesh(visual):
     """A ``trimesh.Trimesh`` of one :class:`~engine.model.tree.Visual`, in the visual's own frame.
@@ -41,4 +43,4 @@ def visual_to_trimesh(visual):
         mesh = mesh.copy()
         mesh.apply_scale(size)
         return mesh
-    raise ValueError(f"visual.kind: unknown kind '{kind}'")
+    raise InvalidValueError(f"visual.kind: unknown kind '{kind}'")

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InvalidValueError
 from .errors import ModelLoadError
 
 JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "free", "ball")
@@ -198,12 +199,12 @@ class KinematicTree:
             link.idx = i
             link.joints = []
             if link.parent >= i:
-                raise ValueError(f"{self.source}: link '{link.name}' comes before its parent")
+                raise InvalidValueError(f"{self.source}: link '{link.name}' comes before its parent")
         for j, joint in enumerate(self.joints):
             if joint.type not in JOINT_TYPES:
-                raise ValueError(f"{self.source}: joint '{joint.name}': unsupported type '{joint.type}'")
+                raise InvalidValueError(f"{self.source}: joint '{joint.name}': unsupported type '{joint.type}'")
             if j > 0 and joint.link < self.joints[j - 1].link:
-                raise ValueError(f"{self.source}: joints must be grouped in link order")
+                raise InvalidValueError(f"{self.source}: joints must be grouped in link order")
             joint.idx = j
             joint.q_start, joint.dof_start = q, dof
             q += joint.n_qs
@@ -224,7 +225,7 @@ class KinematicTree:
                                     joint.mimic.multiplier * outer.offset + joint.mimic.offset)
                 seen += 1
                 if seen > len(self.joints):
-                    raise ValueError(f"{self.source}: joint '{joint.name}': mimic cycle")
+                    raise InvalidValueError(f"{self.source}: joint '{joint.name}': mimic cycle")
         if self.default_qpos.shape != (q,):
             self.default_qpos = self.neutral_qpos()
         self.default_qpos = self.apply_mimic(self.default_qpos)
@@ -313,8 +314,8 @@ class KinematicTree:
             if joint.n_qs == 1:
                 worst = float(np.abs(qpos[..., joint.q_start]).max())
                 if worst > MAX_JOINT_VALUE:
-                    raise ValueError(f"{name}: joint '{joint.name}' is given {worst:.3g}; expected at most "
-                                     f"{MAX_JOINT_VALUE:g} (rad or m) in magnitude")
+                    raise InvalidValueError(f"{name}: joint '{joint.name}' is given {worst:.3g}; expected at most "
+                                            f"{MAX_JOINT_VALUE:g} (rad or m) in magnitude")
 
     @functools.cached_property
     def _one_dof_qs(self) -> np.ndarray:

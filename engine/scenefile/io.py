@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import assets, morphs
 from .. import model as model_mod
+from ..errors import InvalidValueError
 from .errors import Issue, SceneFileError, issues_from_validation, show, suggest
 from .models import MOTION_TYPES, KeyframesMotion, OffsetMotion, RobotSpec, SceneSpec, _Model
 
@@ -286,21 +287,21 @@ def resolve_robot(file: str, base_dir: Path) -> tuple[Path, str]:
     try:
         return _resolve_robot(text, base_dir)
     except OSError as err:  # a path the OS rejects (too long, a bad character)
-        raise ValueError(f"cannot use robot file {text!r}: {err.strerror or err}") from None
+        raise InvalidValueError(f"cannot use robot file {text!r}: {err.strerror or err}") from None
 
 
 def _resolve_robot(text: str, base_dir: Path) -> tuple[Path, str]:
     if "\0" in text:
-        raise ValueError(f"expected a catalog name or a file path, got {text!r}")
+        raise InvalidValueError(f"expected a catalog name or a file path, got {text!r}")
     if _is_path(text):
         path = Path(text).expanduser()
         path = path if path.is_absolute() else (base_dir / path)
         suffix = path.suffix.lower()
         if suffix not in ROBOT_SUFFIXES:
-            raise ValueError(f"robot file {text!r} has suffix {suffix!r}; expected one of "
-                             f"{', '.join(ROBOT_SUFFIXES)}")
+            raise InvalidValueError(f"robot file {text!r} has suffix {suffix!r}; expected one of "
+                                    f"{', '.join(ROBOT_SUFFIXES)}")
         if not path.is_file():
-            raise ValueError(f"no such robot file: {text!r} (looked for {path.resolve()})")
+            raise InvalidValueError(f"no such robot file: {text!r} (looked for {path.resolve()})")
         return path.resolve(), "urdf" if suffix == ".urdf" else "mjcf"
     try:
         entry = assets.resolve(text)
@@ -308,9 +309,9 @@ def _resolve_robot(text: str, base_dir: Path) -> tuple[Path, str]:
         names = assets.robot_names()
         hint = suggest(text.lower(), names)
         more = "" if hint else " (`ikstudio robots` lists the catalog; a path to a .urdf/.xml file works too)"
-        raise ValueError(f"unknown robot {text!r}{hint}{more}") from None
+        raise InvalidValueError(f"unknown robot {text!r}{hint}{more}") from None
     except (ValueError, FileNotFoundError) as err:
-        raise ValueError(str(err)) from None
+        raise InvalidValueError(str(err)) from None
     return entry.path, entry.format
 
 

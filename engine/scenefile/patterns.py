@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidValueError
+
 PLANES = ("xy", "yz", "xz")
 
 
 def plane_axes(plane: str) -> tuple[np.ndarray, np.ndarray]:
     """The two unit axes spanning ``plane`` ("xy", "yz" or "xz"), in that order."""
     if len(plane) != 2 or any(c not in "xyz" for c in plane) or plane[0] == plane[1]:
-        raise ValueError(f"plane: expected one of {', '.join(PLANES)}, got {plane!r}")
+        raise InvalidValueError(f"plane: expected one of {', '.join(PLANES)}, got {plane!r}")
     eye = np.eye(3)
     return eye["xyz".index(plane[0])], eye["xyz".index(plane[1])]
 
@@ -28,7 +30,7 @@ def plane_axes(plane: str) -> tuple[np.ndarray, np.ndarray]:
 def uniform_speeds(low: float, high: float, n_envs: int, seed: int | None) -> np.ndarray:
     """``n_envs`` angular speeds (rad/s) drawn uniformly from ``[low, high]`` with a seeded generator."""
     if low > high:
-        raise ValueError(f"speed: expected low <= high, got [{low}, {high}]")
+        raise InvalidValueError(f"speed: expected low <= high, got [{low}, {high}]")
     if low == high:
         return np.full(n_envs, float(low))
     return np.random.default_rng(seed).uniform(low, high, n_envs)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import morphs
+from ..errors import InvalidValueError
 from ..scene import Scene
 from ..transforms import quat_to_matrix
 from . import patterns
@@ -133,7 +134,7 @@ class Runner:
         """Solve the targets of the current time, apply the answer, advance time by ``dt``."""
         dt = self.dt if dt is None else float(dt)
         if not np.isfinite(dt) or dt < 0:
-            raise ValueError(f"dt: expected a non-negative number of seconds, got {dt!r}")
+            raise InvalidValueError(f"dt: expected a non-negative number of seconds, got {dt!r}")
         solver = self.spec.solver
         targets = self.targets_at(self.t)
         n, n_targets = self.n_envs, len(targets)
@@ -270,7 +271,7 @@ def build(spec: SceneSpec, n_envs: int | None = None, debug_frames: bool = True)
     """
     file = str(spec.source) if spec.source is not None else "<spec>"
     if n_envs is not None and (isinstance(n_envs, bool) or not isinstance(n_envs, int | np.integer) or n_envs < 1):
-        raise ValueError(f"n_envs: expected a positive integer, got {n_envs!r}")
+        raise InvalidValueError(f"n_envs: expected a positive integer, got {n_envs!r}")
     check_spec(spec, n_envs)
     try:
         morph = make_morph(spec)

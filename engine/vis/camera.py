@@ -11,22 +11,23 @@ from __future__ import annotations
 import numpy as np
 
 from .. import inputs
+from ..errors import InvalidValueError
 
 
 def _vec3(name: str, value) -> np.ndarray:
     arr = inputs.as_float_array(name, value)
     if arr.shape != (3,):
-        raise ValueError(f"{name}: expected 3 numbers (x, y, z), got shape {arr.shape}")
+        raise InvalidValueError(f"{name}: expected 3 numbers (x, y, z), got shape {arr.shape}")
     return arr
 
 
 def _res(value) -> tuple[int, int]:
     arr = np.asarray(value)
     if arr.shape != (2,) or not np.issubdtype(arr.dtype, np.number) or np.any(arr != np.round(arr)):
-        raise ValueError(f"res: expected 2 integers (width, height), got {value!r}")
+        raise InvalidValueError(f"res: expected 2 integers (width, height), got {value!r}")
     w, h = int(arr[0]), int(arr[1])
     if not (1 <= w <= 8192 and 1 <= h <= 8192):
-        raise ValueError(f"res: expected width and height in [1, 8192], got {(w, h)}")
+        raise InvalidValueError(f"res: expected width and height in [1, 8192], got {(w, h)}")
     return w, h
 
 
@@ -103,7 +104,7 @@ class Camera:
     def up(self, value) -> None:
         up = _vec3("up", value)
         if np.linalg.norm(up) < 1e-9:
-            raise ValueError("up: expected a non-zero vector, got (0, 0, 0)")
+            raise InvalidValueError("up: expected a non-zero vector, got (0, 0, 0)")
         self._up = up / np.linalg.norm(up)
 
     @property
@@ -114,7 +115,7 @@ class Camera:
     def fov(self, value) -> None:
         fov = inputs.as_positive("fov", value)
         if fov >= 180:
-            raise ValueError(f"fov: expected a vertical field of view in (0, 180) degrees, got {value!r}")
+            raise InvalidValueError(f"fov: expected a vertical field of view in (0, 180) degrees, got {value!r}")
         self._fov = float(fov)
 
     @property
@@ -141,7 +142,7 @@ class Camera:
     def zfar(self, value) -> None:
         zfar = float(inputs.as_positive("zfar", value))
         if zfar <= self._znear:
-            raise ValueError(f"zfar: expected more than znear ({self._znear}), got {value!r}")
+            raise InvalidValueError(f"zfar: expected more than znear ({self._znear}), got {value!r}")
         self._zfar = zfar
 
     @property
@@ -153,7 +154,7 @@ class Camera:
         """Place the camera at ``pos`` looking at ``target`` (``up`` optional). Returns self."""
         pos, target = _vec3("pos", pos), _vec3("target", target)
         if np.linalg.norm(target - pos) < 1e-9:
-            raise ValueError(f"target: must differ from pos, both are {pos.tolist()}")
+            raise InvalidValueError(f"target: must differ from pos, both are {pos.tolist()}")
         if up is not None:
             self.up = up
         self._pos, self._lookat = pos, target
@@ -191,7 +192,7 @@ class Camera:
         """
         pts = inputs.as_float_array("points_world", points_world)
         if pts.ndim == 0 or pts.shape[-1] != 3:
-            raise ValueError(f"points_world: expected shape (..., 3), got {pts.shape}")
+            raise InvalidValueError(f"points_world: expected shape (..., 3), got {pts.shape}")
         px, depth = project_points(self.view_matrix, self._fov, self._res, pts)
         return (px, depth) if return_depth else px
 
@@ -201,10 +202,10 @@ class Camera:
         its corners are in view with ``margin`` (fraction of the image) to spare. Returns self."""
         lo, hi = _vec3("lo", lo), _vec3("hi", hi)
         if np.any(hi < lo):
-            raise ValueError(f"hi: expected hi >= lo per axis, got lo={lo.tolist()}, hi={hi.tolist()}")
+            raise InvalidValueError(f"hi: expected hi >= lo per axis, got lo={lo.tolist()}, hi={hi.tolist()}")
         d = _vec3("direction", direction)
         if np.linalg.norm(d) < 1e-9:
-            raise ValueError("direction: expected a non-zero vector")
+            raise InvalidValueError("direction: expected a non-zero vector")
         d = d / np.linalg.norm(d)
         center = 0.5 * (lo + hi)
         corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])

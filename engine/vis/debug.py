@@ -19,6 +19,7 @@ import itertools
 import numpy as np
 
 from .. import inputs
+from ..errors import InvalidTypeError, InvalidValueError
 
 SHAPES = ("sphere", "cylinder", "cone")  # unit sphere r=1; cylinder and cone r=1 from z=0 to z=1
 FRAME_COLORS = ((1.0, 0.0, 0.0, 1.0), (0.0, 1.0, 0.0, 1.0), (0.0, 0.0, 1.0, 1.0))
@@ -32,9 +33,9 @@ def as_color(name: str, value) -> tuple[float, ...]:
     """An (r, g, b, a) tuple in [0, 1] from 3 or 4 numbers."""
     arr = inputs.as_float_array(name, value)
     if arr.shape not in ((3,), (4,)):
-        raise ValueError(f"{name}: expected 3 or 4 numbers (r, g, b[, a]) in [0, 1], got shape {arr.shape}")
+        raise InvalidValueError(f"{name}: expected 3 or 4 numbers (r, g, b[, a]) in [0, 1], got shape {arr.shape}")
     if np.any(arr < 0) or np.any(arr > 1):
-        raise ValueError(f"{name}: expected values in [0, 1], got {arr.tolist()}")
+        raise InvalidValueError(f"{name}: expected values in [0, 1], got {arr.tolist()}")
     if arr.shape == (3,):
         arr = np.append(arr, 1.0)
     return tuple(float(round(x, 4)) for x in arr)
@@ -49,26 +50,26 @@ def _points(name: str, value, shape: tuple[int, ...], n_envs: int | None) -> tup
         if n_envs is not None and arr.ndim == 3 and arr.shape[0] == n_envs and arr.shape[2:] == shape[1:]:
             return arr, True
         want = "(N, 3)" + (f" or ({n_envs}, N, 3)" if n_envs is not None else "")
-        raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+        raise InvalidValueError(f"{name}: expected shape {want}, got {arr.shape}")
     if arr.shape == shape:
         return arr[None], False
     if n_envs is not None and arr.shape == (n_envs, *shape):
         return arr, True
     want = f"{shape}" + (f" or {(n_envs, *shape)}" if n_envs is not None else "")
-    raise ValueError(f"{name}: expected shape {want}, got {arr.shape}")
+    raise InvalidValueError(f"{name}: expected shape {want}, got {arr.shape}")
 
 
 def as_transforms(name: str, value, n_envs: int | None) -> tuple[np.ndarray, bool]:
     """Rigid transforms ``(k, 4, 4)`` (rotation orthonormal, last row 0 0 0 1)."""
     T, batched = _points(name, value, (4, 4), n_envs)
     if not np.allclose(T[:, 3], [0, 0, 0, 1], atol=1e-6):
-        raise ValueError(f"{name}: expected a homogeneous transform with last row [0, 0, 0, 1], got "
-                         f"{T[:, 3][0].tolist()}")
+        raise InvalidValueError(f"{name}: expected a homogeneous transform with last row [0, 0, 0, 1], got "
+                                f"{T[:, 3][0].tolist()}")
     R = T[:, :3, :3]
     err = np.abs(R @ np.swapaxes(R, 1, 2) - np.eye(3)).max()
     if err > 1e-3 or np.any(np.linalg.det(R) < 0):
-        raise ValueError(f"{name}: expected a rigid transform (orthonormal rotation, det +1); the rotation part "
-                         f"is off by {err:.2g}")
+        raise InvalidValueError(f"{name}: expected a rigid transform (orthonormal rotation, det +1); the rotation part "
+                                f"is off by {err:.2g}")
     return T, batched
 
 
@@ -173,7 +174,7 @@ class DebugObjects:
             return np.arange(k)
         idx = inputs.as_index_list("env_idx", env_idx, self._scene.n_batch, "env")
         if idx is None or len(idx) != 1:
-            raise ValueError(f"env_idx: expected one env index, got {env_idx!r}")
+            raise InvalidValueError(f"env_idx: expected one env index, got {env_idx!r}")
         return idx
 
     def _add(self, handle: DebugObject) -> DebugObject:
@@ -223,7 +224,7 @@ class DebugObjects:
         r = _radius("radius", radius)
         length = np.linalg.norm(v, axis=-1)
         if np.any(length < 1e-9):
-            raise ValueError("vec: expected a non-zero vector")
+            raise InvalidValueError("vec: expected a non-zero vector")
         head = np.minimum(5.0 * r, 0.4 * length)[:, None]
         direction = v / length[:, None]
         neck = v - direction * head
@@ -235,10 +236,10 @@ class DebugObjects:
     # -- bookkeeping --------------------------------------------------------------------------------
     def remove(self, handle) -> None:
         if not isinstance(handle, DebugObject):
-            raise TypeError(f"handle: expected a DebugObject returned by a draw_debug_* call, got "
-                            f"{type(handle).__name__}")
+            raise InvalidTypeError(f"handle: expected a DebugObject returned by a draw_debug_* call, got "
+                                   f"{type(handle).__name__}")
         if handle._registry is not self or handle.id not in self._handles:
-            raise ValueError(f"handle: {handle!r} is not drawn in this scene (already cleared?)")
+            raise InvalidValueError(f"handle: {handle!r} is not drawn in this scene (already cleared?)")
         del self._handles[handle.id]
         handle._registry = None
         self.update()

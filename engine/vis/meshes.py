@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..errors import InvalidValueError
 from ..transforms import pose_to_matrix
 
 LODS = ("full", "decimated")
@@ -148,7 +149,7 @@ def link_specs(tree, lod: str = "full", max_faces: int = 1000) -> list[tuple[int
     import trimesh
 
     if lod not in LODS:
-        raise ValueError(f"lod: expected one of {LODS}, got {lod!r}")
+        raise InvalidValueError(f"lod: expected one of {LODS}, got {lod!r}")
     out = []
     for link in tree.links:
         parts, colors = [], []
@@ -187,7 +188,7 @@ def unit_shape(shape: str):
         return m.smooth_shaded
     if shape == "cone":
         return trimesh.creation.cone(radius=1.0, height=1.0, sections=16).smooth_shaded
-    raise ValueError(f"shape: unknown debug shape {shape!r}")
+    raise InvalidValueError(f"shape: unknown debug shape {shape!r}")
 
 
 def debug_spec(shape: str, rgba: tuple) -> MeshSpec:

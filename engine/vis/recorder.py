@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import inputs
+from ..errors import InvalidTypeError, InvalidValueError, MissingFileError, StateError
 
 
 class VideoRecorder:
@@ -24,9 +25,10 @@ class VideoRecorder:
     def __init__(self, path, fps: float = 30, codec: str = "libx264", quality: float | None = 7):
         self.path = Path(path).expanduser()
         if self.path.suffix.lower() not in (".mp4", ".mkv", ".mov", ".avi"):
-            raise ValueError(f"path: expected a video file name ending in .mp4 (or .mkv/.mov/.avi), got '{path}'")
+            raise InvalidValueError(f"path: expected a video file name ending in .mp4 (or .mkv/.mov/.avi), "
+                                    f"got '{path}'")
         if not self.path.parent.is_dir():
-            raise FileNotFoundError(f"path: folder '{self.path.parent}' does not exist")
+            raise MissingFileError(f"path: folder '{self.path.parent}' does not exist")
         self.fps = inputs.as_positive("fps", fps)
         self.codec = codec
         self.quality = quality
@@ -37,10 +39,10 @@ class VideoRecorder:
 
     def append(self, frame: np.ndarray) -> None:
         if self._closed:
-            raise RuntimeError(f"the recording to '{self.path}' is already closed")
+            raise StateError(f"the recording to '{self.path}' is already closed")
         frame = np.asarray(frame)
         if frame.ndim != 3 or frame.shape[2] not in (3, 4) or frame.dtype != np.uint8:
-            raise ValueError(f"frame: expected (H, W, 3) uint8, got {frame.shape} {frame.dtype}")
+            raise InvalidValueError(f"frame: expected (H, W, 3) uint8, got {frame.shape} {frame.dtype}")
         frame = frame[..., :3]
         h, w = frame.shape[:2]
         pad_h, pad_w = h % 2, w % 2
@@ -53,8 +55,8 @@ class VideoRecorder:
             self._writer = iio.get_writer(str(self.path), fps=self.fps, codec=self.codec, quality=self.quality,
                                           macro_block_size=1, pixelformat="yuv420p", ffmpeg_log_level="error")
         elif (frame.shape[1], frame.shape[0]) != self.size:
-            raise ValueError(f"frame: size changed mid-recording from {self.size} to "
-                             f"{(frame.shape[1], frame.shape[0])} (width, height)")
+            raise InvalidValueError(f"frame: size changed mid-recording from {self.size} to "
+                                    f"{(frame.shape[1], frame.shape[0])} (width, height)")
         self._writer.append_data(np.ascontiguousarray(frame))
         self.n_frames += 1
 
@@ -113,7 +115,7 @@ def record_frames(scene, path, n_frames: int, step_fn=None, fps: float = 30, pro
     """
     n_frames = inputs.as_positive("n_frames", n_frames, integer=True)
     if step_fn is not None and not callable(step_fn):
-        raise TypeError(f"step_fn: expected a callable step_fn(i), got {type(step_fn).__name__}")
+        raise InvalidTypeError(f"step_fn: expected a callable step_fn(i), got {type(step_fn).__name__}")
     vis = scene.visualizer
     vis.start_recording(path, fps=fps)
     bar = ProgressBar(n_frames, label=f"{Path(path).name} ", enabled=progress)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import StateError
 from . import meshes, shaders
 
 
@@ -73,7 +74,7 @@ class GLScene:
         except Exception as err:  # no GL: missing libOSMesa / EGL, or a bad PYOPENGL_PLATFORM
             import os
 
-            raise RuntimeError(f"could not create an offscreen GL context (PYOPENGL_PLATFORM="
+            raise StateError(f"could not create an offscreen GL context (PYOPENGL_PLATFORM="
                                f"{os.environ.get('PYOPENGL_PLATFORM')!r}): {err}. Install libosmesa6 "
                                f"for software rendering, or set PYOPENGL_PLATFORM=egl on a GPU.") from err
         _tune_renderer(self.renderer._renderer)
@@ -285,7 +286,7 @@ class RenderThread:
     def submit(self, fn, *args) -> Future:
         """Run ``fn(gl_scene, *args)`` in the render thread; the Future holds its result or exception."""
         if self._closed:
-            raise RuntimeError("the visualizer is closed; create a new one to render")
+            raise StateError("the visualizer is closed; create a new one to render")
         fut: Future = Future()
         self._jobs.put((fn, args, fut))
         return fut

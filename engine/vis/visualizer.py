@@ -17,6 +17,7 @@ from concurrent.futures import Future
 import numpy as np
 
 from .. import inputs
+from ..errors import InvalidTypeError, InvalidValueError, StateError
 from ..transforms import pose_to_matrix
 from . import meshes
 from .camera import Camera
@@ -38,9 +39,9 @@ class Visualizer:
     def __init__(self, scene, res=(1280, 720), camera: Camera | None = None, lod: str | None = None,
                  max_faces_per_mesh: int = 1000, show_grid: bool = True, bg_color=(0.16, 0.17, 0.19, 1.0)):
         if lod is not None and lod not in meshes.LODS:
-            raise ValueError(f"lod: expected one of {meshes.LODS} or None (auto), got {lod!r}")
+            raise InvalidValueError(f"lod: expected one of {meshes.LODS} or None (auto), got {lod!r}")
         if camera is not None and not isinstance(camera, Camera):
-            raise TypeError(f"camera: expected an engine.vis.Camera, got {type(camera).__name__}")
+            raise InvalidTypeError(f"camera: expected an engine.vis.Camera, got {type(camera).__name__}")
         self._scene = scene
         self._camera = camera if camera is not None else Camera(res=res)  # a given camera keeps its res
         self._auto_frame = camera is None
@@ -78,7 +79,7 @@ class Visualizer:
     @camera.setter
     def camera(self, value: Camera) -> None:
         if not isinstance(value, Camera):
-            raise TypeError(f"camera: expected an engine.vis.Camera, got {type(value).__name__}")
+            raise InvalidTypeError(f"camera: expected an engine.vis.Camera, got {type(value).__name__}")
         self._camera, self._auto_frame = value, False
 
     @property
@@ -227,7 +228,7 @@ class Visualizer:
 
     def _thread_for_render(self) -> RenderThread:
         if self._closed:
-            raise RuntimeError("the visualizer is closed")
+            raise StateError("the visualizer is closed")
         if self._thread is None:
             self._thread = RenderThread()
             weakref.finalize(self, self._thread.close, 5.0)  # a dropped visualizer frees its GL thread
@@ -269,7 +270,7 @@ class Visualizer:
     def start_recording(self, path, fps: float = 30) -> None:
         """Stream every following ``update()`` / ``request_frame()`` frame to the video ``path`` (.mp4)."""
         if self._recorder is not None:
-            raise RuntimeError(f"already recording to '{self._recorder.path}'; call stop_recording() first")
+            raise StateError(f"already recording to '{self._recorder.path}'; call stop_recording() first")
         self._recorder = VideoRecorder(path, fps=fps)
 
     def stop_recording(self):
