@@ -154,8 +154,11 @@ def frame_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, 
                task_f: ti.template(), targets: ti.template()):
     """Rows ``6 i .. 6 i + 5`` of a link-frame task (PoseTask, RelativePoseTask): the error of the
     point ``TASK_F.point`` on ``link`` and of the link's orientation against the target, which is
-    in the world frame, or with ``relative`` in ``ref``'s frame. The rows are the error's
-    Jacobian, both in the reference frame (where the position mask applies), weighted. Returns
+    in the world frame, or with ``relative`` in ``ref``'s frame. The rows are the Jacobian of the
+    tracked quantity: the point's velocity and the link's angular velocity, with ``relative``
+    minus the velocity the reference link gives the same point and its own angular velocity
+    (d/dt of R_ref^T (p - p_ref) is R_ref^T (v_p - v_ref(p))), both rotated into the reference
+    frame, where the position mask applies; error and rows weighted. Returns
     (met, score) of the unweighted error against the task's tolerances. ``i``, ``link`` and
     ``ref`` are compile-time in the per-robot form, run-time in the generic one (hence template
     parameters, and ``6 * i`` written where a row index is passed on: a local variable would
@@ -174,7 +177,7 @@ def frame_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, 
         rp, rq = form.link_pose(ctx, S, t, ref)
         tp = rp + qrot(rq, tp)
         tq = qmul(rq, tq)
-        form.add_jacobian(ctx, S, t, ref, tp, 6 * i, -1.0)  # the target moves with the reference
+        form.add_jacobian(ctx, S, t, ref, point, 6 * i, -1.0)  # the reference moves the target with it
         inv = qconj(rq)
     mask = ti.Vector([task_f[row, TASK_F.pos_mask + k] for k in ti.static(range(3))]) * ti.cast(has_pos, float)
     ep = tp - point
