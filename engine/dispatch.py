@@ -103,6 +103,27 @@ def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, 
     return spec
 
 
+SOFTWARE_LOOP_LIMIT = 40_000  # loop iterations one solver launch may run per thread on a software Vulkan device
+
+
+def solver_budget(n_links: int, n_joints: int, n_tasks: int, n_dofs: int, com: bool) -> int:
+    """Solver iterations per launch of the generic solver, or 0 for one launch per solve.
+
+    Mesa's lavapipe (the software Vulkan device the tests run on) stops every loop of a shader
+    invocation once that invocation has run ~65535 loop iterations in all (a guard against
+    endless loops; measured: a 100 x 1000 nested loop ends after 65405 inner iterations), and
+    the code after the loops carries on with whatever was computed. A generic solve of a large
+    robot runs far more (TALOS, 3 tasks: ~20k per iteration), so on a software device the solve
+    is split over launches of a few iterations each; the answers do not depend on the split
+    (docs/backends.md). Hardware GPUs and the CPU have no such limit."""
+    if not backend.STATE.software:
+        return 0
+    m, n = 6 * n_tasks, max(n_dofs, 1)
+    per_iteration = (m * m * n + m ** 3 // 3 + 6 * m * n + n_tasks * (n_links + 2 * n_joints + 8 * n)
+                     + (n_links * (n_links + 2 * n_joints) if com else 0) + 4 * (n_links + n_joints) + 200)
+    return max(1, SOFTWARE_LOOP_LIMIT // per_iteration)
+
+
 def fk_form(spec, rows: int) -> str:
     """Which FK kernel ``forward_kinematics`` runs over ``rows`` rows: "lane" (the FK compiled for
     the robot, :mod:`engine.kernels.lane_fk`: 3-6x the generic kernel on a CPU, ~1 s to compile

@@ -24,7 +24,7 @@ from .ik_request import IKRequest, as_seed
 from .kernels import choose as choose_kernel
 from .kernels import ik as ik_kernels
 from .kernels import memory, static_ik
-from .kernels.tables import BEST_I, CHOICE_I, SOLVE_I, TARGET
+from .kernels.tables import BEST_I, CHOICE_I, COM, RESUME_F, RESUME_I, SOLVE_I, TARGET
 
 __all__ = ["KERNELS", "IKResult", "run"]
 
@@ -75,7 +75,8 @@ class Scratch:
                           best_i=((T, BEST_I.width), np.int32))
             if generic:  # the per-robot kernel keeps its working set in registers
                 shapes.update(q=((T, n_qs), dtype), pose=((T, pose_rows, 7), dtype), J=((T, m, n_dofs), dtype),
-                              A=((T, m, m), dtype), vec=((T, 2 * m + 2 * n_dofs), dtype))
+                              A=((T, m, m), dtype), vec=((T, 2 * m + 2 * n_dofs), dtype),
+                              resume_i=((T, RESUME_I.width), np.int32), resume_f=((T, RESUME_F.width), dtype))
             self.arrays = {k: memory.scratch(shape, dt) for k, (shape, dt) in shapes.items()}
             self.arrays.update(q_out=np.zeros((n_envs, n_qs), dtype), err_out=np.zeros((n_envs, n_tasks, 6), dtype),
                                info_out=np.zeros((n_envs, CHOICE_I.width), np.int32))
@@ -103,13 +104,33 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
                                f"solver's working arrays; solve fewer envs per call (envs_idx) or use a smaller scene"
                                ) from None
     if generic:
-        ik_kernels.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *entity._robot_args, s["q"], s["pose"],
-                         s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done, *plan.fixed)
+        _run_generic(entity, plan, s)
     else:
         static_ik.ik_kernel(plan.spec, request.structure)(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
             dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
     return _choose(entity, s, plan)
+
+
+def _run_generic(entity, plan: IKPlan, s: dict) -> None:
+    """Launch the generic solver: once, or on a software Vulkan device as many times as the
+    per-launch budget (:func:`engine.dispatch.solver_budget`) needs, until every thread is done."""
+    tree, request = entity.tree, plan.request
+    budget = dispatch.solver_budget(tree.n_links, tree.n_joints, plan.n_tasks, tree.n_dofs,
+                                    any(row.kind == COM for row in request.rows))
+    samples_per_thread = -(-request.max_samples // plan.K)
+    launches = 1 if budget == 0 else samples_per_thread * (-(-request.max_iters // budget) + 1) + 1
+    for launch in range(launches):
+        ik_kernels.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *entity._robot_args, s["q"], s["pose"],
+                         s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done,
+                         s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed)
+        if budget and launch % 4 == 3 and _all_finished(s["resume_i"], request.max_samples):
+            break
+
+
+def _all_finished(resume_i, n_samples: int) -> bool:
+    values = resume_i.to_numpy() if hasattr(resume_i, "to_numpy") else resume_i
+    return bool((values[:, RESUME_I.sample] >= n_samples).all())
 
 
 def fill_targets(plan: IKPlan, targets: list, batched: bool) -> None:

@@ -260,3 +260,24 @@ def test_every_engine_error_has_one_root(dual):
         with pytest.raises(engine.IKStudioError) as info:
             call()
         assert isinstance(info.value, builtin)
+
+
+@pytest.mark.parametrize("budget", [1, 3])
+def test_a_solve_split_over_launches_answers_as_one(talos, budget, monkeypatch):
+    """On a software Vulkan device the generic solver runs a few iterations per launch (lavapipe
+    stops a shader's loops after ~65535 iterations: engine.dispatch.solver_budget); the answers are
+    the same bit for bit wherever the launches split the work."""
+    from engine import dispatch
+
+    q0 = talos.get_qpos()
+    feet = [PoseTask(name, *_poses(talos, q0, name)) for name in ("left_sole_link", "right_sole_link")]
+    hand = talos.get_link("arm_left_7_link").idx_local
+    reach = PoseTask("arm_left_7_link", talos.forward_kinematics(q0)[0][:, hand] + [0.05, 0.05, 0.0])
+    tasks = feet + [reach]
+    monkeypatch.setattr(dispatch, "solver_budget", lambda *args: 0)
+    whole = talos.solve_ik(tasks, seed=0, max_samples=3)
+    monkeypatch.setattr(dispatch, "solver_budget", lambda *args: budget)
+    split = talos.solve_ik(tasks, seed=0, max_samples=3)
+    for name in ("qpos", "error", "success", "iterations", "sample"):
+        np.testing.assert_array_equal(getattr(split, name), getattr(whole, name), err_msg=name)
+    assert whole.success.all()

@@ -372,11 +372,14 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
           targets: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot_f: ti.types.ndarray(),
           q: ti.types.ndarray(), pose: ti.types.ndarray(), J: ti.types.ndarray(), A: ti.types.ndarray(),
           vec: ti.types.ndarray(), best_q: ti.types.ndarray(), best_err: ti.types.ndarray(),
-          best_i: ti.types.ndarray(), done: ti.types.ndarray(), m_fixed: ti.template(), n_fixed: ti.template(),
+          best_i: ti.types.ndarray(), done: ti.types.ndarray(), resume_i: ti.types.ndarray(),
+          resume_f: ti.types.ndarray(), first: ti.i32, budget: ti.i32, m_fixed: ti.template(), n_fixed: ti.template(),
           lt_fixed: ti.template()):
     """``m`` (6 Lt rows), ``n`` (dofs) and ``Lt`` (tasks): compile-time sizes (one compiled solver
     per size, fixed trip counts in the dense loops; see :mod:`engine.dispatch`), or 0 to read them
-    from the arrays at run time (one solver for everything)."""
+    from the arrays at run time (one solver for everything). ``resume_i`` / ``resume_f``, ``first``,
+    ``budget``: a solve split over launches (:func:`engine.kernels.solver.run_thread`; budget 0:
+    one launch)."""
     B = q0.shape[0]
     m = J.shape[1]
     n = J.shape[2]
@@ -390,7 +393,7 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
     ti.loop_config(block_dim=ti.static(loop_block_dim()))
     for t in range(q.shape[0]):
         run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt), t, B, q.shape[1], q0, task_i,
-                   task_f, targets, best_q, best_err, best_i, done)
+                   task_f, targets, best_q, best_err, best_i, done, (resume_i, resume_f, first, budget))
 
 
 solve = fast(_solve, trace_helpers=True)  # Ctx(...) is built while tracing: a plain Python call on purpose

@@ -47,7 +47,7 @@ score and rest distance; ``best_err`` (T, Lt, 6): each task's error (m, rad; unw
 import taichi as ti
 
 from .quat import atan2_upper, qcolumn, qconj, qlog, qmul, qrot
-from .tables import BEST_I, KEPT_F, SOLVE_F, SOLVE_I, TARGET, TASK_F, TASK_I, task_row
+from .tables import BEST_I, KEPT_F, RESUME_F, RESUME_I, SOLVE_F, SOLVE_I, TARGET, TASK_F, TASK_I, task_row
 
 BIG = 1 << 30
 PI = 3.141592653589793
@@ -300,11 +300,22 @@ def sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, don
     return over
 
 
+def resumable(resume) -> bool:
+    """Whether ``run_thread`` was given a place to save its progress (called while tracing)."""
+    return resume is not None
+
+
 @ti.func
 def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.template(), task_i: ti.template(),
                task_f: ti.template(), targets: ti.template(), best_q: ti.template(), best_err: ti.template(),
-               best_i: ti.template(), done: ti.template()):
-    """Every sample thread ``t`` serves (see the module docstring), its best iterate kept."""
+               best_i: ti.template(), done: ti.template(), resume: ti.template()):
+    """Every sample thread ``t`` serves (see the module docstring), its best iterate kept.
+
+    The samples and their iterations are one flat loop, so that a solve may stop after a number
+    of iterations and carry on in the next launch: ``resume`` is None (one launch does it all) or
+    ``(resume_i, resume_f, first, budget)``: the thread's saved place (``RESUME_I`` / ``RESUME_F``),
+    1 on a solve's first launch, and how many iterations this launch may run (0: no bound). The
+    answers do not depend on where the launches split the work."""
     e = t % B
     max_iters = task_i[0, SOLVE_I.max_iters]
     n_samples = task_i[0, SOLVE_I.n_samples]
@@ -312,26 +323,52 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
     seed = task_i[0, SOLVE_I.seed]
     exhaustive = task_i[0, SOLVE_I.exhaustive]
     rest_weight = task_f[0, SOLVE_F.rest_weight]
-    reset_kept(t, best_q, best_i, n_qs)
-    S = form.new_state(ctx)
     s = t // B
+    it = 0
+    lag1 = 1e30  # scores of the two previous iterations, for the stall test
+    lag2 = 1e30
+    budget = 0
+    if ti.static(not resumable(resume)):
+        reset_kept(t, best_q, best_i, n_qs)
+    else:
+        budget = resume[3]
+        if resume[2] == 1:
+            reset_kept(t, best_q, best_i, n_qs)
+        else:
+            s = resume[0][t, RESUME_I.sample]
+            it = resume[0][t, RESUME_I.iter]
+            lag1 = resume[1][t, RESUME_F.lag1]
+            lag2 = resume[1][t, RESUME_F.lag2]
+    S = form.new_state(ctx)
+    work = 0
     while s < n_samples:
-        if exhaustive == 0 and (best_i[t, BEST_I.success] >= 0 or done[e] < s):
-            break  # this thread succeeded, or a lower sample of its env did (the hint)
-        best_i[t, BEST_I.samples] += 1
-        form.start(ctx, S, t, e, s, q0, task_i, seed)
-        lag1 = 1e30  # scores of the two previous iterations, for the stall test
-        lag2 = 1e30
-        for it in range(max_iters + 1):
-            ok, score = form.rows(ctx, S, t, e, task_i, task_f, targets)
-            rest_dist = 0.0
-            if rest_weight > 0:
-                rest_dist = form.rest_distance(ctx, S, t, task_f)
-            if keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, best_q, best_i, n_qs):
-                form.keep(ctx, S, t, best_q, best_err, task_f)
-            if sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done):
+        if budget > 0 and work >= budget:
+            break  # the next launch carries on from here
+        if it == 0:  # a new sample
+            if exhaustive == 0 and (best_i[t, BEST_I.success] >= 0 or done[e] < s):
+                s = n_samples  # this thread succeeded, or a lower sample of its env did (the hint)
                 break
+            best_i[t, BEST_I.samples] += 1
+            form.start(ctx, S, t, e, s, q0, task_i, seed)
+            lag1 = 1e30
+            lag2 = 1e30
+        ok, score = form.rows(ctx, S, t, e, task_i, task_f, targets)
+        rest_dist = 0.0
+        if rest_weight > 0:
+            rest_dist = form.rest_distance(ctx, S, t, task_f)
+        if keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, best_q, best_i, n_qs):
+            form.keep(ctx, S, t, best_q, best_err, task_f)
+        if sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done):
+            s += K
+            it = 0
+        else:
             lag2 = lag1
             lag1 = score
             step(form, ctx, S, t, it, task_i, task_f)
-        s += K
+            it += 1
+            work += 1
+    if ti.static(resumable(resume)):
+        resume[0][t, RESUME_I.sample] = s
+        resume[0][t, RESUME_I.iter] = it
+        resume[1][t, RESUME_F.lag1] = lag1
+        resume[1][t, RESUME_F.lag2] = lag2

@@ -392,6 +392,6 @@ def _build(spec: RobotSpec, structure):
         ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
         for t in range(B * K):
             run_thread(PerRobot, Ctx(active, None), t, B, n_qs, q0, task_i, task_f, targets, best_q, best_err,
-                       best_i, done)
+                       best_i, done, None)
 
     return solve

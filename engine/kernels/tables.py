@@ -113,6 +113,11 @@ TARGET = Columns(pos=3, quat=4)
 BEST_I = Columns(success=1, iters=1, samples=1)
 # after a kept qpos in ``best_q`` (T, n_qs + KEPT_F.width): its score and distance to the rest posture
 KEPT_F = Columns(score=1, rest_dist=1)
+# a thread's place in its samples between launches of a solve split into several (engine.dispatch.
+# solver_budget): ``resume_i`` (T, RESUME_I.width) the sample it is on (>= n_samples: finished) and
+# its iteration; ``resume_f`` (T, RESUME_F.width) the scores of the two iterations before
+RESUME_I = Columns(sample=1, iter=1)
+RESUME_F = Columns(lag1=1, lag2=1)
 # choice of each env (engine.kernels.choose) ``info_out`` (n_envs, CHOICE_I.width)
 CHOICE_I = Columns(sample=1, iters=1)
 
