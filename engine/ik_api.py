@@ -135,13 +135,12 @@ class IKMethods:
 
     def _genesis_request(self, kind: str, params: tuple, make):
         """The request kept for these parameters, or ``make()`` (validating them) and kept."""
-        params = tuple(tuple(p) if type(p) is list else p for p in params)
-        # the types are part of the key: 1 == True == 1.0 hash alike, and a request validated for
-        # respect_joint_limit=True must not serve respect_joint_limit=1, which validation refuses
-        key = (kind, params, tuple(map(type, params)))
+        # every value keyed with its type, inside sequences too: 1 == True == 1.0 hash alike, and a
+        # request validated for dofs_idx_local=(1, 0) must not serve (True, False), which is refused
+        key = (kind, _keyed(params))
         try:
             hash(key)
-        except TypeError:  # an array or a nested list: validated every call
+        except TypeError:  # an array: validated every call (its request then finds its plan by value)
             return make()
         kept: OrderedDict = self._ik_requests
         request = kept.get(key)
@@ -150,6 +149,8 @@ class IKMethods:
             kept[key] = request
             while len(kept) > MAX_REQUESTS:
                 kept.popitem(last=False)
+        else:
+            kept.move_to_end(key)
         return request
 
     def _pose_request(self, links, poss, quats, local_points, single, respect_joint_limit, max_samples,
@@ -191,6 +192,13 @@ class IKMethods:
                             max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
                             max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos,
                             rest_weight=rest_weight, kernel=kernel)
+
+
+def _keyed(value):
+    """``value`` with the type of every element beside it (lists and tuples walked)."""
+    if type(value) is list or type(value) is tuple:
+        return type(value), tuple(_keyed(v) for v in value)
+    return type(value), value
 
 
 def _flags(return_error, return_info) -> tuple[bool, bool]:

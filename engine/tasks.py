@@ -56,6 +56,16 @@ class TaskRow:
     pos_tol: float | None
     rot_tol: float | None
 
+    def __post_init__(self):
+        ok = (type(self.kind) is int and type(self.link) is int and type(self.ref) is int
+              and type(self.rot_mode) is int and type(self.has_pos) is bool and type(self.has_quat) is bool
+              and _floats(self.point, 3) and type(self.pos_mask) is tuple and len(self.pos_mask) == 3
+              and all(type(v) is bool for v in self.pos_mask) and _positive(self.weight)
+              and (self.pos_tol is None or _positive(self.pos_tol))
+              and (self.rot_tol is None or _positive(self.rot_tol)))
+        if not ok:
+            raise InvalidValueError(f"TaskRow: not a valid task structure: {self!r}")
+
     @property
     def structure(self) -> tuple[int, int, int]:
         """What a solver compiled for a task structure is compiled for: (kind, link, ref)."""
@@ -66,6 +76,14 @@ class TaskRow:
         """A full world pose of weight 1: its rows need no masking, rotating or scaling."""
         return (self.kind == FRAME and self.ref < 0 and self.has_pos and all(self.pos_mask)
                 and self.rot_mode == 3 and self.weight == 1.0)
+
+
+def _floats(values, n: int) -> bool:
+    return type(values) is tuple and len(values) == n and all(type(v) is float and np.isfinite(v) for v in values)
+
+
+def _positive(value) -> bool:
+    return type(value) is float and 0 < value < float("inf")
 
 
 def rot_mode(rot_mask) -> int:
@@ -83,20 +101,32 @@ def rot_mode(rot_mask) -> int:
 
 
 def _tolerance(name: str, value) -> float | None:
-    return None if value is None else inputs.as_positive(name, value)
+    return None if value is None else float(inputs.as_positive(name, value))
 
 
 class Task:
     """Base class: a weight, tolerances, and targets set per call. Subclasses define
-    :meth:`row` (the structure, for one entity) and hold their targets in ``pos`` / ``quat``."""
+    :meth:`row` (the structure, for one entity) and hold their targets in ``pos`` / ``quat``.
+    Everything but the targets is fixed once the task is made (assigning it is an
+    AttributeError): make a new task for another link, mask or weight."""
 
     pos = None
     quat = None
+    _TARGETS = ("pos", "quat")
 
     def __init__(self, weight: float = 1.0, pos_tol: float | None = None, rot_tol: float | None = None):
-        self.weight = inputs.as_positive("weight", weight)
+        self.weight = float(inputs.as_positive("weight", weight))
         self.pos_tol = _tolerance("pos_tol", pos_tol)
         self.rot_tol = _tolerance("rot_tol", rot_tol)
+
+    def __setattr__(self, name: str, value) -> None:
+        if self.__dict__.get("_sealed") and name not in self._TARGETS:
+            raise AttributeError(f"{type(self).__name__}.{name} is fixed when the task is made; make a new task "
+                                 "(only the targets, pos and quat, change between solves)")
+        super().__setattr__(name, value)
+
+    def _seal(self) -> None:
+        self.__dict__["_sealed"] = True
 
     def row(self, entity, label: str) -> TaskRow:
         """This task's structure on ``entity`` (links resolved; errors name ``label``)."""
@@ -127,6 +157,8 @@ class PoseTask(Task):
         self.pos_mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
         self.rot_mode = rot_mode(rot_mask)
         self.local_point = (0.0, 0.0, 0.0) if local_point is None else _point("local_point", local_point)
+        if type(self) is PoseTask:
+            self._seal()
 
     def _frame_row(self, entity, label: str, ref: int) -> TaskRow:
         link = entity._own_link(self.link, f"{label}.link").idx_local
@@ -148,6 +180,7 @@ class RelativePoseTask(PoseTask):
         super().__init__(link, pos, quat, pos_mask=pos_mask, rot_mask=rot_mask, local_point=local_point,
                          weight=weight, pos_tol=pos_tol, rot_tol=rot_tol)
         self.ref_link = ref_link
+        self._seal()
 
     def row(self, entity, label: str) -> TaskRow:
         ref = entity._own_link(self.ref_link, f"{label}.ref_link").idx_local
@@ -167,6 +200,7 @@ class ComTask(Task):
             raise InvalidValueError("pos: a centre-of-mass task needs a position target")
         self.pos = pos
         self.pos_mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
+        self._seal()
 
     def row(self, entity, label: str) -> TaskRow:
         if entity.tree.total_mass <= 0:
@@ -182,8 +216,8 @@ class PostureTask:
     task prefer the one nearest ``qpos``. At most one per solve; it has no rows and is always met."""
 
     def __init__(self, qpos=None, weight: float = 0.1):
-        self.qpos = None if qpos is None else inputs.as_float_array("qpos", qpos)
-        self.weight = inputs.as_positive("weight", weight)
+        self.qpos = None if qpos is None else inputs.as_float_array("qpos", qpos).copy()
+        self.weight = float(inputs.as_positive("weight", weight))
 
 
 def _point(name: str, value) -> tuple[float, float, float]:

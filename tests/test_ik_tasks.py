@@ -229,10 +229,26 @@ def test_bad_tasks_are_named(dual):
     task = PoseTask("left_hand", p)
     with pytest.raises(ValueError, match="set_target"):
         task.set_target(quat=[1, 0, 0, 0])
+    for name, value in (("weight", 0.0), ("pos_mask", [2, 0, 1]), ("link", "right_hand"), ("pos_tol", -1.0)):
+        with pytest.raises(AttributeError, match=f"PoseTask.{name} is fixed"):
+            setattr(task, name, value)
+    task.pos = np.ones(3)  # targets do change
     before = dual.get_qpos()
     with pytest.raises(ValueError, match="max_samples"):
         dual.solve_ik([task], max_samples=0)
     np.testing.assert_array_equal(dual.get_qpos(), before)
+
+
+def test_a_kept_request_never_serves_parameters_validation_refuses(dual):
+    """The Genesis calls keep the request their parameters made; a key of values and their types,
+    inside sequences too, so an equal-looking but invalid parameter is still validated (and refused)."""
+    p, q = _poses(dual, dual.get_qpos(), "left_hand")
+    dual.inverse_kinematics("left_hand", p, q, dofs_idx_local=(1, 0))
+    with pytest.raises(TypeError, match="dofs_idx_local"):
+        dual.inverse_kinematics("left_hand", p, q, dofs_idx_local=(True, False))
+    dual.inverse_kinematics("left_hand", p[:2], q[:2], envs_idx=[0, 1])
+    with pytest.raises((TypeError, ValueError), match="envs_idx"):
+        dual.inverse_kinematics("left_hand", p[:2], q[:2], envs_idx=[False, True])
 
 
 MASSLESS = """<robot name="stick"><link name="base"/><link name="tip"/>
