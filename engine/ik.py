@@ -181,7 +181,7 @@ def fill_start(plan: IKPlan, entity, init_qpos) -> None:
         q0 = inputs.batched("init_qpos", init_qpos, (tree.n_qs,), plan.n_sel, entity._batched)
         tree.check_joint_values("init_qpos", q0)
     start = plan.q0[:, :tree.n_qs]
-    if plan.request.respect_limits:
+    if plan.request.respect_limits:  # every dof: an answer respects the limits, moved by the solver or not
         lo, hi = entity._q_limits
         np.maximum(q0, lo, out=start)
         np.minimum(start, hi, out=start)

@@ -19,6 +19,7 @@ import numpy as np
 from . import dispatch
 from .ik_request import IKRequest, solver_spec
 from .kernels.tables import (
+    COM,
     DOF_I,
     QPOS_REST_F,
     SOLVE_F,
@@ -107,19 +108,38 @@ class PlanCache:
         return plan
 
 
+def used_links(tree, rows) -> tuple[int, ...]:
+    """The links whose pose the tasks read: their links and reference links, and for a COM task
+    every link with a mass (local indices, sorted)."""
+    out: set[int] = set()
+    for row in rows:
+        if row.kind == COM:
+            out.update(int(l) for l in np.flatnonzero(tree.link_masses > 0))
+        else:
+            out.update(l for l in (row.link, row.ref) if l >= 0)
+    return tuple(sorted(out))
+
+
 def pack(entity, request: IKRequest) -> IKPlan:
-    """The kernel tables of ``request`` on ``entity`` (validated already)."""
+    """The kernel tables of ``request`` on ``entity`` (validated already).
+
+    The solver moves only the dofs that move a link the tasks use (within ``request.dofs``): a
+    restart draws them alone, and every other dof, the posture pull included, keeps its start
+    value bit for bit (a target on one hand never moves the legs; with joint limits respected a
+    start outside them is first clamped, as every dof's is)."""
     tree = entity.tree
     dtype = entity._dtype
     envs = entity._envs(None if request.envs is None else list(request.envs))
     n_sel, Lt = len(envs), request.n_tasks
     n_qs_k, n_dofs_k = max(tree.n_qs, 1), max(tree.n_dofs, 1)
     K = dispatch.restart_slots(n_sel, request.max_samples)
-    active = np.ones(n_dofs_k, np.int32)
-    if request.dofs is not None:
-        active[:] = 0
-        active[list(request.dofs)] = 1
-    plain = all(row.plain for row in request.rows) and request.dofs is None
+    active = np.zeros(n_dofs_k, np.int32)  # the dofs the solver moves: those that move a task ...
+    active[list(tree.moving_dofs(used_links(tree, request.rows)))] = 1
+    if request.dofs is not None:  # ... among the ones the caller allows
+        allowed = np.zeros_like(active)
+        allowed[list(request.dofs)] = 1
+        active &= allowed
+    plain = all(row.plain for row in request.rows) and bool(active[:tree.n_dofs].all())
 
     task_i = np.zeros((1 + Lt + n_dofs_k, TASK_I_WIDTH), np.int32)
     head = task_i[0]

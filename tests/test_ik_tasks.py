@@ -297,3 +297,33 @@ def test_a_solve_split_over_launches_answers_as_one(talos, budget, monkeypatch):
     for name in ("qpos", "error", "success", "iterations", "sample"):
         np.testing.assert_array_equal(getattr(split, name), getattr(whole, name), err_msg=name)
     assert whole.success.all()
+
+
+@pytest.mark.parametrize("kernel", ["auto", "generic"])
+def test_dofs_that_move_no_target_keep_their_bits(talos, dual, kernel):
+    """Restarts draw, and steps move, only the dofs that move a target's link (within
+    dofs_idx_local): TALOS' legs and head stay bit for bit while its hands reach, through
+    restarts; on the dual arm a dofs_idx_local subset leaves every other dof as it was."""
+    rng = np.random.default_rng(11)
+    lo, hi = talos.q_limits
+    start = talos.tree.apply_mimic(rng.uniform(np.maximum(lo, -2), np.minimum(hi, 2), (8, talos.n_qs)))
+    goal = talos.tree.apply_mimic(rng.uniform(np.maximum(lo, -2), np.minimum(hi, 2), (8, talos.n_qs)))
+    hands = ["arm_left_7_link", "arm_right_7_link"]
+    poss, quats = zip(*(_poses(talos, goal, name) for name in hands))
+    res = talos.inverse_kinematics_multilink(hands, list(poss), list(quats), init_qpos=start, seed=0,
+                                             return_info=True, kernel=kernel, rest_weight=0.2)
+    assert (res.sample > 0).sum() >= 2, "no env needed a restart: the test would mean nothing"
+    moving = talos.tree.moving_dofs([talos.get_link(name).idx_local for name in hands])
+    still = [j.q_start for j in talos.tree.joints if j.n_qs == 1 and j.dof_start not in moving]
+    assert len(still) >= 12  # legs, head, grippers
+    np.testing.assert_array_equal(res.qpos[:, still], start.astype(res.qpos.dtype)[:, still])
+    assert res.success.mean() >= 0.75
+    # a dofs_idx_local subset on a robot with a per-robot solver
+    q = _random_reachable(dual, 12, N)
+    p, quat = _poses(dual, _random_reachable(dual, 13, N), "right_hand")
+    allowed = [d for d in dual.tree.moving_dofs([dual.get_link("right_hand").idx_local]) if d != 0]  # not the torso
+    out = dual.solve_ik([PoseTask("right_hand", p, quat)], init_qpos=q, dofs_idx_local=allowed, seed=1,
+                        kernel="per_robot" if kernel == "auto" else kernel)
+    others = [d for d in range(dual.n_dofs) if d not in allowed]
+    np.testing.assert_array_equal(out.qpos[:, others], q.astype(out.qpos.dtype)[:, others])
+    assert not np.array_equal(out.qpos[:, allowed], q[:, allowed])

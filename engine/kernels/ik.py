@@ -17,7 +17,7 @@ from collections import namedtuple
 
 import taichi as ti
 
-from .fk import BALL, FREE, HINGE, SLIDE, add_point_jacobian, fk_row, link_com, vec3, vec4, zero_rows
+from .fk import BALL, FIXED, FREE, HINGE, SLIDE, add_point_jacobian, fk_row, link_com, vec3, vec4, zero_rows
 from .launch import fast
 from .quat import qexp, qmul, qnormalize, qrot
 from .solver import BIG, STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
@@ -339,7 +339,8 @@ class Generic:
     @staticmethod
     @ti.func
     def apply(ctx: ti.template(), S: ti.template(), t, respect_limits):
-        """q[t] += dq, integrating ball/free rotations in the body frame; clamped to the limits."""
+        """q[t] += dq, integrating ball/free rotations in the body frame; clamped to the limits. A
+        joint whose dof the solver does not move is not written at all (it keeps its bits)."""
         m = ctx.m
         L = ctx.robot_i[0, ROBOT_HEAD.n_links]
         for j in range(ctx.robot_i[0, ROBOT_HEAD.n_joints]):
@@ -347,7 +348,12 @@ class Generic:
             kind = ctx.robot_i[jr, JOINT_I.kind]
             qs = ctx.robot_i[jr, JOINT_I.q]
             d0 = m + ctx.robot_i[jr, JOINT_I.dof]
-            if (kind == HINGE or kind == SLIDE) and ctx.robot_i[jr, JOINT_I.lead_q] < 0:
+            moved = False
+            if kind != FIXED:  # (a fixed joint's dof index may be one past the last)
+                moved = ctx.task_i[dof_row(ctx.Lt, ctx.robot_i[jr, JOINT_I.dof]), DOF_I.active] == 1
+            if not moved:
+                pass
+            elif (kind == HINGE or kind == SLIDE) and ctx.robot_i[jr, JOINT_I.lead_q] < 0:
                 v = ctx.q[t, qs] + ctx.vec[t, d0]
                 if respect_limits == 1:
                     lo, hi = limits_of(ctx, qs)

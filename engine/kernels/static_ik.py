@@ -376,11 +376,12 @@ def _build(spec: RobotSpec, structure):
         @ti.func
         def apply(ctx: ti.template(), S: ti.template(), t, respect_limits):
             for joint in ti.static(movable):
-                v = S[0][joint.q] + S[4][joint.dof]
-                if ti.static(joint.bounded):
-                    if respect_limits == 1:
-                        v = ti.min(ti.max(v, joint.lower), joint.upper)
-                S[0][joint.q] = v
+                if ctx.active[joint.dof] > 0:  # a dof the solver does not move keeps its bits
+                    v = S[0][joint.q] + S[4][joint.dof]
+                    if ti.static(joint.bounded):
+                        if respect_limits == 1:
+                            v = ti.min(ti.max(v, joint.lower), joint.upper)
+                    S[0][joint.q] = v
 
     @ti.kernel
     def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.ndarray(),

@@ -271,6 +271,22 @@ class KinematicTree:
         return float(self.link_masses.sum())
 
     # -- qpos helpers -------------------------------------------------------------------------
+    def moving_dofs(self, links) -> tuple[int, ...]:
+        """The dofs whose motion moves any of ``links`` (local link indices): those of the joints of
+        the links and their ancestors, a mimic joint counting as its leader's dof; sorted."""
+        out: set[int] = set()
+        seen: set[int] = set()
+        for link in links:
+            while link >= 0 and link not in seen:
+                seen.add(link)
+                for j in self.links[link].joints:
+                    joint = self.joints[j]
+                    if joint.mimic is not None:
+                        joint = self.joints[joint.mimic.leader]
+                    out.update(joint.dofs_idx)
+                link = self.links[link].parent
+        return tuple(sorted(out))
+
     def neutral_qpos(self) -> np.ndarray:
         """Zeros clamped into the limits, identity quaternions for ball and free joints, ``(n_qs,)``."""
         q = np.zeros(self.n_qs)
