@@ -17,7 +17,19 @@ from collections import namedtuple
 
 import taichi as ti
 
-from .fk import BALL, FIXED, FREE, HINGE, SLIDE, add_point_jacobian, fk_row, link_com, vec3, vec4, zero_rows
+from .fk import (
+    BALL,
+    FREE,
+    HINGE,
+    SLIDE,
+    add_point_jacobian,
+    fk_row,
+    jacobian_row,
+    link_com,
+    vec3,
+    vec4,
+    zero_rows,
+)
 from .launch import fast
 from .quat import qexp, qmul, qnormalize, qrot
 from .solver import BIG, STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
@@ -152,6 +164,11 @@ class Generic:
     @ti.func
     def zero_rows(ctx: ti.template(), S: ti.template(), t, r0):
         zero_rows(ctx.J, t, r0, ctx.n)
+
+    @staticmethod
+    @ti.func
+    def set_jacobian(ctx: ti.template(), S: ti.template(), t, link, point, r0):
+        jacobian_row(t, link, point, r0, ctx.robot_i, ctx.robot_f, ctx.pose, ctx.J, ctx.n)
 
     @staticmethod
     @ti.func
@@ -340,7 +357,8 @@ class Generic:
     @ti.func
     def apply(ctx: ti.template(), S: ti.template(), t, respect_limits):
         """q[t] += dq, integrating ball/free rotations in the body frame; clamped to the limits. A
-        joint whose dof the solver does not move is not written at all (it keeps its bits)."""
+        dof the solver does not move keeps its bits: its step is exactly 0 (a zero Jacobian column)
+        and its start is within the limits, and a ball or free joint is not renormalised."""
         m = ctx.m
         L = ctx.robot_i[0, ROBOT_HEAD.n_links]
         for j in range(ctx.robot_i[0, ROBOT_HEAD.n_joints]):
@@ -348,18 +366,14 @@ class Generic:
             kind = ctx.robot_i[jr, JOINT_I.kind]
             qs = ctx.robot_i[jr, JOINT_I.q]
             d0 = m + ctx.robot_i[jr, JOINT_I.dof]
-            moved = False
-            if kind != FIXED:  # (a fixed joint's dof index may be one past the last)
-                moved = ctx.task_i[dof_row(ctx.Lt, ctx.robot_i[jr, JOINT_I.dof]), DOF_I.active] == 1
-            if not moved:
-                pass
-            elif (kind == HINGE or kind == SLIDE) and ctx.robot_i[jr, JOINT_I.lead_q] < 0:
+            if (kind == HINGE or kind == SLIDE) and ctx.robot_i[jr, JOINT_I.lead_q] < 0:
                 v = ctx.q[t, qs] + ctx.vec[t, d0]
                 if respect_limits == 1:
                     lo, hi = limits_of(ctx, qs)
                     v = ti.min(ti.max(v, lo), hi)
                 ctx.q[t, qs] = v
-            elif kind == BALL or kind == FREE:
+            elif (kind == BALL or kind == FREE) and \
+                    ctx.task_i[dof_row(ctx.Lt, ctx.robot_i[jr, JOINT_I.dof]), DOF_I.active] == 1:
                 qa = qs
                 da = d0
                 if kind == FREE:

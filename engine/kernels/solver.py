@@ -170,8 +170,7 @@ def frame_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, 
     lp, lq = form.link_pose(ctx, S, t, link)
     point = lp + qrot(lq, ti.Vector([task_f[row, TASK_F.point + k] for k in ti.static(range(3))]))
     tp, tq = target_of(targets, e, i)
-    form.zero_rows(ctx, S, t, 6 * i)
-    form.add_jacobian(ctx, S, t, link, point, 6 * i, 1.0)
+    form.set_jacobian(ctx, S, t, link, point, 6 * i)
     inv = ti.Vector([1.0, 0.0, 0.0, 0.0])  # world to reference frame
     if ti.static(relative):
         rp, rq = form.link_pose(ctx, S, t, ref)

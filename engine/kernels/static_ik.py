@@ -236,6 +236,12 @@ def _build(spec: RobotSpec, structure):
 
         @staticmethod
         @ti.func
+        def set_jacobian(ctx: ti.template(), S: ti.template(), t, link: ti.template(), point, r0: ti.template()):
+            PerRobot.zero_rows(ctx, S, t, r0)
+            add_columns(S, ctx.fk, link, point, r0, 1.0)
+
+        @staticmethod
+        @ti.func
         def add_jacobian(ctx: ti.template(), S: ti.template(), t, link: ti.template(), point, r0: ti.template(),
                          scale: ti.template()):
             add_columns(S, ctx.fk, link, point, r0, scale)
@@ -375,13 +381,12 @@ def _build(spec: RobotSpec, structure):
         @staticmethod
         @ti.func
         def apply(ctx: ti.template(), S: ti.template(), t, respect_limits):
-            for joint in ti.static(movable):
-                if ctx.active[joint.dof] > 0:  # a dof the solver does not move keeps its bits
-                    v = S[0][joint.q] + S[4][joint.dof]
-                    if ti.static(joint.bounded):
-                        if respect_limits == 1:
-                            v = ti.min(ti.max(v, joint.lower), joint.upper)
-                    S[0][joint.q] = v
+            for joint in ti.static(movable):  # a dof the solver does not move has a zero step
+                v = S[0][joint.q] + S[4][joint.dof]
+                if ti.static(joint.bounded):
+                    if respect_limits == 1:
+                        v = ti.min(ti.max(v, joint.lower), joint.upper)
+                S[0][joint.q] = v
 
     @ti.kernel
     def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.ndarray(),
