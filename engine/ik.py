@@ -24,7 +24,7 @@ from .ik_request import IKRequest, as_seed
 from .kernels import choose as choose_kernel
 from .kernels import ik as ik_kernels
 from .kernels import memory, static_ik
-from .kernels.tables import BEST_I, CHOICE_I, COM, RESUME_F, RESUME_I, SOLVE_I, TARGET
+from .kernels.tables import BEST_I, CHOICE_I, RESUME_F, RESUME_I, SOLVE_I, TARGET
 
 __all__ = ["KERNELS", "IKResult", "run"]
 
@@ -106,7 +106,9 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     if generic:
         _run_generic(entity, plan, s)
     else:
-        static_ik.ik_kernel(plan.spec, request.structure)(
+        if plan.kernel is None:
+            plan.kernel = static_ik.ik_kernel(plan.spec, request.structure)
+        plan.kernel(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
             dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
     return _choose(entity, s, plan)
@@ -115,9 +117,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
 def _run_generic(entity, plan: IKPlan, s: dict) -> None:
     """Launch the generic solver: once, or on a software Vulkan device as many times as the
     per-launch budget (:func:`engine.dispatch.solver_budget`) needs, until every thread is done."""
-    tree, request = entity.tree, plan.request
-    budget = dispatch.solver_budget(tree.n_links, tree.n_joints, plan.n_tasks, tree.n_dofs,
-                                    any(row.kind == COM for row in request.rows))
+    request, budget = plan.request, plan.budget
     samples_per_thread = -(-request.max_samples // plan.K)
     launches = 1 if budget == 0 else samples_per_thread * (-(-request.max_iters // budget) + 1) + 1
     for launch in range(launches):

@@ -194,11 +194,15 @@ class IKMethods:
                             rest_weight=rest_weight, kernel=kernel)
 
 
-def _keyed(value):
-    """``value`` with the type of every element beside it (lists and tuples walked)."""
-    if type(value) is list or type(value) is tuple:
-        return type(value), tuple(_keyed(v) for v in value)
-    return type(value), value
+_SEQUENCES = (list, tuple)
+
+
+def _keyed(params: tuple) -> tuple:
+    """``params`` with every value's type beside it, one level into lists and tuples (the
+    sequence parameters are flat: masks, index lists, points); a deeper list stays unhashable,
+    so its call is validated every time."""
+    return tuple([(type(p), tuple(p), tuple(map(type, p))) if type(p) in _SEQUENCES else (type(p), p)
+                  for p in params])
 
 
 def _flags(return_error, return_info) -> tuple[bool, bool]:

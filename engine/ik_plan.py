@@ -44,7 +44,9 @@ class IKPlan:
     ``task_i`` / ``task_f``: the request tables (``SOLVE_I.seed`` is set per call); ``targets``
     (n_sel, Lt, 7), ``q0`` (n_sel, n_qs_k), ``done`` (n_sel,): refilled by every call; ``envs``: the
     env indices solved; ``K``: restart slots per env; ``spec``: the robot's spec when the per-robot
-    solver runs, else None; ``fixed``: the generic solver's compile-time sizes (zeros: run time)."""
+    solver runs, else None; ``fixed``: the generic solver's compile-time sizes (zeros: run time);
+    ``budget``: the generic solver's iterations per launch (0: one launch,
+    :func:`engine.dispatch.solver_budget`); ``kernel``: the per-robot solver, once it was asked for."""
 
     request: IKRequest
     envs: np.ndarray
@@ -56,6 +58,8 @@ class IKPlan:
     targets: np.ndarray
     q0: np.ndarray
     done: np.ndarray
+    budget: int = 0
+    kernel: object = None
 
     @property
     def n_sel(self) -> int:
@@ -165,5 +169,8 @@ def pack(entity, request: IKRequest) -> IKPlan:
     targets[..., TARGET.quat] = 1.0  # tasks without an orientation target hold (1, 0, 0, 0)
     spec = solver_spec(entity, request)
     fixed = (0, 0, 0) if spec is not None else dispatch.fixed_sizes(request.kernel, Lt, n_dofs_k, n_sel)
+    budget = 0 if spec is not None else dispatch.solver_budget(tree.n_links, tree.n_joints, Lt, tree.n_dofs,
+                                                                any(row.kind == COM for row in request.rows))
     return IKPlan(request=request, envs=envs, K=K, spec=spec, fixed=fixed, task_i=task_i, task_f=task_f,
-                  targets=targets, q0=np.zeros((n_sel, n_qs_k), dtype), done=np.zeros(n_sel, np.int32))
+                  targets=targets, q0=np.zeros((n_sel, n_qs_k), dtype), done=np.zeros(n_sel, np.int32),
+                  budget=budget)
