@@ -140,32 +140,23 @@ def fill_targets(plan: IKPlan, targets: list, batched: bool) -> None:
     (a float64 beyond float32's range becomes inf in a float32 engine's buffer, so it is caught
     there too); anything else, and any failed check, goes through :func:`engine.inputs.batched`
     per argument, whose errors name it."""
-    buf, n_sel, rows, labels = plan.targets, plan.n_sel, plan.request.rows, plan.request.labels
+    buf, n_sel = plan.targets, plan.n_sel
     shapes = {3: ((3,), (n_sel, 3)) if batched else ((3,),), 4: ((4,), (n_sel, 4)) if batched else ((4,),)}
-    fields = ((0, TARGET.pos, 3), (1, TARGET.quat, 4))
-
-    def wanted(i, which):
-        return rows[i].has_pos if which == 0 else rows[i].has_quat
-
     with np.errstate(over="ignore"):  # an overflowing cast is named below
-        for i in range(plan.n_tasks):
-            for which, col, width in fields:
-                if wanted(i, which):
-                    value = targets[i][which]
-                    if type(value) is np.ndarray and value.dtype.kind == "f" and value.shape in shapes[width]:
-                        buf[:, i, col:col + width] = value
-                    else:
-                        buf[:, i, col:col + width] = inputs.batched(labels[i][which], value, (width,), n_sel, batched)
+        for i, which, col, width, label in plan.fields:
+            value = targets[i][which]
+            if type(value) is np.ndarray and value.dtype.kind == "f" and value.shape in shapes[width]:
+                buf[:, i, col:col + width] = value
+            else:
+                buf[:, i, col:col + width] = inputs.batched(label, value, (width,), n_sel, batched)
     if not np.isfinite(buf).all():  # name the culprit
-        for i in range(plan.n_tasks):
-            for which, _, width in fields:
-                if wanted(i, which):
-                    inputs.batched(labels[i][which], targets[i][which], (width,), n_sel, batched)
+        for i, which, _, width, label in plan.fields:
+            inputs.batched(label, targets[i][which], (width,), n_sel, batched)
     quat = buf[:, :, TARGET.quat:TARGET.quat + 4]
     scale = np.abs(quat).max(axis=-1)  # divided out first: the squares of 1e20 (float32), 1e160 (float64) overflow
     if scale.min() < 1e-9:
         i = int(np.argmin(scale.min(axis=0)))
-        raise InvalidValueError(f"{labels[i][1]}: expected non-zero (w, x, y, z) quaternions")
+        raise InvalidValueError(f"{plan.request.labels[i][1]}: expected non-zero (w, x, y, z) quaternions")
     quat /= scale[..., None]
     quat /= np.sqrt(np.einsum("ijk,ijk->ij", quat, quat))[..., None]
 

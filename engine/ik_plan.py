@@ -10,7 +10,6 @@ the plan's buffers, which are the very arrays the kernel was last launched with 
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -45,7 +44,8 @@ class IKPlan:
     (n_sel, Lt, 7), ``q0`` (n_sel, n_qs_k), ``done`` (n_sel,): refilled by every call; ``envs``: the
     env indices solved; ``K``: restart slots per env; ``spec``: the robot's spec when the per-robot
     solver runs, else None; ``fixed``: the generic solver's compile-time sizes (zeros: run time);
-    ``budget``: the generic solver's iterations per launch (0: one launch,
+    ``fields``: the targets each call fills, ``(task, 0 pos / 1 quat, first column, width,
+    label)``; ``budget``: the generic solver's iterations per launch (0: one launch,
     :func:`engine.dispatch.solver_budget`); ``kernel``: the per-robot solver, once it was asked for."""
 
     request: IKRequest
@@ -58,6 +58,7 @@ class IKPlan:
     targets: np.ndarray
     q0: np.ndarray
     done: np.ndarray
+    fields: tuple = ()
     budget: int = 0
     kernel: object = None
 
@@ -80,35 +81,32 @@ class IKPlan:
 
 
 class PlanCache:
-    """An entity's plans by request, least recently used dropped beyond :data:`MAX_PLANS`."""
+    """An entity's plans by request, least recently used dropped beyond :data:`MAX_PLANS`. Used
+    under the entity's lock (every IK entry point holds it: :mod:`engine.locking`), so it takes
+    none of its own."""
 
     def __init__(self):
         self._plans: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._plans)
 
     def clear(self) -> None:
-        with self._lock:
-            self._plans.clear()
+        self._plans.clear()
 
     def values(self) -> list[IKPlan]:
         """The kept plans, least recently used first."""
-        with self._lock:
-            return list(self._plans.values())
+        return list(self._plans.values())
 
     def get(self, entity, request: IKRequest) -> IKPlan:
-        with self._lock:
-            plan = self._plans.get(request)
-            if plan is not None:
-                self._plans.move_to_end(request)
-                return plan
+        plan = self._plans.get(request)
+        if plan is not None:
+            self._plans.move_to_end(request)
+            return plan
         plan = pack(entity, request)
-        with self._lock:
-            self._plans[request] = plan
-            while len(self._plans) > MAX_PLANS:
-                self._plans.popitem(last=False)
+        self._plans[request] = plan
+        while len(self._plans) > MAX_PLANS:
+            self._plans.popitem(last=False)
         return plan
 
 
@@ -137,13 +135,16 @@ def pack(entity, request: IKRequest) -> IKPlan:
     n_sel, Lt = len(envs), request.n_tasks
     n_qs_k, n_dofs_k = max(tree.n_qs, 1), max(tree.n_dofs, 1)
     K = dispatch.restart_slots(n_sel, request.max_samples)
+    moving = tree.moving_dofs(used_links(tree, request.rows))
     active = np.zeros(n_dofs_k, np.int32)  # the dofs the solver moves: those that move a task ...
-    active[list(tree.moving_dofs(used_links(tree, request.rows)))] = 1
+    active[list(moving)] = 1
     if request.dofs is not None:  # ... among the ones the caller allows
         allowed = np.zeros_like(active)
         allowed[list(request.dofs)] = 1
         active &= allowed
-    plain = all(row.plain for row in request.rows) and bool(active[:tree.n_dofs].all())
+    # plain rows need no masking: every dof that moves a task is active (the others' Jacobian
+    # columns are zero anyway)
+    plain = all(row.plain for row in request.rows) and bool(active[list(moving)].all())
 
     task_i = np.zeros((1 + Lt + n_dofs_k, TASK_I_WIDTH), np.int32)
     head = task_i[0]
@@ -173,4 +174,8 @@ def pack(entity, request: IKRequest) -> IKPlan:
                                                                 any(row.kind == COM for row in request.rows))
     return IKPlan(request=request, envs=envs, K=K, spec=spec, fixed=fixed, task_i=task_i, task_f=task_f,
                   targets=targets, q0=np.zeros((n_sel, n_qs_k), dtype), done=np.zeros(n_sel, np.int32),
+                  fields=tuple((i, which, col, width, request.labels[i][which])
+                               for i, row in enumerate(request.rows)
+                               for which, col, width, wanted in ((0, TARGET.pos, 3, row.has_pos),
+                                                                 (1, TARGET.quat, 4, row.has_quat)) if wanted),
                   budget=budget)

@@ -240,9 +240,9 @@ class Generic:
         for i in range(ctx.q.shape[1]):
             best_q[t, i] = ctx.q[t, i]
         for i in range(ctx.Lt):
-            w = task_f[task_row(i), TASK_F.weight]
+            unweight = 1.0 / task_f[task_row(i), TASK_F.weight]
             for k in ti.static(range(6)):
-                best_err[t, i, k] = ctx.vec[t, 6 * i + k] / w
+                best_err[t, i, k] = ctx.vec[t, 6 * i + k] * unweight
 
     # -- the step --------------------------------------------------------------------------------
     @staticmethod

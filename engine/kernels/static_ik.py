@@ -297,9 +297,9 @@ def _build(spec: RobotSpec, structure):
             for i in ti.static(range(n_qs)):
                 best_q[t, i] = S[0][i]
             for i in ti.static(range(Lt)):
-                w = task_f[task_row(i), TASK_F.weight]
+                unweight = 1.0 / task_f[task_row(i), TASK_F.weight]
                 for k in ti.static(range(6)):
-                    best_err[t, i, k] = S[2][6 * i + k] / w
+                    best_err[t, i, k] = S[2][6 * i + k] * unweight
 
         @staticmethod
         @ti.func
