@@ -8,7 +8,7 @@ import taichi as ti
 
 from .launch import fast
 from .quat import qaxis_angle, qcolumn, qmul, qnormalize, qrot
-from .tables import JOINT_F, JOINT_I, LINK_F, LINK_I, ROBOT_HEAD, joint_row_f, joint_row_i, link_row_i
+from .tables import JOINT_F, JOINT_I, LINK_F, LINK_I, POSE, ROBOT_HEAD, joint_row_f, joint_row_i, link_row_i
 
 FIXED, HINGE, SLIDE, BALL, FREE = 0, 1, 2, 3, 4
 @ti.func
@@ -54,8 +54,8 @@ def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), 
         quat = const4(robot_f, l, LINK_F.quat)
         p = robot_i[link_row_i(l), LINK_I.parent]
         if p >= 0:
-            pquat = vec4(pose, r, p, 3)
-            pos = vec3(pose, r, p, 0) + qrot(pquat, pos)
+            pquat = vec4(pose, r, p, POSE.quat)
+            pos = vec3(pose, r, p, POSE.pos) + qrot(pquat, pos)
             quat = qmul(pquat, quat)
         for j in range(robot_i[link_row_i(l), LINK_I.joint_start], robot_i[link_row_i(l), LINK_I.joint_end]):
             jr = joint_row_i(L, j)
@@ -81,13 +81,13 @@ def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), 
                 quat = qnormalize(ti.Vector([q[r, qs + 3], q[r, qs + 4], q[r, qs + 5], q[r, qs + 6]]))
             if ti.static(frames):
                 for k in ti.static(range(3)):
-                    pose[r, L + j, k] = pos[k]
+                    pose[r, L + j, POSE.pos + k] = pos[k]
                 for k in ti.static(range(4)):
-                    pose[r, L + j, 3 + k] = quat[k]
+                    pose[r, L + j, POSE.quat + k] = quat[k]
         for k in ti.static(range(3)):
-            pose[r, l, k] = pos[k]
+            pose[r, l, POSE.pos + k] = pos[k]
         for k in ti.static(range(4)):
-            pose[r, l, 3 + k] = quat[k]
+            pose[r, l, POSE.quat + k] = quat[k]
 
 
 @ti.func
@@ -129,8 +129,8 @@ def add_point_jacobian(r, link, point, row0, scale, robot_i: ti.template(), robo
             jf = joint_row_f(L, j)
             kind = robot_i[jr, JOINT_I.kind]
             d0 = robot_i[jr, JOINT_I.dof]
-            fpos = vec3(pose, r, L + j, 0)
-            fquat = vec4(pose, r, L + j, 3)
+            fpos = vec3(pose, r, L + j, POSE.pos)
+            fquat = vec4(pose, r, L + j, POSE.quat)
             zero = ti.Vector([0.0, 0.0, 0.0])
             if kind == HINGE or kind == SLIDE:
                 axis_w = qrot(fquat, const3(robot_f, jf, JOINT_F.axis))
@@ -173,13 +173,13 @@ def jacobian_row(r, link, point, row0, robot_i: ti.template(), robot_f: ti.templ
 @ti.func
 def link_com(r, l, robot_f: ti.template(), pose: ti.template()):
     """World position of link ``l``'s centre of mass in row r (its link pose must be current)."""
-    return vec3(pose, r, l, 0) + qrot(vec4(pose, r, l, 3), const3(robot_f, l, LINK_F.com))
+    return vec3(pose, r, l, POSE.pos) + qrot(vec4(pose, r, l, POSE.quat), const3(robot_f, l, LINK_F.com))
 
 
 @ti.func
 def point_of(r, link, local: ti.template(), i, pose: ti.template()):
     """World position of point ``local[i, 0:3]`` (link frame) on ``link`` in row r."""
-    return vec3(pose, r, link, 0) + qrot(vec4(pose, r, link, 3), const3(local, i, 0))
+    return vec3(pose, r, link, POSE.pos) + qrot(vec4(pose, r, link, POSE.quat), const3(local, i, 0))
 
 
 @fast

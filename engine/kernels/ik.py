@@ -38,6 +38,7 @@ from .tables import (
     DOF_I,
     JOINT_I,
     LINK_F,
+    POSE,
     QPOS_F,
     QPOS_REST_F,
     ROBOT_HEAD,
@@ -158,7 +159,7 @@ class Generic:
     @staticmethod
     @ti.func
     def link_pose(ctx: ti.template(), S: ti.template(), t, link):
-        return vec3(ctx.pose, t, link, 0), vec4(ctx.pose, t, link, 3)
+        return vec3(ctx.pose, t, link, POSE.pos), vec4(ctx.pose, t, link, POSE.quat)
 
     @staticmethod
     @ti.func

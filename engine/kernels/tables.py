@@ -105,6 +105,8 @@ TASK_F_WIDTH = max(c.width for c in (SOLVE_F, TASK_F, QPOS_REST_F))
 FRAME, COM = 0, 1  # TASK_I.kind: a link frame's pose (world or relative), the centre of mass
 ROWS_PER_TASK = 6  # each task owns 6 rows of the Jacobian: linear 3, angular 3 (zero for COM)
 
+# a pose row of a pose buffer (engine.kernels.layout) and of a link pose: position then wxyz quaternion
+POSE = Columns(pos=3, quat=4)
 # a target row of ``targets`` (n_envs, Lt, TARGET.width): position then wxyz quaternion
 TARGET = Columns(pos=3, quat=4)
 
