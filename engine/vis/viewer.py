@@ -114,7 +114,10 @@ class Viewer:
         self.max_fps = max_fps
         self.title = title
         self._image: np.ndarray | None = None  # the newest image, waiting to be shown
+        self._image_seq = 0  # the refresh request that image answers (0: none)
         self._lock = threading.Lock()
+        self._asked = 1  # refresh requests so far (the window's first picture is one)
+        self._shown_seq = 0  # the newest refresh request whose picture the window shows
         self._dirty = True  # a redraw was asked for
         self._in_flight = False
         self._closing = False
@@ -141,9 +144,24 @@ class Viewer:
         with self._lock:
             self._image = image
 
-    def request_refresh(self) -> None:
-        """Render the scene as it is now and show it (soon; never blocks)."""
-        self._dirty = True
+    def request_refresh(self) -> int:
+        """Render the scene as it is now and show it (soon; never blocks). Returns the request's
+        number, for :meth:`wait_shown`."""
+        with self._lock:
+            self._asked += 1
+            self._dirty = True
+            return self._asked
+
+    def wait_shown(self, timeout: float = 30.0) -> bool:
+        """Block until the window shows the scene as it is now (a fresh picture); False on timeout
+        or when the window closes first."""
+        seq = self.request_refresh()
+        end = time.perf_counter() + timeout
+        while self._shown_seq < seq:
+            if not self.is_open or time.perf_counter() > end:
+                return False
+            time.sleep(0.01)
+        return True
 
     def step_wait(self) -> None:
         """Sleep as long as ``max_fps`` asks since the previous call (the simulation follows the viewer)."""
@@ -237,18 +255,27 @@ class Viewer:
             self._root.quit()
             return
         with self._lock:
-            image, self._image = self._image, None
+            image, seq, self._image, self._image_seq = self._image, self._image_seq, None, 0
+            start = self._dirty and not self._in_flight
+            if start:
+                self._dirty, self._in_flight, asked = False, True, self._asked
         if image is not None:
             self._put(image)
-        if self._dirty and not self._in_flight:
-            self._dirty = False
-            self._in_flight = True
+            self._shown_seq = max(self._shown_seq, seq)
+        if start:
             try:
                 future = self._vis.request_frame(record=False)
-                future.add_done_callback(lambda f: setattr(self, "_in_flight", False))
+                future.add_done_callback(lambda f, asked=asked: self._frame_done(f, asked))
             except Exception:  # the visualizer closed, or the scene is gone: keep the last picture
                 self._in_flight = False
         self._root.after(self.refresh_ms, self._poll)
+
+    def _frame_done(self, future, asked: int) -> None:
+        """The render thread finished a frame this window asked for (request number ``asked``)."""
+        with self._lock:
+            self._in_flight = False
+            if future.exception() is None:
+                self._image, self._image_seq = future.result(), asked
 
     def _put(self, image: np.ndarray) -> None:
         import tkinter as tk
