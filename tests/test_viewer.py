@@ -174,6 +174,7 @@ def test_without_a_display_the_scene_warns_once_and_runs_headless():
     assert report["headless"] == [True, True]
     assert len(report["warnings"]) == 1 and "running headless" in report["warnings"][0], report["warnings"]
     assert "no display" in report["warnings"][0]
+    assert report["where"] == ["<string>"]  # the warning points at the script's own scene.build() line
 
 
 # -- the camera moves ------------------------------------------------------------------------------------
