@@ -10,7 +10,7 @@
 # isort: off
 from . import backend  # first: sets taichi's environment before anything imports taichi
 # isort: on
-from . import assets, errors, model, morphs, tasks
+from . import assets, errors, materials, model, morphs, options, surfaces, tasks
 from .backend import init
 from .entity import RigidEntity
 from .errors import IKStudioError
@@ -33,4 +33,4 @@ _set_visualizer_factory(_make_visualizer)
 gpu, cuda, vulkan, cpu = "gpu", "cuda", "vulkan", "cpu"
 
 __all__ = ["IKResult", "IKStudioError", "RigidEntity", "Scene", "assets", "backend", "cpu", "cuda", "errors", "gpu",
-           "init", "model", "morphs", "tasks", "vulkan"]
+           "init", "materials", "model", "morphs", "options", "surfaces", "tasks", "vulkan"]

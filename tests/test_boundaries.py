@@ -134,6 +134,31 @@ def test_the_package_root_names_the_visualizer_only_inside_its_factory():
     assert not [t for t, _, _ in imports if _in(t, "engine.scenefile")]
 
 
+def _third_party_imports(path: Path) -> set[str]:
+    """Top-level names of every non-engine module ``path`` imports (at any depth)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_only_the_viewer_opens_windows():
+    """tkinter (the viewer window) is imported by engine.vis.viewer alone; no engine module imports a
+    GUI toolkit of the app's (dearpygui) or a windowing library of its own."""
+    windowing = {"tkinter", "dearpygui", "pyglet", "glfw", "PyQt5", "PySide6", "wx"}
+    found = {}
+    for path in sorted(ENGINE.rglob("*.py")):
+        if "data" not in path.parts:
+            used = _third_party_imports(path) & windowing
+            if used:
+                found[_module_name(path)] = used
+    assert found == {"engine.vis.viewer": {"tkinter"}}, found
+
+
 def test_the_visualizer_never_imports_scene_files():
     bad = [f"{module}:{line} imports {target}" for module, imports in _graph().items() if _in(module, "engine.vis")
            for target, line, _ in imports if _in(target, "engine.scenefile")]
@@ -184,14 +209,26 @@ robot.control_dofs_position(q)
 scene.step()
 scene.update_debug_objects()  # nothing drawn: nothing to do, and no visualizer made for it
 scene.clear_debug_objects()
+scene.reset()
+bodies = engine.Scene(sim_options=engine.options.SimOptions(dt=0.02), show_viewer=False,
+                      viewer_options=engine.options.ViewerOptions(camera_pos=(0, -2, 1.5)),
+                      vis_options=engine.options.VisOptions(show_link_frame=True))
+bodies.add_entity(engine.morphs.Plane())
+box = bodies.add_entity(engine.morphs.Box(size=(0.1, 0.1, 0.1)), material=engine.materials.Kinematic(),
+                        surface=engine.surfaces.Default(color=(1, 0, 0)))
+marker = bodies.add_entity(engine.morphs.Mesh(file="meshes/axis.obj", scale=0.15))
+bodies.build(n_envs=2)
+box.set_qpos(np.array([0.1, 0.2, 0.3, 1, 0, 0, 0]))
+marker.inverse_kinematics(link=marker.links[0], pos=[0.4, -0.2, 0.25], quat=[0, 1, 0, 0], max_samples=2)
+bodies.step()
 spec = scenefile.load(sys.argv[1])
 file_scene, runner = scenefile.build(spec, n_envs=2)  # debug_frames on: drawn only into a visualizer
 runner.run(2)
 print(json.dumps({
-    "has_visualizer": [scene.has_visualizer, file_scene.has_visualizer],
-    "made": [scene._visualizer is not None, file_scene._visualizer is not None],
-    "modules": sorted(m for m in sys.modules
-                      if m == "engine.vis" or m.startswith(("engine.vis.", "pyrender", "OpenGL", "imageio"))),
+    "has_visualizer": [scene.has_visualizer, file_scene.has_visualizer, bodies.has_visualizer],
+    "made": [scene._visualizer is not None, file_scene._visualizer is not None, bodies._visualizer is not None],
+    "modules": sorted(m for m in sys.modules if m == "engine.vis"
+                      or m.startswith(("engine.vis.", "pyrender", "OpenGL", "imageio", "tkinter"))),
 }))
 """
 
@@ -202,7 +239,7 @@ def test_a_headless_run_never_makes_a_visualizer_nor_imports_the_renderer():
                          capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    assert report["has_visualizer"] == [False, False] and report["made"] == [False, False]
+    assert report["has_visualizer"] == [False] * 3 and report["made"] == [False] * 3
     assert report["modules"] == [], f"a headless run imported {report['modules']}"
 
 

@@ -1,10 +1,10 @@
-"""A built wheel carries what a user needs: the catalog's own robots and the scene files.
+"""A built wheel carries what a user needs: the catalog's robots, the scene files, the marker mesh.
 
 The wheel is built from a copy of the repository (``pip wheel``, as ``pip install .`` does),
 unpacked, and ``ikstudio record`` runs from it on the default scene, resolving ``panda`` from the
-packaged catalog. The run uses ``python -S`` with the wheel and the installed dependencies on
-PYTHONPATH: without ``site``, the editable install of this checkout (a ``.pth`` import hook) cannot
-answer for ``engine`` instead of the wheel.
+packaged catalog (and ``meshes/axis.obj`` from the packaged assets). The run uses ``python -S``
+with the wheel and the installed dependencies on PYTHONPATH: without ``site``, the editable
+install of this checkout (a ``.pth`` import hook) cannot answer for ``engine`` instead of the wheel.
 """
 
 from __future__ import annotations
@@ -37,18 +37,19 @@ def test_a_wheel_install_records_the_default_scene_with_the_packaged_panda(tmp_p
         names = set(z.namelist())
         z.extractall(site)
     for needed in ("engine/data/assets/panda/panda.xml", "engine/data/assets/dual_arm/dual_arm.xml",
-                   "app/scenes/batched_panda.yaml"):
+                   "engine/data/meshes/axis.obj", "app/scenes/batched_panda.yaml"):
         assert needed in names, f"the wheel lacks {needed}"
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), sysconfig.get_paths()["purelib"]]))
     out = tmp_path / "demo.mp4"
     probe = "import engine, app.cli as c; from engine import assets; " \
-            "print(engine.__file__); print(c.DEFAULT_SCENE); print(assets.resolve('panda').path)"
+            "print(engine.__file__); print(c.DEFAULT_SCENE); print(assets.resolve('panda').path); " \
+            "print(engine.morphs.Mesh(file='meshes/axis.obj').file)"
     where = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env,
                            cwd=tmp_path, timeout=300)
     assert where.returncode == 0, where.stderr[-2000:]
-    engine_file, default_scene, panda = where.stdout.split()[-3:]
-    for path in (engine_file, default_scene, panda):
+    engine_file, default_scene, panda, marker = where.stdout.split()[-4:]
+    for path in (engine_file, default_scene, panda, marker):
         assert Path(path).is_relative_to(site), f"{path} does not come from the wheel"
     run = subprocess.run([sys.executable, "-S", "-m", "app", "record", default_scene, "-o", str(out), "--frames", "3",
                           "--size", "64x48", "--no-progress", "--backend", "cpu"], capture_output=True, text=True,
