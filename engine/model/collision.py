@@ -10,7 +10,7 @@ geometry of the same file on demand (only the collision model needs it):
 
 A link without collision geometry falls back to its visuals. Each geometry is a
 :class:`~engine.model.tree.Visual` (same kinds, sizes and frames), so ``geom.mesh`` gives its
-trimesh. A number that is not finite, or a size that is not positive, is a
+trimesh. A number that is not finite, a primitive's size that is not positive or a mesh scale of 0 is a
 :class:`ModelLoadError` naming the file and the link.
 """
 
@@ -62,8 +62,11 @@ def _check(geom: Visual, source, link: str) -> None:
         arr = np.asarray(value, dtype=float)
         if not np.all(np.isfinite(arr)) or np.abs(arr).max(initial=0) > MAX_MODEL_NUMBER:
             raise ModelLoadError(f"{where}: its {name} is not finite: {arr.tolist()}")
-    if np.any(np.asarray(geom.size, dtype=float) <= 0):
-        raise ModelLoadError(f"{where}: size {np.asarray(geom.size).tolist()}; expected every entry > 0")
+    size = np.asarray(geom.size, dtype=float)
+    if geom.kind == "mesh" and np.any(size == 0):  # a negative mesh scale mirrors it: allowed
+        raise ModelLoadError(f"{where}: scale {size.tolist()}; expected every entry nonzero")
+    if geom.kind != "mesh" and np.any(size <= 0):
+        raise ModelLoadError(f"{where}: size {size.tolist()}; expected every entry > 0")
     if np.linalg.norm(geom.quat) < 1e-9:
         raise ModelLoadError(f"{where}: zero orientation quaternion")
 

@@ -5,8 +5,8 @@ Fitting one link (``fit_spheres``):
 1. Its collision geometries become one triangle mesh in the link frame (trimesh does the mesh
    work; primitives are tessellated and then grown by :data:`PRIMITIVE_GROWTH`, so the polygon
    contains the true curved surface).
-2. The face centroids are split into at most ``max_spheres`` clusters (seeded k-means,
-   area-weighted seeding), so each cluster is a compact patch of surface.
+2. Long triangles are split in their own planes, then the face centroids are split into at
+   most ``max_spheres`` clusters (seeded k-means++), so each cluster is a compact patch of surface.
 3. Each cluster's sphere is the (approximate, Badoiu-Clarkson) smallest ball around the vertices
    of its faces. A triangle whose three corners lie in a ball lies in it entirely (a ball is
    convex), so every point of the surface is covered, not only the vertices.
@@ -33,16 +33,16 @@ DEFAULT_SPHERES_PER_LINK = 8
 MAX_SPHERES_PER_LINK = 64
 PRIMITIVE_GROWTH = 1.02  # tessellated spheres / cylinders / capsules / ellipsoids, scaled about their centre
 EDGE_FRACTION = 0.5  # triangles are split to edges below this fraction of the mesh extent / sqrt(max_spheres)
-MAX_FIT_FACES = 200_000  # faces clustered per link; a larger mesh is clustered on a subset, then covered whole
+MAX_FIT_FACES = 200_000  # a mesh with more faces is not subdivided
+CLUSTER_SAMPLE = 20_000  # face centroids the k-means sees; every face is then labelled and covered
 
 
 def cache_dir() -> Path:
-    """Where fitted models are kept: ``$IKSTUDIO_CACHE_DIR/collision``, else the user cache dir."""
+    """Where fitted models are kept: ``$IKSTUDIO_CACHE_DIR/collision``, else
+    ``$XDG_CACHE_HOME/ikstudio/collision`` (``~/.cache`` without XDG_CACHE_HOME)."""
     root = os.environ.get("IKSTUDIO_CACHE_DIR")
-    if not root:
-        import platformdirs
-
-        root = platformdirs.user_cache_dir("ikstudio")
+    if not root:  # XDG's rule (what platformdirs gives on Linux), without the dependency
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ikstudio"
     return Path(root) / "collision"
 
 
@@ -111,12 +111,29 @@ def _enclosing(points: np.ndarray, iterations: int = 64) -> tuple[np.ndarray, fl
     return (c, float(r_c)) if r_c <= r_box else (box, float(r_box))
 
 
+def _kmeans(points: np.ndarray, k: int, rng, iterations: int = 20) -> np.ndarray:
+    """``k`` cluster means ``(k, 3)`` of ``points`` ``(m, 3)``: k-means++ seeding, then Lloyd steps."""
+    means = [points[rng.integers(len(points))]]
+    d2 = ((points - means[0]) ** 2).sum(1)
+    for _ in range(1, k):
+        total = d2.sum()
+        pick = rng.integers(len(points)) if total <= 0 else rng.choice(len(points), p=d2 / total)
+        means.append(points[pick])
+        d2 = np.minimum(d2, ((points - points[pick]) ** 2).sum(1))
+    means = np.array(means)
+    for _ in range(iterations):
+        label = np.argmin(((points[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
+        moved = np.array([points[label == j].mean(0) if np.any(label == j) else means[j] for j in range(k)])
+        if np.allclose(moved, means):
+            break
+        means = moved
+    return means
+
+
 def fit_spheres(vertices: np.ndarray, faces: np.ndarray, max_spheres: int = DEFAULT_SPHERES_PER_LINK,
                 seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """At most ``max_spheres`` spheres ``(centers (k, 3), radii (k,))`` covering the surface of the
     mesh ``vertices (n, 3)`` / ``faces (m, 3)`` (same length unit) and every one of its vertices."""
-    from scipy.cluster.vq import kmeans2
-
     vertices = np.asarray(vertices, float)
     faces = np.asarray(faces, np.int64).reshape(-1, 3)
     if len(vertices) == 0:
@@ -133,12 +150,12 @@ def fit_spheres(vertices: np.ndarray, faces: np.ndarray, max_spheres: int = DEFA
     tri = vertices[faces]  # (m, 3, 3)
     centroids = tri.mean(1)
     rng = np.random.default_rng(seed)
-    sample = centroids if len(faces) <= MAX_FIT_FACES else centroids[rng.choice(len(faces), MAX_FIT_FACES, False)]
+    sample = centroids if len(faces) <= CLUSTER_SAMPLE else centroids[rng.choice(len(faces), CLUSTER_SAMPLE, False)]
     k = int(min(max_spheres, len(np.unique(np.round(sample, 9), axis=0))))
     if k <= 1:
         c, r = _enclosing(vertices)
         return c[None], np.array([r])
-    means, _ = kmeans2(sample, k, iter=20, minit="++", seed=seed)
+    means = _kmeans(sample, k, rng)
     label = np.argmin(((centroids[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
     centers, radii = [], []
     for j in np.unique(label):
