@@ -19,6 +19,7 @@ from . import dofs as dofs_mod
 from .backend import float_dtype
 from .elements import RigidJoint, RigidLink
 from .errors import InvalidTypeError, InvalidValueError, OutOfMemoryError, StateError, UnknownNameError
+from .collision_api import CollisionMethods
 from .ik import Scratch
 from .ik_api import IKMethods
 from .ik_plan import PlanCache
@@ -33,7 +34,7 @@ from .transforms import quat_mul
 STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled", "_init_qpos")  # the last: what reset restores
 
 
-class RigidEntity(IKMethods):
+class RigidEntity(IKMethods, CollisionMethods):
     """An entity added with ``scene.add_entity(morph)`` (a robot, or a single body: Plane, Box,
     Sphere, Cylinder, Mesh); usable once the scene is built. ``surface`` and ``material`` are the
     ones it was added with (:mod:`engine.surfaces`, :mod:`engine.materials`)."""
@@ -143,7 +144,7 @@ class RigidEntity(IKMethods):
 
     @serialised
     def _destroy(self) -> None:
-        for name in STATE_ARRAYS + ("_ik_scratch", "_ik_plans", "_ik_requests", "_fk_out", "_jac_pose", "_robot_args"):
+        for name in STATE_ARRAYS + ("_collision", "_ik_scratch", "_ik_plans", "_ik_requests", "_fk_out", "_jac_pose", "_robot_args"):
             self.__dict__.pop(name, None)
         self._built = False
 
