@@ -2,7 +2,7 @@
 model of :mod:`engine.collision` (spheres + counted pairs) queried for batched configurations.
 
 The distances are computed in numpy (a first version; no taichi kernel yet) from the link poses
-the FK kernel gives. World obstacles are not part of these checks yet.
+the FK kernel gives; world obstacles are the scene's fixed primitives (:mod:`engine.collision_world`).
 """
 
 from __future__ import annotations
@@ -59,39 +59,59 @@ class CollisionMethods:
             self._run_fk(np.ascontiguousarray(qpos, dtype=self._dtype), pose)
         return pose
 
-    def _collision_poses(self, qpos, envs_idx) -> np.ndarray:
+    def _collision_poses(self, qpos, envs_idx) -> tuple[np.ndarray, np.ndarray]:
+        """(env indices, link poses ``(n, n_links, 7)``) of ``qpos`` or the current state."""
         self._require_built()
         envs = self._envs(envs_idx)
         if qpos is None:
-            return self._pose[envs]
+            return envs, self._pose[envs]
         full = inputs.batched("qpos", qpos, (self.n_qs,), len(envs), self._batched, dtype=self._dtype)
         self.tree.check_joint_values("qpos", full)
         if self._has_quaternions:
             full = dofs_mod.normalize_quaternions(self.tree, full)
-        return self._fk_poses(np.asarray(full))
+        return envs, self._fk_poses(np.asarray(full))
 
     @serialised
-    def collision_distance(self, qpos=None, envs_idx=None, return_pair: bool = False):
-        """Smallest self-collision distance ``([n_envs,])`` m over the counted pairs, from the
-        spheres: negative when spheres overlap, inf without pairs. It is at most the distance of
-        the collision meshes (the spheres contain them).
+    def collision_distance(self, qpos=None, envs_idx=None, return_pair: bool = False, world: bool = True,
+                           self_collision: bool = True):
+        """Smallest collision distance ``([n_envs,])`` m, from the spheres: with ``self_collision``
+        over the counted self-collision pairs and, with ``world``, to the scene's fixed Box / Sphere / Cylinder /
+        Plane entities (:mod:`engine.collision_world`). Negative when they overlap, inf when
+        there is nothing to check. It is at most the distance of the collision meshes (the
+        spheres contain them).
 
         ``qpos``: ``([n_envs,] n_qs)`` configurations (of the envs in ``envs_idx``); None: the
-        current state. ``return_pair``: also return the pair that sets each distance,
-        ``([n_envs,])`` tuples of link names (None without pairs)."""
+        current state. ``return_pair``: also return what sets each distance, ``([n_envs,])``
+        tuples ``(link, link)`` or ``(link, obstacle)`` (obstacles are named ``"box#3"``: kind and
+        entity index; None when there is nothing to check)."""
+        from .collision_world import world_distance
+
+        world = inputs.as_flag("world", world)
+        self_collision = inputs.as_flag("self_collision", self_collision)
         model = self.collision_model()
-        dist, which = model.distance(self._collision_poses(qpos, envs_idx))
+        envs, pose = self._collision_poses(qpos, envs_idx)
+        if self_collision:
+            dist, which = model.distance(pose)
+            pairs = model.pairs
+            names = [pairs[k] if k >= 0 else None for k in which]
+        else:
+            dist, names = np.full(len(envs), np.inf), [None] * len(envs)
+        if world:
+            wdist, wnames = world_distance(model, self, model.world_centers(pose), envs)
+            closer = wdist < dist
+            dist = np.where(closer, wdist, dist)
+            names = [w if c else n for n, w, c in zip(names, wnames, closer)]
         dist = self._out(dist.astype(self._dtype))
         if not return_pair:
             return dist
-        pairs = model.pairs
-        names = [pairs[k] if k >= 0 else None for k in which]
         return dist, (names if self._batched else names[0])
 
     @serialised
-    def in_collision(self, qpos=None, envs_idx=None, margin: float = 0.0):
-        """``([n_envs,])`` bool: some counted pair's spheres are closer than ``margin`` (m, >= 0;
-        0: overlap). False proves the collision meshes apart by at least ``margin``."""
+    def in_collision(self, qpos=None, envs_idx=None, margin: float = 0.0, world: bool = True,
+                     self_collision: bool = True):
+        """``([n_envs,])`` bool: some counted pair's spheres (or, with ``world``, a sphere and an
+        obstacle) are closer than ``margin`` (``self_collision`` / ``world``: which checks count) (m, >= 0; 0: overlap). False proves the collision
+        meshes apart by at least ``margin``."""
         margin = inputs.as_positive("margin", margin, allow_zero=True)
-        dist = np.asarray(self.collision_distance(qpos, envs_idx))
+        dist = np.asarray(self.collision_distance(qpos, envs_idx, world=world, self_collision=self_collision))
         return dist < margin

@@ -66,7 +66,7 @@ def test_sampled_pairs_without_srdf(tmp_path):
     q[2, 3] = np.pi / 2
     d, pairs = robot.collision_distance(q, return_pair=True)
     assert d.shape == (3,) and pairs == [("l2", "l4")] * 3
-    np.testing.assert_allclose(d, [np.hypot(0.35, 0.3) - 0.204, 0.05 - 0.204, 0.65 - 0.204], atol=2e-3)
+    np.testing.assert_allclose(d, [np.hypot(0.35, 0.3) - 0.2, 0.05 - 0.2, 0.65 - 0.2], atol=1e-5)
     np.testing.assert_array_equal(robot.in_collision(q), [False, True, False])
     np.testing.assert_array_equal(robot.in_collision(q, margin=0.3), [True, True, False])
 

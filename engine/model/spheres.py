@@ -12,7 +12,8 @@ Fitting one link (``fit_spheres``):
    convex), so every point of the surface is covered, not only the vertices.
 4. A last pass grows the nearest sphere over any vertex still outside (vertices of no face).
 
-So "sphere clearance implies mesh clearance" holds by construction, at the price of some
+A link whose geometry is nothing but sphere primitives (no more than the budget) keeps them as
+they are. So "sphere clearance implies mesh clearance" holds by construction, at the price of some
 over-coverage; more spheres per link give a tighter fit. Results are cached on disk
 (:func:`cache_dir`) under a hash of the robot file, its mesh files and the parameters.
 """
@@ -28,7 +29,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 
-FIT_VERSION = 1  # bump when the fitting changes: old cache entries are then ignored
+FIT_VERSION = 2  # bump when the fitting changes: old cache entries are then ignored
 DEFAULT_SPHERES_PER_LINK = 8
 MAX_SPHERES_PER_LINK = 64
 PRIMITIVE_GROWTH = 1.02  # tessellated spheres / cylinders / capsules / ellipsoids, scaled about their centre
@@ -73,9 +74,10 @@ def _grow_primitive(geom, mesh):
     return mesh
 
 
-def link_mesh(geoms):
+def link_mesh(geoms, grow: bool = True):
     """The link's collision geometries ``[Visual]`` as one ``trimesh.Trimesh`` in the link frame, or
-    None when there is none (or no mesh file could be read)."""
+    None when there is none (or no mesh file could be read). ``grow``: curved primitives grown by
+    :data:`PRIMITIVE_GROWTH` (so that they contain the true surface); False: as tessellated."""
     import trimesh
 
     from ..transforms import quat_to_matrix
@@ -85,7 +87,7 @@ def link_mesh(geoms):
         mesh = geom.mesh
         if mesh is None or len(mesh.faces) == 0:
             continue
-        mesh = _grow_primitive(geom, mesh)
+        mesh = _grow_primitive(geom, mesh) if grow else mesh
         transform = np.eye(4)
         transform[:3, :3] = quat_to_matrix(np.asarray(geom.quat, float) / np.linalg.norm(geom.quat))
         transform[:3, 3] = geom.pos
@@ -214,6 +216,11 @@ def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LIN
                 pass  # a damaged entry: fit again and overwrite it
     links, centers, radii = [], [], []
     for i, geoms in enumerate(geometry):
+        if geoms and all(g.kind == "sphere" for g in geoms) and len(geoms) <= spheres_per_link:
+            links.append(np.full(len(geoms), i))  # sphere primitives are their own model, exactly
+            centers.append(np.array([np.asarray(g.pos, float) for g in geoms]))
+            radii.append(np.array([float(g.size[0]) for g in geoms]))
+            continue
         mesh = link_mesh(geoms)
         if mesh is None:
             continue

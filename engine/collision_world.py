@@ -1,0 +1,110 @@
+"""World obstacles for the collision checks: the scene's fixed Box, Sphere, Cylinder and Plane
+entities (morph ``fixed=True``, ``collision=True``), as exact shapes (numpy, first version).
+
+Each obstacle's pose is its link's pose in the scene state, per env, so obstacles whose pose
+differs per env are handled as they stand. Which robot links are checked: every link with
+spheres except, for a fixed-base robot, the links rigidly attached to the world through the root
+(they cannot move away from a table they stand on).
+
+Distance of a robot sphere (centre ``c``, radius ``r``) to a shape: the shape's signed distance
+at ``c`` minus ``r`` (m; negative inside). A Plane is a half-space: everything behind its
+normal is inside.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .collision import _rotate, rigid_groups
+
+KINDS = ("box", "sphere", "cylinder", "plane")
+
+
+@dataclass(frozen=True)
+class Obstacle:
+    """One obstacle: ``entity`` (a fixed single-body entity), ``kind``, ``size`` (box: half extents
+    ``(3,)``; sphere: ``(radius,)``; cylinder: ``(radius, half height)``; plane: its unit normal in
+    the body frame ``(3,)``), ``name`` (``"<kind>#<entity index>"``)."""
+
+    entity: object
+    kind: str
+    size: np.ndarray
+    name: str
+
+
+def scene_obstacles(scene, robot) -> list[Obstacle]:
+    """The fixed primitive entities of ``scene`` other than ``robot``, in entity order."""
+    from .morphs import Primitive
+
+    out = []
+    for entity in scene.entities:
+        morph = entity.morph
+        if entity is robot or not isinstance(morph, Primitive) or not morph.fixed or not morph.collision:
+            continue
+        kind = morph.kind
+        if kind == "box":
+            size = np.asarray(morph.size, float) / 2
+        elif kind == "sphere":
+            size = np.array([float(morph.radius)])
+        elif kind == "cylinder":
+            size = np.array([float(morph.radius), float(morph.height) / 2])
+        elif kind == "plane":
+            size = np.asarray(morph.normal, float)
+        else:
+            continue
+        out.append(Obstacle(entity, kind, size, f"{kind}#{entity.idx}"))
+    return out
+
+
+def world_links(tree, fixed_base: bool) -> np.ndarray:
+    """``(n_links,)`` bool: the links checked against obstacles (see the module docstring)."""
+    keep = np.ones(tree.n_links, bool)
+    if fixed_base:
+        group = rigid_groups(tree)
+        keep &= group != group[0]
+    return keep
+
+
+def signed_distance(kind: str, size: np.ndarray, pose: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Signed distance ``(B, n)`` m of ``points (B, n, 3)`` to one shape posed at ``pose (B, 7)``
+    (pos, quat wxyz; env-local world), negative inside."""
+    pos, quat = pose[:, None, :3], pose[:, None, 3:]
+    inverse = quat * np.array([1.0, -1.0, -1.0, -1.0])
+    local = _rotate(np.broadcast_to(inverse, points.shape[:-1] + (4,)), points - pos)
+    if kind == "sphere":
+        return np.linalg.norm(local, axis=-1) - size[0]
+    if kind == "plane":
+        return local @ size
+    if kind == "box":
+        q = np.abs(local) - size
+    elif kind == "cylinder":
+        q = np.stack([np.linalg.norm(local[..., :2], axis=-1) - size[0], np.abs(local[..., 2]) - size[1]], axis=-1)
+    else:
+        raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
+    return np.linalg.norm(np.maximum(q, 0.0), axis=-1) + np.minimum(q.max(-1), 0.0)
+
+
+def world_distance(model, robot, centers: np.ndarray, envs: np.ndarray) -> tuple[np.ndarray, list]:
+    """Smallest distance ``(B,)`` m between ``robot``'s checked spheres (world centres ``centers
+    (B, n_spheres, 3)`` of envs ``envs``) and the scene's obstacles (inf without any), and per env
+    the ``(link name, obstacle name)`` that sets it (None without obstacles)."""
+    B = centers.shape[0]
+    best, which = np.full(B, np.inf), [None] * B
+    obstacles = scene_obstacles(robot._scene, robot)
+    keep = world_links(robot.tree, not robot.is_free)[model.spheres.link]
+    if not obstacles or not keep.any():
+        return best, which
+    idx = np.flatnonzero(keep)
+    pts, radii = centers[:, idx].astype(float), model.spheres.radii[idx]
+    names = robot.tree.link_names()
+    for ob in obstacles:
+        pose = ob.entity._pose[envs, 0].astype(float)
+        d = signed_distance(ob.kind, ob.size, pose, pts) - radii
+        k = np.argmin(d, axis=1)
+        dk = d[np.arange(B), k]
+        for b in np.flatnonzero(dk < best):
+            best[b] = dk[b]
+            which[b] = (names[model.spheres.link[idx[k[b]]]], ob.name)
+    return best, which
