@@ -98,13 +98,17 @@ def world_distance(model, robot, centers: np.ndarray, envs: np.ndarray) -> tuple
         return best, which
     idx = np.flatnonzero(keep)
     pts, radii = centers[:, idx].astype(float), model.spheres.radii[idx]
-    names = robot.tree.link_names()
-    for ob in obstacles:
+    sphere, obstacle = np.zeros(B, np.int64), np.zeros(B, np.int64)
+    for o, ob in enumerate(obstacles):
         pose = ob.entity._pose[envs, 0].astype(float)
         d = signed_distance(ob.kind, ob.size, pose, pts) - radii
         k = np.argmin(d, axis=1)
         dk = d[np.arange(B), k]
-        for b in np.flatnonzero(dk < best):
-            best[b] = dk[b]
-            which[b] = (names[model.spheres.link[idx[k[b]]]], ob.name)
+        closer = dk < best
+        best = np.where(closer, dk, best)
+        sphere = np.where(closer, k, sphere)
+        obstacle = np.where(closer, o, obstacle)
+    names = robot.tree.link_names()
+    link = model.spheres.link[idx[sphere]]
+    which = [(names[link[b]], obstacles[obstacle[b]].name) for b in range(B)]
     return best, which
