@@ -1,8 +1,8 @@
 """Collision checks without IK, mixed into :class:`~engine.entity.RigidEntity`: the self-collision
 model of :mod:`engine.collision` (spheres + counted pairs) queried for batched configurations.
 
-The distances are computed in numpy (a first version; no taichi kernel yet) from the link poses
-the FK kernel gives; world obstacles are the scene's fixed primitives (:mod:`engine.collision_world`).
+Self distances come from a taichi kernel (:mod:`engine.kernels.collide`), from the link poses the
+FK kernel gives; world obstacles (numpy, a first version) are the scene's fixed primitives (:mod:`engine.collision_world`).
 """
 
 from __future__ import annotations

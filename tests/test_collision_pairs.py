@@ -109,3 +109,18 @@ def test_check_arguments():
         robot.collision_model(spheres_per_link=0)
     assert robot.collision_distance(np.zeros((1, robot.n_qs)), envs_idx=[1]).shape == (1,)
     assert robot.in_collision().shape == (2,)
+
+
+def test_kernel_matches_numpy():
+    from engine.collision import sample_qpos
+
+    robot = _robot("erd:panda", n_envs=64)
+    model = robot.collision_model()
+    qpos = sample_qpos(robot.tree, 64, seed=11)
+    pose = robot._fk_poses(qpos)
+    d_kernel, w_kernel = model.distance(pose)
+    d_numpy, w_numpy = model.distance_numpy(pose)
+    np.testing.assert_allclose(d_kernel, d_numpy, atol=2e-6)
+    same = np.abs(d_kernel - d_numpy) < 1e-9
+    assert np.all((w_kernel == w_numpy) | ~same)
+    assert model.loop_count() < 65535
