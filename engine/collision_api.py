@@ -1,8 +1,9 @@
 """Collision checks without IK, mixed into :class:`~engine.entity.RigidEntity`: the self-collision
 model of :mod:`engine.collision` (spheres + counted pairs) queried for batched configurations.
 
-Self distances come from a taichi kernel (:mod:`engine.kernels.collide`), from the link poses the
-FK kernel gives; world obstacles (numpy, a first version) are the scene's fixed primitives (:mod:`engine.collision_world`).
+Distances come from taichi kernels (:mod:`engine.kernels.collide`, one thread per env) at the link
+poses the FK kernel gives: between the counted pairs' spheres, and between the spheres and the
+scene's fixed primitives (:mod:`engine.collision_world`).
 """
 
 from __future__ import annotations
@@ -90,17 +91,20 @@ class CollisionMethods:
         self_collision = inputs.as_flag("self_collision", self_collision)
         model = self.collision_model()
         envs, pose = self._collision_poses(qpos, envs_idx)
+        names = [None] * len(envs)
         if self_collision:
             dist, which = model.distance(pose)
-            pairs = model.pairs
-            names = [pairs[k] if k >= 0 else None for k in which]
+            if return_pair:
+                pairs = model.pairs
+                names = [pairs[k] if k >= 0 else None for k in which]
         else:
-            dist, names = np.full(len(envs), np.inf), [None] * len(envs)
+            dist = np.full(len(envs), np.inf)
         if world:
-            wdist, wnames = world_distance(model, self, model.world_centers(pose), envs)
+            wdist, wnames = world_distance(model, self, pose, envs, return_pair)
             closer = wdist < dist
             dist = np.where(closer, wdist, dist)
-            names = [w if c else n for n, w, c in zip(names, wnames, closer)]
+            if return_pair:
+                names = [w if c else n for n, w, c in zip(names, wnames, closer)]
         dist = self._out(dist.astype(self._dtype))
         if not return_pair:
             return dist
@@ -110,8 +114,8 @@ class CollisionMethods:
     def in_collision(self, qpos=None, envs_idx=None, margin: float = 0.0, world: bool = True,
                      self_collision: bool = True):
         """``([n_envs,])`` bool: some counted pair's spheres (or, with ``world``, a sphere and an
-        obstacle) are closer than ``margin`` (``self_collision`` / ``world``: which checks count) (m, >= 0; 0: overlap). False proves the collision
-        meshes apart by at least ``margin``."""
+        obstacle) are closer than ``margin`` (m, >= 0; 0: overlap). ``self_collision`` / ``world``:
+        which checks count. False proves the collision meshes apart by at least ``margin``."""
         margin = inputs.as_positive("margin", margin, allow_zero=True)
         dist = np.asarray(self.collision_distance(qpos, envs_idx, world=world, self_collision=self_collision))
         return dist < margin

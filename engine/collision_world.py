@@ -1,5 +1,5 @@
 """World obstacles for the collision checks: the scene's fixed Box, Sphere, Cylinder and Plane
-entities (morph ``fixed=True``, ``collision=True``), as exact shapes (numpy, first version).
+entities (morph ``fixed=True``, ``collision=True``), as exact shapes.
 
 Each obstacle's pose is its link's pose in the scene state, per env, so obstacles whose pose
 differs per env are handled as they stand. Which robot links are checked: every link with
@@ -86,16 +86,42 @@ def signed_distance(kind: str, size: np.ndarray, pose: np.ndarray, points: np.nd
     return np.linalg.norm(np.maximum(q, 0.0), axis=-1) + np.minimum(q.max(-1), 0.0)
 
 
-def world_distance(model, robot, centers: np.ndarray, envs: np.ndarray) -> tuple[np.ndarray, list]:
-    """Smallest distance ``(B,)`` m between ``robot``'s checked spheres (world centres ``centers
-    (B, n_spheres, 3)`` of envs ``envs``) and the scene's obstacles (inf without any), and per env
-    the ``(link name, obstacle name)`` that sets it (None without obstacles)."""
+def world_distance(model, robot, pose: np.ndarray, envs: np.ndarray, names: bool = True) -> tuple[np.ndarray, list]:
+    """Smallest distance ``(B,)`` m between ``robot``'s checked spheres (at link poses ``pose
+    (B, n_links, 7)`` of envs ``envs``) and the scene's obstacles (inf without any), and per env
+    the ``(link name, obstacle name)`` that sets it (None without obstacles, or unless ``names``). A taichi kernel
+    (:func:`engine.kernels.collide.world_distance`); :func:`world_distance_numpy` is the same in numpy."""
+    from .kernels import collide, threads
+
+    B = pose.shape[0]
+    obstacles = scene_obstacles(robot._scene, robot)
+    checked = world_links(robot.tree, not robot.is_free)[model.spheres.link]
+    if not obstacles or not checked.any() or not B:
+        return np.full(B, np.inf), [None] * B
+    pose = np.ascontiguousarray(pose)
+    spheres = model.kernel_tables(pose.dtype)[0]
+    shapes = np.array([[KINDS.index(o.kind), *np.resize(o.size, 3)] for o in obstacles], pose.dtype)
+    shape_pose = np.ascontiguousarray(np.stack([o.entity._pose[envs, 0] for o in obstacles], axis=1), pose.dtype)
+    dist, which = np.empty(B, pose.dtype), np.empty((B, 2), np.int32)
+    checked = checked.astype(np.int32)
+    threads.CHOICE.launch(("world_distance", id(model)), B, lambda serial: collide.world_distance(
+        pose, spheres, checked, shapes, shape_pose, dist, which, serial))
+    if not names:
+        return dist.astype(float), [None] * B
+    link_names = robot.tree.link_names()
+    link = model.spheres.link[which[:, 0]]
+    return dist.astype(float), [(link_names[link[b]], obstacles[which[b, 1]].name) for b in range(B)]
+
+
+def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tuple[np.ndarray, list]:
+    """:func:`world_distance` in numpy (float64)."""
+    centers = model.world_centers(pose)
     B = centers.shape[0]
-    best, which = np.full(B, np.inf), [None] * B
+    best = np.full(B, np.inf)
     obstacles = scene_obstacles(robot._scene, robot)
     keep = world_links(robot.tree, not robot.is_free)[model.spheres.link]
     if not obstacles or not keep.any():
-        return best, which
+        return best, [None] * B
     idx = np.flatnonzero(keep)
     pts, radii = centers[:, idx].astype(float), model.spheres.radii[idx]
     sphere, obstacle = np.zeros(B, np.int64), np.zeros(B, np.int64)

@@ -17,9 +17,9 @@ import numpy as np
 from . import backend, dispatch, inputs
 from . import dofs as dofs_mod
 from .backend import float_dtype
+from .collision_api import CollisionMethods
 from .elements import RigidJoint, RigidLink
 from .errors import InvalidTypeError, InvalidValueError, OutOfMemoryError, StateError, UnknownNameError
-from .collision_api import CollisionMethods
 from .ik import Scratch
 from .ik_api import IKMethods
 from .ik_plan import PlanCache
@@ -144,7 +144,8 @@ class RigidEntity(IKMethods, CollisionMethods):
 
     @serialised
     def _destroy(self) -> None:
-        for name in STATE_ARRAYS + ("_collision", "_ik_scratch", "_ik_plans", "_ik_requests", "_fk_out", "_jac_pose", "_robot_args"):
+        for name in STATE_ARRAYS + ("_collision", "_ik_scratch", "_ik_plans", "_ik_requests", "_fk_out", "_jac_pose",
+                                    "_robot_args"):
             self.__dict__.pop(name, None)
         self._built = False
 

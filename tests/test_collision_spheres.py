@@ -42,7 +42,8 @@ def _uncovered(tree, geometry, model, seed=0) -> list[tuple[str, float]]:
         mesh = link_mesh(geoms, grow=False)  # the tessellation: its points lie on or in the true surface
         if mesh is None:
             continue
-        pts = np.concatenate([mesh.sample(POINTS_PER_LINK, seed=seed), mesh.vertices[:: max(1, len(mesh.vertices) // 500)]])
+        every = max(1, len(mesh.vertices) // 500)
+        pts = np.concatenate([mesh.sample(POINTS_PER_LINK, seed=seed), mesh.vertices[::every]])
         idx = model.of_link(i)
         assert len(idx), f"link {tree.links[i].name} has geometry but no sphere"
         gap = np.linalg.norm(pts[:, None] - model.centers[idx][None], axis=-1) - model.radii[idx][None]
@@ -150,7 +151,8 @@ def test_true_curved_surfaces_are_covered(tmp_path):
     # points of the exact cylinder and sphere, not of their tessellations
     urdf = tmp_path / "curved.urdf"
     urdf.write_text("""<robot name="c"><link name="base">
-      <collision><origin xyz="0.1 0 0" rpy="0.3 0 0"/><geometry><cylinder radius="0.05" length="0.4"/></geometry></collision>
+      <collision><origin xyz="0.1 0 0" rpy="0.3 0 0"/>
+        <geometry><cylinder radius="0.05" length="0.4"/></geometry></collision>
       <collision><origin xyz="0 0 0.5"/><geometry><sphere radius="0.07"/></geometry></collision></link></robot>""")
     morph = URDF(file=str(urdf))
     tree = load(morph)

@@ -29,7 +29,8 @@ def test_signed_distances():
     np.testing.assert_allclose(signed_distance("box", np.array([0.5, 0.5, 1.0]), pose, pts),
                                [[-0.5, 1.5, 1.0, np.hypot(1.5, 1.5)]])
     np.testing.assert_allclose(signed_distance("sphere", np.array([0.5]), pose, pts)[0, :2], [-0.5, 1.5])
-    np.testing.assert_allclose(signed_distance("cylinder", np.array([0.5, 1.0]), pose, pts), [[-0.5, 1.5, 1.0, np.hypot(1.5, 1.5)]])
+    np.testing.assert_allclose(signed_distance("cylinder", np.array([0.5, 1.0]), pose, pts),
+                               [[-0.5, 1.5, 1.0, np.hypot(1.5, 1.5)]])
     np.testing.assert_allclose(signed_distance("plane", np.array([0, 0, 1.0]), pose, pts), [[0, 0, 2, 2.5]])
     turned = np.array([[0.0, 0, 0, np.cos(np.pi / 4), np.sin(np.pi / 4), 0, 0]])  # +90 deg about x: local z -> -y
     np.testing.assert_allclose(signed_distance("cylinder", np.array([0.1, 1.0]), turned, np.array([[[0, 0.9, 0.0]]])),
@@ -115,3 +116,17 @@ def test_world_distance_is_a_lower_bound_of_coal(cluttered):
     assert free.sum() > N_CONFIGS // 5 and np.all(mesh[free] > 0)
     assert (~free).sum() > N_CONFIGS // 5  # the clutter is in the way often enough to test something
     print(f"{free.sum()} of {N_CONFIGS} clear of the obstacles by the spheres; by the meshes {np.sum(mesh > 0)}")
+
+
+def test_world_kernel_matches_numpy(cluttered):
+    from engine.collision_world import world_distance, world_distance_numpy
+
+    panda, _ = cluttered
+    model = panda.collision_model()
+    pose = panda._fk_poses(sample_qpos(panda.tree, N_CONFIGS, seed=9))
+    envs = np.arange(N_CONFIGS)
+    d_kernel, w_kernel = world_distance(model, panda, pose, envs)
+    d_numpy, w_numpy = world_distance_numpy(model, panda, pose, envs)
+    np.testing.assert_allclose(d_kernel, d_numpy, atol=2e-6)
+    agree = np.mean([a == b for a, b in zip(w_kernel, w_numpy)])
+    assert agree > 0.95  # ties (float32 against float64) may pick another sphere of the same link
