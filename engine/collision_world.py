@@ -98,6 +98,12 @@ def world_distance(model, robot, pose: np.ndarray, envs: np.ndarray, names: bool
     checked = world_links(robot.tree, not robot.is_free)[model.spheres.link]
     if not obstacles or not checked.any() or not B:
         return np.full(B, np.inf), [None] * B
+    from . import backend
+    from .dispatch import SOFTWARE_LOOP_LIMIT
+
+    if backend.STATE.software and int(checked.sum()) * (len(obstacles) + 1) > SOFTWARE_LOOP_LIMIT:
+        dist, which = world_distance_numpy(model, robot, pose, envs)  # beyond lavapipe's loop limit
+        return dist, (which if names else [None] * B)
     pose = np.ascontiguousarray(pose)
     spheres = model.kernel_tables(pose.dtype)[0]
     shapes = np.array([[KINDS.index(o.kind), *np.resize(o.size, 3)] for o in obstacles], pose.dtype)
