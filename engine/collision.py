@@ -11,7 +11,9 @@ Pairs (:class:`RobotCollision`):
 * Otherwise, as MoveIt's setup assistant does, ``samples`` random configurations (seeded; uniform
   within the joint limits, +-pi for unlimited rotations, +-1 m for unlimited slides; free and ball
   joints stay at the default) are checked, and pairs whose spheres overlap in every one, or in
-  none, are excluded. The result is cached on disk with the spheres.
+  none, are excluded, and so are pairs that overlap in the default configuration (MoveIt's
+  "default" rule: a robot file's home pose is taken as collision-free). The result is cached on
+  disk with the spheres.
 * :meth:`RobotCollision.add_pair` / :meth:`remove_pair` edit the set afterwards.
 
 Distance of a pair: the smallest ``|c_i - c_j| - r_i - r_j`` over its spheres (m; negative when
@@ -29,7 +31,7 @@ from .model.spheres import DEFAULT_SPHERES_PER_LINK, _save, cache_dir, cache_key
 from .model.srdf import disabled_pairs, find_srdf
 
 DEFAULT_SAMPLES = 1000
-PAIRS_VERSION = 1
+PAIRS_VERSION = 2
 CHUNK = 256  # configurations per block in the distance computation (bounds the temporary arrays)
 
 
@@ -78,7 +80,7 @@ class RobotCollision:
 
     Attributes: ``spheres`` (:class:`~engine.model.spheres.SphereModel`), ``srdf`` (the SRDF used,
     or None), ``excluded`` (``{(a, b): reason}``, link indices a < b, reason "adjacent",
-    "srdf", "always", "never" or "user")."""
+    "srdf", "always", "never", "default" or "user")."""
 
     def __init__(self, entity, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
                  samples: int = DEFAULT_SAMPLES, use_cache: bool = True):
@@ -124,18 +126,25 @@ class RobotCollision:
                 except (OSError, ValueError, KeyError):
                     pass
         qpos = sample_qpos(self.tree, self.samples, self.seed)
-        hits = np.zeros(len(pairs), np.int64)
         si, sj, owner = self._sphere_pairs(pairs)
-        for start in range(0, len(qpos), CHUNK):
-            centers = self.world_centers(self.entity._fk_poses(qpos[start:start + CHUNK]))
-            d = self._sphere_distances(centers, si, sj)
-            per_pair = np.full((len(d), len(pairs)), np.inf)
-            np.minimum.at(per_pair, (slice(None), owner), d)
-            hits += (per_pair < 0).sum(0)
+
+        def colliding(q):  # (n, pairs) bool: the pair's spheres overlap in configuration q
+            hits = np.zeros((len(q), len(pairs)), bool)
+            for start in range(0, len(q), CHUNK):
+                d = self._sphere_distances(self.world_centers(self.entity._fk_poses(q[start:start + CHUNK])), si, sj)
+                per_pair = np.full((len(d), len(pairs)), np.inf)
+                np.minimum.at(per_pair, (slice(None), owner), d)
+                hits[start:start + CHUNK] = per_pair < 0
+            return hits
+
+        hits = colliding(qpos).sum(0)
+        at_default = colliding(self.tree.default_qpos[None])[0]
         out = {}
-        for p, h in zip(pairs, hits):
+        for p, h, default in zip(pairs, hits, at_default):
             if h == 0 or h == len(qpos):
                 out[p] = "never" if h == 0 else "always"
+            elif default:
+                out[p] = "default"
         if path is not None:
             keys = sorted(out)
             _save(path, a=np.array([k[0] for k in keys], np.int64), b=np.array([k[1] for k in keys], np.int64),

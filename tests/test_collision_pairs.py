@@ -124,3 +124,16 @@ def test_kernel_matches_numpy():
     same = np.abs(d_kernel - d_numpy) < 1e-9
     assert np.all((w_kernel == w_numpy) | ~same)
     assert model.loop_count() < 65535
+
+
+def test_mjcf_without_srdf_default_pose_is_free():
+    scene = gs.Scene()
+    robot = scene.add_entity(gs.morphs.MJCF(file="dual_arm"))
+    scene.build()
+    model = robot.collision_model(samples=300)
+    assert model.srdf is None
+    reasons = set(model.excluded.values())
+    assert {"adjacent", "never", "default"} <= reasons  # MoveIt's rules: the home pose is collision-free
+    assert not robot.in_collision()
+    names = robot.tree.link_names()
+    assert any(names[a].startswith("left") and names[b].startswith("right") for a, b in model._pairs)
