@@ -30,12 +30,6 @@ def _erd_with_collisions():
 ERD = _erd_with_collisions()
 
 
-@pytest.fixture(autouse=True)
-def _cache(request, monkeypatch):
-    """A cache that outlives the run (pytest's own cache dir), so a second run skips the fitting."""
-    monkeypatch.setenv("IKSTUDIO_CACHE_DIR", str(request.config.cache.mkdir("ikstudio_collision")))
-
-
 def _uncovered(tree, geometry, model, seed=0) -> list[tuple[str, float]]:
     bad = []
     for i, geoms in enumerate(geometry):
