@@ -160,3 +160,30 @@ def test_true_curved_surfaces_are_covered(tmp_path):
     pts = np.concatenate([side @ rot.T + [0.1, 0, 0], ball])
     gap = np.linalg.norm(pts[:, None] - model.centers[None], axis=-1) - model.radii[None]
     assert gap.min(1).max() <= 1e-9
+
+
+@pytest.mark.parametrize("count", [6, 64])
+@pytest.mark.parametrize("kind, size", [("capsule", (0.05, 0.3)), ("cylinder", (0.05, 0.3)), ("sphere", (0.07,)),
+                                        ("ellipsoid", (0.05, 0.07, 0.1))])
+def test_grown_tessellations_contain_the_true_primitive(kind, size, count):
+    from engine.model.tree import Visual
+
+    mesh = link_mesh([Visual(kind, np.array(size), np.zeros(3), np.array([1.0, 0, 0, 0]))])
+    c, r = fit_spheres(mesh.vertices, mesh.faces, count)
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=(20000, 3))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    t, z = rng.uniform(0, 2 * np.pi, 20000), rng.uniform(-0.5, 0.5, 20000)
+    if kind in ("capsule", "cylinder"):
+        radius, length = size
+        pts = np.stack([radius * np.cos(t), radius * np.sin(t), z * length], 1)
+        if kind == "capsule":
+            pts = np.concatenate([pts, radius * u + np.where(u[:, 2:] > 0, 0.5, -0.5) * [0, 0, length]])
+        else:  # the end discs
+            disc = np.sqrt(rng.uniform(0, 1, 20000))[:, None] * radius
+            pts = np.concatenate([pts, np.stack([disc[:, 0] * np.cos(t), disc[:, 0] * np.sin(t),
+                                                 np.sign(z) * length / 2], 1)])
+    else:
+        pts = u * np.array(size)
+    gap = np.linalg.norm(pts[:, None] - c[None], axis=-1) - r[None]
+    assert gap.min(1).max() <= 0.0
