@@ -5,7 +5,8 @@
   starts a private Xvfb (1920x1080x24) for the session and stops it at the end.
 * ``backend`` (module fixture): the kinematics reference modules run once per backend, CPU and
   Vulkan by default (see ``_backend.py``).
-* ``IKSTUDIO_CACHE_DIR`` defaults to pytest's cache folder, so the collision model's fitted
+* ``IKSTUDIO_CACHE_DIR`` defaults to pytest's cache folder (a temporary folder without the cache
+  plugin), so the collision model's fitted
   spheres and sampled pairs are cached there between runs, never in the user's cache.
 * Under ``CI=true`` every skip is reported as a failure (see ``_support.py``); expected failures
   (``xfail``) are left as they are.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -48,7 +50,9 @@ CI_SKIP_NOTE = "skipped under CI=true, which counts as a failure (a skip must no
 
 def pytest_configure(config):
     if not os.environ.get("IKSTUDIO_CACHE_DIR"):  # the collision model's disk cache (engine.model.spheres)
-        os.environ["IKSTUDIO_CACHE_DIR"] = str(config.cache.mkdir("ikstudio"))
+        cache = getattr(config, "cache", None)  # None under -p no:cacheprovider (as .ci/run runs)
+        os.environ["IKSTUDIO_CACHE_DIR"] = str(cache.mkdir("ikstudio") if cache is not None else
+                                               Path(tempfile.gettempdir()) / "ikstudio-test-cache")
     # taichi 1.7.4 calls a locale function that Python 3.11+ deprecates; not ours to fix.
     config.addinivalue_line("filterwarnings",
                             "ignore:'locale.getdefaultlocale' is deprecated:DeprecationWarning:taichi")
