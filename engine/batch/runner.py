@@ -86,13 +86,18 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
                                     "give an integer seed")
         seed = file_seed
     seed = _labelled(st.check_seed, seed, labels["seed"])
+    if chunk is not None:
+        chunk = _labelled(st.check_chunk, chunk, labels["chunk"])
+    if workers is not None:
+        workers = _labelled(_positive, workers, labels["workers"])
     q_names = st.qpos_names(tree)
     error_names = ["pos_error", "rot_error"] if len(links) == 1 else \
         [f"{link}.{e}" for link in links for e in ("pos_error", "rot_error")]
     reserved = {"target", "success", "iterations", *q_names, *error_names}
 
     t0 = time.perf_counter()
-    data = load_targets(targets, links, [any(m) for m in pos_masks], [any(m) for m in rot_masks], reserved)
+    data = load_targets(targets, links, [any(m) for m in pos_masks], [any(m) for m in rot_masks], reserved,
+                        labels["targets"])
     read_s = time.perf_counter() - t0
 
     cluster = None

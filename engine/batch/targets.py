@@ -81,18 +81,19 @@ def _hash_path(path: Path) -> str:
     return file_sha256(path)
 
 
-def read_table(source):
+def read_table(source, label: str = "targets"):
     """``(table, name, sha256)`` for a file path (.parquet / .pq / a Parquet folder, .npz, .csv), a
-    pyarrow Table, a pandas DataFrame or a mapping of column name -> 1-D array."""
+    pyarrow Table, a pandas DataFrame or a mapping of column name -> 1-D array; ``label`` names
+    the argument in errors."""
     pa, pq = pa_modules()
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         name = os.fspath(source)
         if not path.exists():
-            raise MissingFileError(f"targets: no such file: '{name}'")
+            raise MissingFileError(f"{label}: no such file: '{name}'")
         kind = "parquet" if path.is_dir() else SUFFIXES.get(path.suffix.lower())
         if kind is None:
-            raise InvalidValueError(f"targets: {name}: expected a .parquet, .npz or .csv file, got suffix "
+            raise InvalidValueError(f"{label}: {name}: expected a .parquet, .npz or .csv file, got suffix "
                                     f"{path.suffix or '(none)'!r}")
         try:
             if kind == "parquet":
@@ -118,9 +119,9 @@ def read_table(source):
         try:
             table = pa.table({str(k): np.asarray(v) if not isinstance(v, pa.Array) else v for k, v in source.items()})
         except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as err:
-            raise InvalidValueError(f"targets: cannot make a table of the mapping: {err}") from None
+            raise InvalidValueError(f"{label}: cannot make a table of the mapping: {err}") from None
         return table, "<mapping>", _hash_table(table)
-    raise InvalidTypeError(f"targets: expected a file path, a pyarrow Table, a pandas DataFrame or a mapping of "
+    raise InvalidTypeError(f"{label}: expected a file path, a pyarrow Table, a pandas DataFrame or a mapping of "
                            f"columns, got {type(source).__name__}")
 
 
@@ -174,10 +175,10 @@ def _names(link: str, single: bool, columns: list[str], base: tuple[str, ...]) -
 
 
 def load_targets(source, links: list[str], has_pos: list[bool], has_quat: list[bool],
-                 reserved: set[str]) -> Targets:
+                 reserved: set[str], label: str = "targets") -> Targets:
     """Read and check the targets of ``links`` (see the module docstring). ``reserved``: output
-    column names, which a carried column may not take."""
-    table, name, sha = read_table(source)
+    column names, which a carried column may not take; ``label`` names the argument in errors."""
+    table, name, sha = read_table(source, label)
     columns = list(table.column_names)
     single = len(links) == 1
     if table.num_rows == 0:
