@@ -50,8 +50,9 @@ def add_parser(sub, add_backend) -> None:
     p.add_argument("--respect-joint-limit", action=argparse.BooleanOptionalAction, default=None,
                    help="keep joints within their limits (default: yes)")
     p.add_argument("--kernel", choices=("auto", "per_robot", "generic"), help="compiled solver (default auto)")
-    p.add_argument("--ray", nargs="?", const="auto", metavar="ADDRESS",
-                   help="spread the chunks over a Ray cluster: ADDRESS, else RAY_ADDRESS, else a local one")
+    p.add_argument("--ray", nargs="?", const=True, metavar="ADDRESS",
+                   help="spread the chunks over a Ray cluster: ADDRESS (HOST:PORT, or auto: the one `ray start` "
+                        "began on this machine), else RAY_ADDRESS, else a new local one")
     p.add_argument("--workers", type=int, help="Ray workers (default: one per CPU of the cluster)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

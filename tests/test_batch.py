@@ -251,3 +251,39 @@ def test_chunk_seeds_are_fixed_and_spread():
     assert len(set(seeds)) == 1000 and all(0 <= s < 2**31 for s in seeds)
     assert chunk_seed(0, 1) != chunk_seed(1, 0)
     assert chunk_seed(7, 3) == chunk_seed(7, 3) == 608795752  # part of the format: never changes
+
+
+def test_joining_ray_picks_the_address_and_keeps_the_sigterm_handler(monkeypatch):
+    import signal
+
+    from engine.batch import cluster
+
+    calls = []
+
+    class FakeRay:
+        @staticmethod
+        def is_initialized():
+            return False
+
+        @staticmethod
+        def init(**kwargs):
+            calls.append(kwargs)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # as ray.init does: its own handler
+
+    def mine(signum, frame):
+        pass
+
+    monkeypatch.setattr(cluster, "ray_module", lambda: FakeRay)
+    previous = signal.signal(signal.SIGTERM, mine)
+    try:
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+        assert cluster.connect(True)[1:] == (True, "local")
+        assert calls[-1]["address"] == "local" and calls[-1]["include_dashboard"] is False
+        assert signal.getsignal(signal.SIGTERM) is mine
+        monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+        assert cluster.connect(True)[1:] == (False, "10.0.0.5:6379")
+        assert cluster.connect("auto")[1:] == (False, "auto") and "include_dashboard" not in calls[-1]
+        with pytest.raises(ValueError, match="ray: expected True, 'auto' or a cluster address"):
+            cluster.connect(6379)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

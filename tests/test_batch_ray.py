@@ -29,7 +29,7 @@ ROBOT, LINK = "panda_urdf", "panda_hand"
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="error")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="error")
     yield ray
     ray.shutdown()
 

@@ -37,8 +37,10 @@ def ray_module():
 
 
 def connect(address) -> tuple[object, bool, str]:
-    """Join a Ray cluster: an already initialised one, ``address`` (``"auto"`` / True: ``RAY_ADDRESS``
-    if set, else a new local cluster). Returns ``(ray, started_here, address)``.
+    """Join a Ray cluster: an already initialised one, else ``address``: True (or None) for
+    ``RAY_ADDRESS`` if set, else a new local cluster; ``"auto"`` for the cluster ``ray start``
+    began on this machine; ``"HOST:PORT"`` (or ``ray://...``) for that one. Returns ``(ray,
+    started_here, address)``.
 
     ``ray.init`` replaces the process's SIGTERM handler; the caller's one is put back, so that
     ``ikstudio solve`` still stops cleanly (and keeps its parts) on SIGTERM.
@@ -46,25 +48,26 @@ def connect(address) -> tuple[object, bool, str]:
     ray = ray_module()
     if ray.is_initialized():
         return ray, False, "connected"
-    if address is True or address in (None, "auto", ""):
-        address = os.environ.get("RAY_ADDRESS") or None
+    if address is True or address is None or address == "":
+        address = os.environ.get("RAY_ADDRESS") or "local"
     elif not isinstance(address, str):
         raise InvalidValueError(f"ray: expected True, 'auto' or a cluster address such as '10.0.0.1:6379', got "
                                 f"{address!r}")
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGTERM) if main else None
-    kwargs = dict(log_to_driver=False, logging_level="error")
+    kwargs = dict(address=address, log_to_driver=False, logging_level="error")
+    if address == "local":
+        kwargs["include_dashboard"] = False
     try:
-        if address is None:
-            ray.init(include_dashboard=False, **kwargs)
-        else:
-            ray.init(address=address, **kwargs)
+        ray.init(**kwargs)
     except ConnectionError as err:
-        raise StateError(f"ray: cannot connect to the Ray cluster at {address!r}: {err}") from None
+        raise StateError(f"ray: cannot connect to the Ray cluster at {address!r}: {err} (a cluster that enforces "
+                         "token authentication also needs RAY_AUTH_MODE=token and its token on this machine; see "
+                         "the README)") from None
     finally:
         if main and previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    return ray, address is None, address or "local"
+    return ray, address == "local", address
 
 
 def cluster_gpus(ray) -> int:

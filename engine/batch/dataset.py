@@ -37,6 +37,7 @@ from .targets import pa_modules
 MANIFEST = "_ikstudio_solve.json"
 LOCK = "_ikstudio_solve.lock"
 FORMAT = "ikstudio-solve/1"
+STATS_COLUMNS = ("target", "success", "iterations")  # min/max kept for these (filters on them skip parts)
 PART_RE = re.compile(r"^part-(\d+)\.parquet$")
 TEMP_RE = re.compile(r"^\.part-\d+\.parquet\.tmp-\d+$")
 
@@ -198,7 +199,8 @@ class Output:
         final = self.path / self.part_name(index)
         temp = self.path / f".{final.name}.tmp-{os.getpid()}"
         try:
-            pq.write_table(table, temp, use_dictionary=dictionary_columns or False, compression="snappy")
+            pq.write_table(table, temp, use_dictionary=dictionary_columns or False, compression="snappy",
+                           write_statistics=[c for c in STATS_COLUMNS if c in table.column_names])
             fd = os.open(temp, os.O_RDONLY)
             try:
                 os.fsync(fd)
@@ -229,16 +231,6 @@ def finished_parts(out) -> int:
     return sum(1 for n in os.listdir(path) if PART_RE.match(n)) if path.is_dir() else 0
 
 
-def _lower_priority() -> None:
-    """Run the calling thread at the lowest priority (Linux: per-thread nice 19). The solver keeps
-    every core busy inside a kernel, whose parallel loop waits for its slowest thread: a writer at
-    normal priority taking a core for a millisecond stalls the whole kernel for as long; at nice
-    19 it writes in the gaps between kernels instead (and, when it falls behind, the bounded
-    queue pauses the solver until it catches up)."""
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-
-
 class PartWriter:
     """Writes parts on a background thread, so that writing overlaps the next chunk's solve.
 
@@ -258,7 +250,6 @@ class PartWriter:
         self._thread.start()
 
     def _run(self) -> None:
-        _lower_priority()
         while True:
             item = self._queue.get()
             if item is None:

@@ -44,8 +44,9 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
             seeded from (seed, k), so the rows are the same however the job is run.
         solver: the solver settings of scene files (max_samples, damping, pos_tol, kernel, ...): a
             mapping, a :class:`~engine.scenefile.SolverSpec` or a YAML file path.
-        ray: None runs in this process; True / "auto" joins Ray (an initialised one, else
-            ``RAY_ADDRESS``, else a new local cluster); a string is a cluster address.
+        ray: None runs in this process; True joins Ray (an initialised one, else ``RAY_ADDRESS``,
+            else a new local cluster); ``"auto"`` the cluster ``ray start`` began on this machine;
+            ``"HOST:PORT"`` that cluster.
         workers: Ray workers (default: one per CPU of the cluster, one per GPU with a GPU backend).
         backend, precision: of ``engine.init``. In-process, None keeps the engine as it is
             (initialising it on the CPU if it never was); any other value re-initialises it if it
