@@ -287,3 +287,17 @@ def test_joining_ray_picks_the_address_and_keeps_the_sigterm_handler(monkeypatch
             cluster.connect(6379)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_morphs_placement_travels_with_the_job(tmp_path, poses):
+    """A morph placed elsewhere (or a built entity's) is rebuilt the same way by every worker."""
+    pos, quat = poses["hand"]
+    lifted = engine.morphs.MJCF(file="panda", pos=(0.0, 0.0, 0.5))
+    out = tmp_path / "out"
+    summary = engine.batch.solve(lifted, target_table({"hand": (pos + [0, 0, 0.5], quat)}, prefixed=False), "hand",
+                                 out, chunk=1500)
+    assert summary.success_rate >= 0.99
+    settings = json.loads((out / "_ikstudio_solve.json").read_text())["settings"]
+    assert settings["robot"]["options"] == {"pos": [0.0, 0.0, 0.5]}
+    with pytest.raises(ValueError, match=r"robot.options.pos \(\[0.0, 0.0, 0.5\] there, None now\)"):
+        engine.batch.solve("panda", target_table({"hand": (pos + [0, 0, 0.5], quat)}, prefixed=False), "hand", out)

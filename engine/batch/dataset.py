@@ -9,8 +9,10 @@ and unfinished temporary files are never read as data.
 
 What makes a job safe to stop and rerun:
 
-- a part is written to a temporary file (``.part-00000.parquet.tmp-PID``), flushed to disk, then
-  renamed: a part file exists only whole, whatever stops the job;
+- a part is written to a temporary file (``.part-00000.parquet.tmp-PID``), then renamed: a part
+  file exists only whole, whatever stops the process (a signal, a kill, an error). Parts are
+  not fsync'ed (a disk flush per chunk would hold up the last parts of every job), so a crash
+  of the machine itself may leave a damaged part: a rerun names it rather than trusts it;
 - a part's footer names its job and chunk (schema metadata ``ikstudio.job``, ``ikstudio.chunk``)
   and holds that chunk's row count, so a rerun skips exactly the finished chunks, and a chunk is
   written once;
@@ -51,7 +53,8 @@ def job_id(manifest: dict) -> str:
 
 def _comparable(settings: dict) -> dict:
     out = dict(settings)
-    out["robot"] = settings["robot"]["sha256"]  # "panda" and its file's path are the same robot
+    # "panda" and its file's path are the same robot: compared by the file's bytes and the options
+    out["robot"] = {"sha256": settings["robot"]["sha256"], "options": settings["robot"].get("options", {})}
     return out
 
 
@@ -74,7 +77,7 @@ def differences(old: dict, new: dict) -> list[str]:
     a, b = _flat(_comparable(old["settings"])), _flat(_comparable(new["settings"]))
     for key in sorted(set(a) | set(b)):
         if a.get(key) != b.get(key):
-            if key == "robot":
+            if key == "robot.sha256":
                 found.append(f"the robot ({old['settings']['robot']['source']} there, "
                              f"{new['settings']['robot']['source']} now, different files)")
             else:
@@ -185,7 +188,7 @@ class Output:
         return f"part-{index:0{self.width}d}.parquet"
 
     def write_part(self, index: int, table, dictionary_columns: list[str]) -> float:
-        """Write chunk ``index``'s rows atomically (temporary file, fsync, rename); returns the
+        """Write chunk ``index``'s rows atomically (temporary file, then rename); returns the
         calling thread's CPU seconds for it (its wall time, on a busy machine, counts the time the
         thread waited for a core while the solver ran)."""
         _, pq = pa_modules()
@@ -201,11 +204,6 @@ class Output:
         try:
             pq.write_table(table, temp, use_dictionary=dictionary_columns or False, compression="snappy",
                            write_statistics=[c for c in STATS_COLUMNS if c in table.column_names])
-            fd = os.open(temp, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
             os.replace(temp, final)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

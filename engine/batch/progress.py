@@ -50,12 +50,14 @@ def _clock(seconds: float | None) -> str:
 
 
 class Bar:
-    """A one-line bar on stderr, redrawn at most every ``interval`` s:
+    """A one-line bar on stderr, redrawn in place at most every ``interval`` s on a terminal (a
+    new line every ``log_interval`` s elsewhere, e.g. a log file):
     ``[######........] 12,288/40,000 rows 31% 205,113 rows/s ETA 00:01``."""
 
-    def __init__(self, stream=None, width: int = 24, interval: float = 0.2):
+    def __init__(self, stream=None, width: int = 24, interval: float = 0.2, log_interval: float = 10.0):
         self.stream = stream or sys.stderr
-        self.width, self.interval = width, interval
+        tty = getattr(self.stream, "isatty", lambda: False)()
+        self.width, self.interval = width, interval if tty else log_interval
         self._last = 0.0
         self._drawn = False
 

@@ -70,8 +70,8 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
     if log is None:
         log = (lambda message: print(message, file=sys.stderr, flush=True)) if progress else (lambda message: None)
 
-    source, robot_path, fmt = st.resolve_robot_source(robot)
-    tree = st.load_tree(source, robot_path, fmt)
+    source, robot_path, fmt, robot_options = st.resolve_robot_source(robot)
+    tree = st.load_tree(source, robot_path, fmt, robot_options)
     links = st.check_links(links, tree, labels["links"])
     pos_masks = st.masks(pos_mask, links, labels["pos_mask"], rot=False)
     rot_masks = st.masks(rot_mask, links, labels["rot_mask"], rot=True)
@@ -123,7 +123,8 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
         n = data.n_rows
         n_chunks = -(-n // chunk)
         chunk_rows = [min(chunk, n - k * chunk) for k in range(n_chunks)]
-        job = st.JobSpec(robot=source, robot_sha256=st.file_sha256(robot_path), links=tuple(links),
+        job = st.JobSpec(robot=source, robot_sha256=st.file_sha256(robot_path),
+                         robot_options=robot_options, links=tuple(links),
                          pos_masks=tuple(pos_masks), rot_masks=tuple(rot_masks), chunk=chunk, envs=min(chunk, n),
                          seed=seed, solver=solver_values, backend=worker_backend, precision=worker_precision)
         manifest = {"format": FORMAT, "input": {"source": data.source, "sha256": data.sha256, "rows": n},

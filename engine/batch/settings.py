@@ -24,6 +24,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import InvalidTypeError, InvalidValueError, UnknownNameError
@@ -151,14 +152,25 @@ def file_sha256(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def resolve_robot_source(robot) -> tuple[str, Path, str]:
-    """``(source, file, fmt)`` for a catalog name, a robot file path or a morph: ``source`` is what a
-    worker resolves again (the catalog name, or the file's absolute path). Errors name ``robot``."""
+def resolve_robot_source(robot) -> tuple[str, Path, str, dict]:
+    """``(source, file, fmt, options)`` for a catalog name, a robot file path, a morph or a built
+    entity (its morph): ``source`` is what a worker resolves again (the catalog name, or the file's
+    absolute path); ``options`` the morph's ``pos``, ``quat``, ``scale`` (and a URDF's ``fixed``)
+    where they differ from the defaults, as plain lists. Errors name ``robot``."""
     if hasattr(robot, "morph") and hasattr(robot, "tree"):  # a RigidEntity: its morph
         robot = robot.morph
     if hasattr(robot, "file") and hasattr(robot, "scale"):  # an engine.morphs morph
         path = Path(robot.file)
-        return str(path), path, "urdf" if path.suffix.lower() == ".urdf" else "mjcf"
+        options = {}
+        if not np.allclose(robot.pos, 0):
+            options["pos"] = [float(x) for x in robot.pos]
+        if not np.allclose(robot.quat, [1, 0, 0, 0]):
+            options["quat"] = [float(x) for x in robot.quat]
+        if robot.scale != 1.0:
+            options["scale"] = float(robot.scale)
+        if getattr(robot, "fixed", True) is False:
+            options["fixed"] = False
+        return str(path), path, "urdf" if path.suffix.lower() == ".urdf" else "mjcf", options
     if not isinstance(robot, str | os.PathLike):
         raise InvalidTypeError(f"robot: expected a catalog name, a robot file path or a morph, got "
                                f"{type(robot).__name__}")
@@ -168,19 +180,25 @@ def resolve_robot_source(robot) -> tuple[str, Path, str]:
     except ValueError as err:
         raise InvalidValueError(f"robot: {err}") from None
     is_path = "/" in text or "\\" in text or Path(text).suffix.lower() in (".urdf", ".xml", ".mjcf")
-    return (str(path) if is_path else text.strip()), path, fmt
+    return (str(path) if is_path else text.strip()), path, fmt, {}
 
 
-def load_tree(source: str, path: Path, fmt: str):
+def make_morph(path: Path, fmt: str, options: dict):
+    """The engine morph of a resolved robot file with ``options`` (see :func:`resolve_robot_source`)."""
+    from .. import morphs
+
+    return morphs.URDF(file=path, **options) if fmt == "urdf" else morphs.MJCF(file=path, **options)
+
+
+def load_tree(source: str, path: Path, fmt: str, options: dict | None = None):
     """The robot's :class:`~engine.model.tree.KinematicTree` (no taichi: the driver of a Ray job
     never starts the engine)."""
-    from .. import model, morphs
+    from .. import model
 
-    morph = morphs.URDF(file=path) if fmt == "urdf" else morphs.MJCF(file=path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         try:
-            return model.load(morph)
+            return model.load(make_morph(path, fmt, options or {}))
         except Exception as err:
             first = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise InvalidValueError(f"robot: cannot load {source!r}: {first}") from None
@@ -255,7 +273,8 @@ def chunk_seed(job_seed: int, chunk: int) -> int:
 class JobSpec:
     """What any worker needs to solve any chunk (plain data, picklable).
 
-    ``robot``: catalog name or absolute robot file path; ``links``: link names; ``pos_masks`` /
+    ``robot``: catalog name or absolute robot file path; ``robot_options``: its morph's non-default
+    ``pos`` / ``quat`` / ``scale`` / ``fixed``; ``links``: link names; ``pos_masks`` /
     ``rot_masks``: one per link; ``chunk``: rows per call (a worker's scene has ``envs`` =
     min(chunk, rows) envs); ``seed``: the job seed; ``solver``: keyword arguments of the IK call
     (:data:`SOLVER_KEYS`); ``backend`` / ``precision``: of ``engine.init`` in workers.
@@ -263,13 +282,14 @@ class JobSpec:
 
     robot: str
     robot_sha256: str
-    links: tuple[str, ...]
-    pos_masks: tuple[tuple[bool, bool, bool], ...]
-    rot_masks: tuple[tuple[bool, bool, bool], ...]
-    chunk: int
-    envs: int
-    seed: int
-    solver: dict = field(hash=False)
+    robot_options: dict = field(hash=False)
+    links: tuple[str, ...] = ()
+    pos_masks: tuple[tuple[bool, bool, bool], ...] = ()
+    rot_masks: tuple[tuple[bool, bool, bool], ...] = ()
+    chunk: int = 1
+    envs: int = 1
+    seed: int = 0
+    solver: dict = field(default_factory=dict, hash=False)
     backend: str = "cpu"
     precision: str = "32"
 
@@ -288,7 +308,8 @@ class JobSpec:
         d = asdict(self)
         d.pop("backend")
         d.pop("envs")
-        d["robot"] = {"source": d.pop("robot"), "sha256": d.pop("robot_sha256")}
+        d["robot"] = {"source": d.pop("robot"), "sha256": d.pop("robot_sha256"),
+                      "options": dict(sorted(d.pop("robot_options").items()))}
         d["links"] = list(self.links)
         d["pos_masks"] = [list(m) for m in self.pos_masks]
         d["rot_masks"] = [list(m) for m in self.rot_masks]

@@ -26,8 +26,9 @@ class ChunkSolver:
 
     def __init__(self, job: JobSpec, init_engine: bool = True):
         import engine
-        from engine import morphs
         from engine.scenefile.io import resolve_robot
+
+        from .settings import make_morph
 
         self.job = job
         if init_engine:
@@ -35,7 +36,7 @@ class ChunkSolver:
                 warnings.simplefilter("ignore", RuntimeWarning)  # "gpu" falling back to the CPU: said by the driver
                 engine.init(backend=job.backend, precision=job.precision)
         path, fmt = resolve_robot(job.robot, Path.cwd())
-        morph = morphs.URDF(file=path) if fmt == "urdf" else morphs.MJCF(file=path)
+        morph = make_morph(path, fmt, job.robot_options)
         self.scene = engine.Scene()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
