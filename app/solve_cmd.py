@@ -90,6 +90,8 @@ def run(args) -> int:
     if args.avoid_collisions or args.obstacles:
         raise CliError("--avoid-collisions / --obstacles: not available yet (collision-aware IK comes in a later "
                        "release); run without them", EXIT_USAGE)
+    if args.workers is not None and not args.ray:
+        raise CliError("--workers: only with --ray (an in-process job is one worker using every core)", EXIT_USAGE)
     links = [name.strip() for value in args.link for name in value.split(",") if name.strip()]
     solver = engine.batch.settings.solver_file(args.solver) if args.solver else {}
     labels = {"links": "--link", "out": "--out", "targets": "--targets", "pos_mask": "--pos-mask",

@@ -18,9 +18,10 @@ backend, f32, default solver settings (``kernel="auto"``), chunk 4096 (the CPU d
 * **io**: the job's reading (file, hash, checks) plus writing (the writer thread's CPU time) over
   its wall time;
 * **Ray**: the same job with ``ray=True`` on a local cluster started here with
-  ``ray.init(num_cpus=2)`` (2 workers, one per CPU); "run rate" excludes the workers' start-up
-  (scene and kernels, once each), shown as "setup". Its parts are compared byte for byte with the
-  local job's.
+  ``ray.init(num_cpus=2)`` (2 workers, one per CPU, one taichi thread each); "run rate" excludes
+  the workers' start-up (scene and kernels, once each), shown as "setup". Each Ray round runs
+  between two local jobs and is compared with their mean; its parts are compared byte for byte
+  with the local job's.
 
 Rounds alternate the order of in-process and local job (AB, BA, ...), so both see the same
 machine (a shared one's load drifts over seconds); the ratios are per round and their median is
@@ -105,7 +106,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--ray-rounds", type=int, default=2)
+    parser.add_argument("--ray-rounds", type=int, default=3)
     parser.add_argument("--no-ray", action="store_true")
     args = parser.parse_args()
     engine.init(backend="cpu")
@@ -115,7 +116,7 @@ def main() -> None:
         make_targets(src, args.rows, seed=0)
         print(f"bench: {args.rows:,} Panda hand targets (6-D), chunk {CPU_CHUNK}, CPU f32, "
               f"{engine.backend.current().describe()}")
-        ratios, cpu_ratios, job_rates = [], [], []
+        ratios, cpu_ratios = [], []
         for r in range(args.rounds):
             out = tmp / f"local{r}"
             if r % 2:
@@ -127,7 +128,6 @@ def main() -> None:
             ip_rate = args.rows / t_ip
             ratios.append(s.run_rate / ip_rate)
             cpu_ratios.append(ip_cpu / job_cpu)
-            job_rates.append(s.run_rate)
             print(f"  round {r}: in-process {ip_rate:,.0f} solves/s; job run rate {s.run_rate:,.0f}/s "
                   f"({100 * s.run_rate / ip_rate:.1f}%), wall rate {s.solves_per_s:,.0f}/s "
                   f"(wall {s.wall_s:.2f} s, setup {s.setup_s:.2f} s); CPU {ip_cpu:.2f} s vs {job_cpu:.2f} s; io "
@@ -135,7 +135,6 @@ def main() -> None:
                   f"success {100 * s.success_rate:.2f}%")
             if r:
                 shutil.rmtree(out)
-        local_rate = statistics.median(job_rates)
         print(f"local job / in-process IK: median {100 * statistics.median(ratios):.1f}% of the rate "
               f"(rounds: {', '.join(f'{100 * x:.0f}%' for x in ratios)}); CPU time: in-process / job median "
               f"{100 * statistics.median(cpu_ratios):.1f}%")
@@ -149,15 +148,21 @@ def main() -> None:
         try:
             ray_ratios = []
             for r in range(args.ray_rounds):
+                before, _ = job(src, tmp / f"before{r}")
                 out = tmp / f"ray{r}"
                 s = engine.batch.solve("panda", src, "hand", out, ray=True)
+                after, _ = job(src, tmp / f"after{r}")
+                local = (before.run_rate + after.run_rate) / 2
                 same = all(filecmp.cmp(p, tmp / "local0" / p.name, shallow=False) for p in sorted(out.glob("part-*")))
-                ray_ratios.append(s.run_rate / local_rate)
-                print(f"  ray round {r}: {s.workers} workers, run rate {s.run_rate:,.0f}/s "
-                      f"({100 * s.run_rate / local_rate:.1f}% of the local job's median), wall {s.wall_s:.2f} s "
-                      f"(setup {s.setup_s:.2f} s), io {100 * s.io_fraction:.1f}%, parts identical to the local "
-                      f"job's: {same}")
-            print(f"ray job / local job: median {100 * statistics.median(ray_ratios):.1f}%")
+                ray_ratios.append(s.run_rate / local)
+                print(f"  ray round {r}: {s.workers} workers, run rate {s.run_rate:,.0f}/s, local job just before and "
+                      f"after {before.run_rate:,.0f}/s and {after.run_rate:,.0f}/s: {100 * s.run_rate / local:.1f}%; "
+                      f"wall {s.wall_s:.2f} s (setup {s.setup_s:.2f} s), io {100 * s.io_fraction:.1f}%, parts "
+                      f"identical to the local job's: {same}")
+                for folder in (tmp / f"before{r}", out, tmp / f"after{r}"):
+                    shutil.rmtree(folder)
+            print(f"ray job / local job: median {100 * statistics.median(ray_ratios):.1f}% (rounds: "
+                  f"{', '.join(f'{100 * x:.0f}%' for x in ray_ratios)})")
         finally:
             ray.shutdown()
     finally:

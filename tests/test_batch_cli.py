@@ -155,6 +155,7 @@ def test_bad_robot_link_masks_and_options_are_one_line_errors(tmp_path, capsys, 
         (("panda", "--link", "hand", "--damping", "-1"), "ikstudio: error: --damping: expected a positive number, "
                                                          "got -1"),
         (("panda", "--link", "hand", "--chunk", "0"), "ikstudio: error: --chunk: expected rows per solve call"),
+        (("panda", "--link", "hand", "--workers", "2"), "ikstudio: error: --workers: only with --ray"),
         (("panda", "--link", "hand", "--avoid-collisions"), "ikstudio: error: --avoid-collisions / --obstacles: "
                                                             "not available yet"),
     ]

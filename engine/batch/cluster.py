@@ -86,6 +86,7 @@ class Pool:
         self.job = job
         self.log = log or (lambda message: None)
         options = dict(num_gpus=1, num_cpus=1) if gpu else dict(num_cpus=1)
+        self.cpu_threads = None if gpu else 1  # one CPU per worker: one taichi pool thread
         self._actor_class = ray.remote(ChunkSolver).options(max_restarts=0, max_task_retries=0, **options)
         self.slots = [self._new() for _ in range(n_workers)]
         self.generation = [0] * n_workers
@@ -108,7 +109,7 @@ class Pool:
         return self.workers
 
     def _new(self):
-        return self._actor_class.remote(self.job, True)
+        return self._actor_class.remote(self.job, True, self.cpu_threads)
 
     def run(self, todo: list[int], chunk_args):
         """Solve chunks ``todo`` (``chunk_args(k) -> (pos, quat)``), yielding each result dict as it

@@ -22,9 +22,12 @@ from .settings import JobSpec, chunk_seed
 
 class ChunkSolver:
     """Solves chunks of ``job``. ``init_engine``: call ``engine.init(job.backend, job.precision)``
-    first (a worker process); False uses the engine as the caller initialised it."""
+    first (a worker process); False uses the engine as the caller initialised it.
+    ``cpu_threads``: size of taichi's CPU thread pool in this process (a Ray worker is given one
+    CPU: with one pool thread per core in each worker, two workers on two cores ran 4 threads);
+    the answers do not depend on it."""
 
-    def __init__(self, job: JobSpec, init_engine: bool = True):
+    def __init__(self, job: JobSpec, init_engine: bool = True, cpu_threads: int | None = None):
         import engine
         from engine.scenefile.io import resolve_robot
 
@@ -32,6 +35,8 @@ class ChunkSolver:
 
         self.job = job
         if init_engine:
+            if cpu_threads is not None:  # read by taichi's init (its TI_<config key> variables)
+                os.environ["TI_CPU_MAX_NUM_THREADS"] = str(int(cpu_threads))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # "gpu" falling back to the CPU: said by the driver
                 engine.init(backend=job.backend, precision=job.precision)
