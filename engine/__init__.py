@@ -29,6 +29,16 @@ def _make_visualizer(scene):
 
 _set_visualizer_factory(_make_visualizer)
 
+
+def __getattr__(name: str):
+    """``engine.batch`` (datasets of IK solutions, a layer above the core) on first use, so that
+    ``import engine`` loads neither it nor pyarrow."""
+    if name == "batch":
+        import importlib
+
+        return importlib.import_module("engine.batch")
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+
 # backend names as attributes, as Genesis scripts write them: ik.init(backend=ik.gpu)
 gpu, cuda, vulkan, cpu = "gpu", "cuda", "vulkan", "cpu"
 

@@ -5,6 +5,9 @@
   is where the default visualizer is wired in: it may name ``engine.vis`` inside a function only.
 * ``engine.vis`` never imports ``engine.scenefile``; the scene file modules import each other
   without a cycle, and the pydantic models build and check nothing.
+* ``engine.batch`` (batch jobs) is a layer above both the core and ``engine.scenefile`` (whose
+  solver settings it uses): nothing below imports it, it never imports ``engine.vis``, and
+  ``import engine`` loads neither it nor pyarrow or Ray.
 * The visualizer seam: a scene makes its visualizer through the one registered factory, on first
   use only; a headless run (FK, IK, set_qpos, step, a scene file's runner) never makes one, and
   never imports engine.vis or a GL library.
@@ -26,7 +29,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINE = REPO / "engine"
-LAYERS = ("engine.vis", "engine.scenefile")
+LAYERS = ("engine.vis", "engine.scenefile", "engine.batch")
 
 
 def _module_name(path: Path) -> str:
@@ -173,6 +176,25 @@ def test_scenefile_modules_form_no_import_cycle():
     assert not [m for m, targets in edges.items() if "engine.scenefile" in targets]
     assert _cycles(edges) == []
     assert edges["engine.scenefile.models"] <= {"engine.scenefile.errors", "engine.scenefile.patterns"}
+
+
+def test_batch_jobs_are_a_layer_above_scene_files_and_never_draw():
+    graph = _graph()
+    below = [f"{module}:{line} imports {target}" for module, imports in graph.items()
+             if not _in(module, "engine.batch") for target, line, _ in imports if _in(target, "engine.batch")
+             and not (module == "engine" and target == "engine.batch")]
+    assert not below, "\n".join(below)
+    root = [top for target, _, top in _imports(ENGINE / "__init__.py") if target == "engine.batch"]
+    assert root == [False], "the package root names engine.batch only inside its lazy __getattr__"
+    drawing = [f"{module}:{line} imports {target}" for module, imports in graph.items() if _in(module, "engine.batch")
+               for target, line, _ in imports if _in(target, "engine.vis")]
+    assert not drawing, "\n".join(drawing)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    code = ("import sys, engine; before = sorted(m for m in sys.modules if m.startswith(('engine.batch', 'pyarrow', "
+            "'ray'))); engine.batch; print(before, 'engine.batch.runner' in sys.modules, 'ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["[]", "True", "False"], out.stdout
 
 
 def test_scene_spec_models_hold_data_only():
