@@ -21,6 +21,14 @@ SIDE_W = 330          # width of the left and right panels, px
 STATUS_H = 28         # the status line under the view, px
 KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
+# widgets that take typed text while active (a slider becomes a text box on ctrl+click)
+TEXT_ENTRY_TYPES = frozenset(f"mvAppItemType::mv{t}" for t in (
+    "InputText", "InputInt", "InputFloat", "InputDouble", "InputIntMulti", "InputFloatMulti", "InputDoubleMulti",
+    "SliderFloat", "SliderInt", "SliderDouble", "DragFloat", "DragInt", "DragDouble", "DragFloatMulti",
+    "DragIntMulti", "DragDoubleMulti"))
+FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog")
+REPORT_WIDGETS = ("robot_filter", "robot_list", "n_envs", "spacing", "solver_max_samples", "solver_damping",
+                  "record_path", "record_button", "selected_env", "add_link")  # their screen rects go in the report
 
 
 class View:
@@ -121,13 +129,16 @@ class App:
         self.n_frames = self.n_images = 0  # GUI frames run, rendered images shown
         self._buttons = {"left": False, "middle": False}
         self._wheel = 0.0
-        self._keys: list[int] = []
+        self._keys: list[tuple[bool, int]] = []  # (pressed, key code) since the last frame, in order
+        self._ctrl = False  # a ctrl key is held, as of the key events seen so far
+        self.shortcuts_run: list[str] = []  # the action of every shortcut run, in order (in the report)
         dpg.create_context()
         dpg.configure_app(manual_callback_management=True)
         dpg.create_viewport(title="IK Studio", width=size[0], height=size[1], x_pos=0, y_pos=0)
         with dpg.handler_registry():
             dpg.add_mouse_wheel_handler(callback=lambda s, a: self._on_wheel(a))
-            dpg.add_key_press_handler(callback=lambda s, a: self._keys.append(a))
+            dpg.add_key_press_handler(callback=lambda s, a: self._keys.append((True, a)))
+            dpg.add_key_release_handler(callback=lambda s, a: self._keys.append((False, a)))
         with dpg.window(tag="main"):
             panels.menu_bar(self)
             with dpg.group(horizontal=True):
@@ -168,16 +179,45 @@ class App:
             c.wheel(self._wheel)
             self._wheel = 0.0
 
+    def keyboard_owner(self) -> str | None:
+        """Who the keys belong to: the tag (or id) of the text field being edited, the file dialog
+        that is open, or None when they are shortcuts. Read at the start of a frame, it describes
+        the frame in which the pending keys were pressed."""
+        for tag in FILE_DIALOGS:
+            if dpg.does_item_exist(tag) and dpg.is_item_shown(tag):
+                return tag
+        for item in dpg.get_all_items():
+            if dpg.get_item_type(item) in TEXT_ENTRY_TYPES and dpg.is_item_active(item):
+                return dpg.get_item_alias(item) or str(item)
+        return None
+
     def _dispatch_keys(self) -> None:
-        ctrl = dpg.is_key_down(dpg.mvKey_LControl) or dpg.is_key_down(dpg.mvKey_RControl)
+        """Run the shortcuts of the keys pressed since the last frame, unless a text field or a file
+        dialog has the keyboard (then the keys are its own); Escape closes an open file dialog.
+        Events are taken in order, so ctrl+S counts as such even when ctrl was released before the
+        frame that handles it."""
+        events, self._keys = self._keys, []
+        if not events:
+            return
+        owner = self.keyboard_owner()
         binds = keybinds.by_key()
-        for code in self._keys:
+        for pressed, code in events:
+            if code in (dpg.mvKey_LControl, dpg.mvKey_RControl, dpg.mvKey_ModCtrl):
+                self._ctrl = pressed
+                continue
+            if not pressed:
+                continue
+            if owner in FILE_DIALOGS and code == dpg.mvKey_Escape:
+                dpg.hide_item(owner)
+            if owner is not None:
+                continue
             for name, key_code in KEY_CODES.items():
                 if key_code == code:
-                    bind = binds.get(f"ctrl+{name}" if ctrl else name)
+                    bind = binds.get(f"ctrl+{name}" if self._ctrl else name)
                     if bind is not None:
+                        self.shortcuts_run.append(bind.action)
                         self.run_action(bind.action)
-        self._keys.clear()
+                        owner = self.keyboard_owner()  # the action may have opened a dialog
 
     def run_action(self, action: str) -> None:
         """Run a keybind's action (see :mod:`app.keybinds`); errors become messages."""
@@ -251,7 +291,16 @@ class App:
                 hp, _ = c.camera.project(h.points)
                 handles.append({"target": i, "kind": h.kind, "axis": h.axis, "enabled": h.enabled,
                                 "points_px": hp.tolist(), "points": h.points.tolist()})
+        widgets = {}
+        for tag in REPORT_WIDGETS + tuple(f"t{i}_{f}" for i in range(len(c.targets.targets)) for f in ("pos", "group")):
+            if dpg.does_item_exist(tag) and dpg.is_item_visible(tag):
+                widgets[tag] = [*dpg.get_item_rect_min(tag), *dpg.get_item_rect_max(tag)]
+        cam = c.camera
         data = {"view_origin": [x0, y0], "view_size": list(self.view.size), "env_px": pix.tolist(),
+                "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
+                "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow, "space": c.targets.space,
+                          "help": self.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env},
+                "shortcuts": list(self.shortcuts_run), "keyboard_owner": self.keyboard_owner(), "widgets": widgets,
                 "frames": self.n_frames, "images": self.n_images,
                 "targets": [c.targets.target_pose(i)[0].tolist() for i in range(len(c.targets.targets))],
                 "qpos": c.robot.get_qpos().tolist(), "handles": handles,
