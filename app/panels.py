@@ -111,16 +111,11 @@ def _catalog(filter_text: str) -> list[str]:
 
 def _toggle_record(app) -> None:
     c = app.controller
-    vis = c.visualizer
-    try:
-        if vis.is_recording:
-            vis.stop_recording()
-            c.info(f"recording saved: {dpg.get_value('record_path')}")
-        else:
-            vis.start_recording(dpg.get_value("record_path"), fps=30)
-            c.info("recording...")
-    except Exception as err:
-        c.error(f"record: {err}")
+    if c.recording is not None:
+        c.stop_recording()
+    else:
+        c.start_recording(dpg.get_value("record_path"), fps=30)
+        c.info("recording...")
 
 
 def right_panel(app) -> None:
@@ -205,7 +200,11 @@ def _set_unless_active(tag, value) -> None:
 def refresh(app) -> None:
     """Per-frame update of every value the panels show."""
     c = app.controller
-    shape = (id(c.robot), c.n_envs)
+    _show_status(app)
+    dpg.configure_item("record_button", label="Stop recording" if c.recording is not None else "Record")
+    if not c.ready:
+        return
+    shape = c.view.generation
     if getattr(app, "_joints_for", None) != shape:
         app._joints_for = shape
         _build_joints(app)
@@ -226,9 +225,11 @@ def refresh(app) -> None:
         _set_unless_active(f"t{i}_rpy", list(rpy_of(quat)))
     m = c.metrics.last
     state = "manual" if c.manual else ("playing" if c.playing else "paused")
-    lines = [f"{c.metrics.fps:5.1f} fps   {state}   envs {c.n_envs}", _backend_line()]
+    gui_fps, images = app.rates()
+    lines = [f"GUI {gui_fps:4.0f} fps   images {images:4.1f}/s   solves {c.metrics.fps:4.0f}/s",
+             f"{state}   envs {c.n_envs}   {_backend_line()}"]
     if m is not None:
-        lines += [f"IK {m.ik_ms:6.2f} ms   render {c.visualizer.last_timing.get('total_ms', 0.0):6.1f} ms",
+        lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
                   f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg"]
     dpg.set_value("readouts", "\n".join(lines))
@@ -239,7 +240,10 @@ def refresh(app) -> None:
     if xs:
         dpg.set_axis_limits("plot_x", min(xs), 0.0)
         dpg.set_axis_limits("plot_y", 0.0, max(105.0, max(c.metrics.series("ik_ms")[1] or [0]) * 1.1))
-    dpg.configure_item("record_button", label="Stop recording" if c.visualizer.is_recording else "Record")
+
+
+def _show_status(app) -> None:
+    c = app.controller
     if c.messages:
         level, text = c.messages[-1]
         dpg.set_value(app.status, text)

@@ -2,9 +2,12 @@
 undo / redo. Plain logic over the scene spec's ``targets`` (no GUI import).
 
 A target is a :class:`engine.scenefile.TargetSpec`; editing one replaces it by a validated copy, so
-a bad value raises before anything changes. Its gizmo sits at the target's base pose in the
-selected env's cell; motion patterns (circles, offsets, ...) move the per-env targets around that
-base. Gizmo handles are drawn by the GUI over the 3D view; they never enter the simulation state.
+a bad value raises before anything changes. Edits hold the controller's ``edit_lock`` (the sim
+copies the targets under it) and are counted (``controller.edited()``); link poses come from the
+controller's snapshot (``controller.view``), never from the engine. Its gizmo sits at the target's
+base pose in the selected env's cell; motion patterns (circles, offsets, ...) move the per-env
+targets around that base. Gizmo handles are drawn by the GUI over the 3D view; they never enter
+the simulation state.
 """
 
 from __future__ import annotations
@@ -56,19 +59,21 @@ class TargetEditor:
 
     def _restore(self, snap: list[dict]) -> None:
         self.pending_rot_masks.clear()
-        self.c.spec.targets = [scenefile.TargetSpec.model_validate(d) for d in snap]
+        targets = [scenefile.TargetSpec.model_validate(d) for d in snap]
+        with self.c.edit_lock:
+            self.c.spec.targets = targets
         self._changed()
 
     def _changed(self) -> None:
         if self.selected is not None and self.selected >= len(self.targets):
             self.selected = len(self.targets) - 1 if self.targets else None
-        self.c.runner.retarget()
-        self.c.dirty = True
+        self.c.edited()
 
     def _edit(self, fn) -> None:
         """Run an edit with an undo snapshot taken first; an edit that raises changes nothing."""
         snap = self._snapshot()
-        fn()
+        with self.c.edit_lock:
+            fn()
         self.pending_rot_masks.clear()
         self._undo.append(snap)
         del self._undo[:-UNDO_DEPTH]
@@ -96,12 +101,10 @@ class TargetEditor:
     # -- poses ---------------------------------------------------------------------------------------
     def link_pose(self, link_name: str, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """A link's current (pos, quat) in env ``env`` (default: the selected env), env-local."""
-        robot = self.c.robot
+        view = self.c.view
         env = self.c.selected_env if env is None else env
-        link = robot.get_link(link_name)
-        pos = robot.get_links_pos().reshape(self.c.n_envs, -1, 3)[env, link.idx_local]
-        quat = robot.get_links_quat().reshape(self.c.n_envs, -1, 4)[env, link.idx_local]
-        return pos, quat
+        idx = view.robot.get_link(link_name).idx_local
+        return view.links_pos[env, idx], view.links_quat[env, idx]
 
     def target_pose(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Target ``i``'s base pose (pos, quat); the link's current pose stands in for what is free."""
@@ -217,7 +220,7 @@ class TargetEditor:
         """Target ``i``'s gizmo, in world coordinates of the selected env's cell."""
         pos, quat = self.target_pose(i)
         t = self.targets[i]
-        offset = self.c.scene.envs_offset()[self.c.selected_env]
+        offset = self.c.view.offsets[self.c.selected_env]
         rot_mask = t.rot_mask if t.orientation() is not None else (False, False, False)
         pos_mask = t.pos_mask if t.pos is not None else (False, False, False)
         world = pos + offset
@@ -269,12 +272,13 @@ class TargetEditor:
             return
         i, state = self._drag
         world_pos, quat = gz.drag_to(state, self.c.camera, px, py, snap=snap)
-        pos = world_pos - self.c.scene.envs_offset()[self.c.selected_env]
+        pos = world_pos - self.c.view.offsets[self.c.selected_env]
         t = self.targets[i]
         updates = {"pos": _tuple(pos)} if t.pos is not None else {}
         if t.orientation() is not None:
             updates.update(quat=_tuple(quat), rpy=None)
-        self._replace(i, **updates)
+        with self.c.edit_lock:
+            self._replace(i, **updates)
         self._changed()
         self.events.append(DragEvent("move", i, pos, quat))
 

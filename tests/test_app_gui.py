@@ -16,7 +16,7 @@ def test_default_scene_shows_16_robot_cells(launch, tmp_path):
     assert app.wait_exit() == 0, app.log()
     assert "Traceback" not in app.log(), app.log()
     r = app.read()
-    assert r["frames"] == 40 and r["images"] >= 1
+    assert r["frames_shown"] == 40 and r["images"] >= 1
     assert not [m for m in r["messages"] if m[0] == "error"]
     img = imageio.imread(shot)[..., :3]
     assert img.shape[:2] == (900, 1600)
