@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +30,7 @@ from .camera_math import OrbitCamera
 from .metrics import FrameReadout, Metrics
 from .pointer import PointerMixin
 from .sim import FAIL_TINT, Sim, SimThread, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
+from .status import StatusMixin
 from .targets import TargetEditor
 
 DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
@@ -43,7 +43,7 @@ class AppError(Exception):
     """A user action that could not be done; the message is shown in the app."""
 
 
-class AppController(PointerMixin):
+class AppController(StatusMixin, PointerMixin):
     """Everything the app shows and changes.
 
     ``scene_path``: a scene file (default: the seed's 16-env batched demo). ``res``: the 3D view's
@@ -55,7 +55,7 @@ class AppController(PointerMixin):
     def __init__(self, scene_path=None, res=(1280, 720), lod: str | None = None, threaded: bool = False):
         self.res = (int(res[0]), int(res[1]))
         self.lod = lod
-        self.messages: deque[tuple[str, str]] = deque(maxlen=50)  # (level, text), newest last
+        self._init_status()
         self.metrics = Metrics()
         self.camera = OrbitCamera(target=np.zeros(3), distance=4.0, azimuth_deg=30.0, elevation_deg=30.0,
                                   width=self.res[0], height=self.res[1])
@@ -80,18 +80,11 @@ class AppController(PointerMixin):
         self.sim = Sim(self)
         self.worker: SimThread | None = None
         if threaded:
-            self.worker = SimThread(self.sim, self.error)
+            self.worker = SimThread(self.sim, self._command_done)
             self.worker.post("cannot open the scene", self.sim.install, self.spec)
         else:
             self.sim.install(self.spec)
             self.adopt()
-
-    # -- messages -----------------------------------------------------------------------------------
-    def info(self, text: str) -> None:
-        self.messages.append(("info", text))
-
-    def error(self, text: str) -> None:
-        self.messages.append(("error", text))
 
     # -- what the GUI reads -----------------------------------------------------------------------------
     @property
@@ -172,32 +165,42 @@ class AppController(PointerMixin):
         return True
 
     # -- scene lifecycle ------------------------------------------------------------------------------
-    def _post(self, what: str, fn, *args) -> bool:
+    def _post(self, what: str, fn, *args, key: str | None = None) -> bool:
         """Run an engine-side action: in the sim thread (True at once; a failure becomes a message),
-        or inline (its success, errors as messages)."""
+        or inline (its success, errors as messages). ``key``: a failure stays on the status line
+        until the same key succeeds (see :mod:`app.status`)."""
         if self.worker is not None:
-            self.worker.post(what, fn, *args)
+            self.worker.post(what, fn, *args, key=key)
             return True
         try:
             fn(*args)
         except ValidationError as err:  # a live edit of a spec field: one line, not pydantic's report
-            self.error(f"{what}: {one_line(err)}")
+            self._command_done(key, f"{what}: {one_line(err)}")
             return False
         except USER_ERRORS as err:
-            self.error(f"{what}: {err}")
+            self._command_done(key, f"{what}: {err}")
             return False
+        self._command_done(key, None)
         self.adopt()
         return True
 
-    def _try(self, what: str, fn) -> bool:
+    def _command_done(self, key: str | None, failure: str | None) -> None:
+        if failure is not None:
+            self.error(failure, key=key)
+        elif key is not None:
+            self.resolve(key)
+
+    def _try(self, what: str, fn, key: str | None = None) -> bool:
         try:
             fn()
         except ValidationError as err:
-            self.error(f"{what}: {one_line(err)}")
+            self.error(f"{what}: {one_line(err)}", key=key)
             return False
         except USER_ERRORS as err:
-            self.error(f"{what}: {err}")
+            self.error(f"{what}: {err}", key=key)
             return False
+        if key is not None:
+            self.resolve(key)
         return True
 
     def open_scene(self, path) -> bool:
@@ -253,18 +256,20 @@ class AppController(PointerMixin):
         except (TypeError, ValueError):
             n = None
         if n is None or not 1 <= n <= MAX_ENVS:
-            self.error(f"cannot change the number of envs: n_envs: expected 1 to {MAX_ENVS}, got {n_envs!r}")
+            self.error(f"cannot change the number of envs: n_envs: expected 1 to {MAX_ENVS}, got {n_envs!r}",
+                       key="envs")
             return False
         self._camera_to_spec()
         spec = self._spec_copy()
-        return self._post("cannot change the number of envs", self.sim.install, spec, n, True)
+        return self._post("cannot change the number of envs", self.sim.install, spec, n, True, key="envs")
 
     def set_env_spacing(self, spacing) -> bool:
         """Rebuild the scene with envs ``spacing`` (x, y) m apart; targets and edits are kept."""
         spec = self._spec_copy()
-        if not self._try("cannot change env spacing", lambda: setattr(spec.envs, "env_spacing", tuple(spacing))):
+        if not self._try("cannot change env spacing", lambda: setattr(spec.envs, "env_spacing", tuple(spacing)),
+                         key="envs"):
             return False
-        return self._post("cannot change env spacing", self.sim.install, spec, self.n_envs, True)
+        return self._post("cannot change env spacing", self.sim.install, spec, self.n_envs, True, key="envs")
 
     def _spec_copy(self):
         with self.edit_lock:
@@ -277,7 +282,7 @@ class AppController(PointerMixin):
                 setattr(self.spec.solver, name, value)
             self.edited()
 
-        return self._try("solver", apply)
+        return self._try("solver", apply, key=f"solver {name}")
 
     def close(self) -> None:
         if self.worker is not None:
@@ -451,11 +456,19 @@ class AppController(PointerMixin):
     def start_recording(self, path, fps: float = 30.0) -> bool:
         """Record the view to the video ``path`` (every image rendered from now on)."""
         if self.recording is not None:
-            self.error(f"record: already recording to {self.recording['path']}")
+            self.error(f"record: already recording to {self.recording['path']}", key="record")
+            return False
+        path = Path(path).expanduser()
+        if path.suffix.lower() not in (".mp4", ".mkv", ".mov", ".avi"):
+            self.error(f"record: expected a video file ending in .mp4 (or .mkv, .mov, .avi), got '{path}'",
+                       key="record")
+            return False
+        if not path.parent.is_dir():
+            self.error(f"record: folder '{path.parent}' does not exist", key="record")
             return False
         self.recording = {"path": Path(path), "t0": time.perf_counter()}
         self.always_render = True
-        return self._post("record", self.sim.start_recording, path, fps)
+        return self._post("record", self.sim.start_recording, path, fps, key="record")
 
     def stop_recording(self) -> bool:
         """Finish the video (its frames so far); the sim says where it went."""
@@ -463,7 +476,7 @@ class AppController(PointerMixin):
         self.always_render = False
         if rec is None:
             return False
-        return self._post("record", self.sim.stop_recording)
+        return self._post("record", self.sim.stop_recording, key="record")
 
     def recording_text(self) -> str:
         """How long the recording has run, for the REC mark (m:ss)."""

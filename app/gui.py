@@ -22,7 +22,7 @@ from .controller import AppController
 from .view import View
 
 SIDE_W = 330          # width of the left and right panels, px
-STATUS_H = 28         # the status line under the view, px
+STATUS_H = 36         # the status line under the view (two lines of text), px
 MAX_FPS = 60.0        # the GUI sleeps out the rest of a faster frame (the CPU goes to the solver and renderer)
 KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
@@ -33,7 +33,8 @@ TEXT_ENTRY_TYPES = frozenset(f"mvAppItemType::mv{t}" for t in (
     "DragIntMulti", "DragDoubleMulti"))
 FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog")
 REPORT_WIDGETS = ("robot_filter", "robot_list", "n_envs", "spacing", "solver_max_samples", "solver_damping",
-                  "record_path", "record_button", "selected_env", "add_link")  # their screen rects go in the report
+                  "record_path", "record_button", "selected_env", "add_link",
+                  "status")  # their screen rects go in the report
 
 
 class App:
@@ -68,7 +69,9 @@ class App:
                     panels.left_panel(self)
                 with dpg.child_window(width=-SIDE_W - 8, tag="center", no_scrollbar=True):
                     self.view = View(self, "center")
-                    self.status = dpg.add_text("", tag="status")
+                    self.status = dpg.add_text("", tag="status", wrap=400)
+                    with dpg.tooltip("status", tag="status_tip", show=False):
+                        dpg.add_text("", tag="status_full", wrap=600)
                 with dpg.child_window(width=SIDE_W - 8, tag="right"):
                     panels.right_panel(self)
         panels.help_window(self)
@@ -158,7 +161,9 @@ class App:
         try:
             actions[action]()
         except Exception as err:  # any failure of a user action is shown, never fatal
-            c.error(f"{action}: {err}")
+            c.error(f"{action}: {err}", key=f"action {action}")
+        else:
+            c.resolve(f"action {action}")
 
     def toggle_help(self) -> None:
         self.show_help = not self.show_help
@@ -233,9 +238,12 @@ class App:
                 handles.append({"target": i, "kind": h.kind, "axis": h.axis, "enabled": h.enabled,
                                 "points_px": hp.tolist(), "points": h.points.tolist()})
         widgets = {}
-        for tag in REPORT_WIDGETS + tuple(f"t{i}_{f}" for i in range(len(c.targets.targets)) for f in ("pos", "group")):
-            if dpg.does_item_exist(tag) and dpg.is_item_visible(tag):
-                widgets[tag] = [*dpg.get_item_rect_min(tag), *dpg.get_item_rect_max(tag)]
+        per_target = ("pos", "group", "spread", "rot_full", "rot_align_x", "rot_align_y", "rot_align_z", "rot_free",
+                      "pos_mask0", "pos_mask1", "pos_mask2")
+        for tag in REPORT_WIDGETS + tuple(f"t{i}_{f}" for i in range(len(c.targets.targets)) for f in per_target):
+            state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
+            if state.get("visible", True) and "rect_min" in state:
+                widgets[tag] = [*state["rect_min"], *state["rect_max"]]
         cam = c.camera
         data = {"view_origin": [x0, y0], "view_size": list(self.view.size), "env_px": pix.tolist(),
                 "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
@@ -246,6 +254,8 @@ class App:
                 "shortcuts": list(self.shortcuts_run), "keyboard_owner": self.keyboard_owner(), "widgets": widgets,
                 "frames": self.n_frames, "images": self.n_images,
                 "targets": [c.targets.target_pose(i)[0].tolist() for i in range(len(c.targets.targets))],
+                "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in c.targets.targets],
+                "status": [getattr(self, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
                 "qpos": c.view.qpos.tolist(), "handles": handles, "frames_shown": self.frames_shown,
                 "messages": [list(m) for m in c.messages]}
         tmp = path.with_suffix(".tmp")

@@ -8,12 +8,27 @@ from __future__ import annotations
 
 import dearpygui.dearpygui as dpg
 import numpy as np
+from pydantic import ValidationError
 
 from engine import assets, backend
+from engine.scenefile.errors import one_line
 
 from . import keybinds
+from . import status as status_mod
 from .controller import MAX_ENVS
-from .targets import rpy_of
+from .targets import ROT_MODES, rpy_of
+
+ROT_LABELS = {"full": "full", "align x": "x", "align y": "y", "align z": "z", "free": "free"}  # "align" before x
+ROT_HELP = {
+    "full": "full orientation: the link's frame matches the target's",
+    "align x": "align x: only the direction of the link's x axis matters (spin about it is free)",
+    "align y": "align y: only the direction of the link's y axis matters (spin about it is free)",
+    "align z": "align z: only the direction of the link's z axis matters (spin about it is free)",
+    "free": "free: any orientation (position only)",
+}
+ACTIVE_RGB = (51, 105, 173, 255)
+STATUS_COLORS = {"error": (255, 95, 85, 255), "warning": (240, 180, 70, 255), "info": (200, 200, 200, 255)}
+STATUS_LINES = 2
 
 SOLVER_FIELDS = (  # (field, label, kind, min, max)
     ("max_solver_iters", "iterations", int, 0, 200),
@@ -27,12 +42,18 @@ SOLVER_FIELDS = (  # (field, label, kind, min, max)
 
 
 def _guard(app, fn):
-    """A widget callback that shows errors in the app instead of raising."""
+    """A widget callback that shows errors in the app instead of raising; the widget's error stays
+    on the status line until the widget is used again successfully."""
     def callback(sender, value, user_data=None):
+        key = f"widget {dpg.get_item_alias(sender) or dpg.get_item_label(sender) or sender}"
         try:
             fn(value) if user_data is None else fn(value, user_data)
+        except ValidationError as err:
+            app.controller.error(one_line(err), key=key)
         except Exception as err:
-            app.controller.error(str(err))
+            app.controller.error(str(err), key=key)
+        else:
+            app.controller.resolve(key)
     return callback
 
 
@@ -168,11 +189,7 @@ def _build_targets(app) -> None:
                     dpg.add_checkbox(label=axis, tag=f"t{i}_pos_mask{k}", default_value=t.pos_mask[k],
                                      callback=_guard(app, lambda v, u: ed.set_mask(u[0], "pos_mask", u[1], v)),
                                      user_data=(i, k))
-                dpg.add_text(" rot")
-                for k, axis in enumerate("xyz"):
-                    dpg.add_checkbox(label=axis, tag=f"t{i}_rot_mask{k}", default_value=t.rot_mask[k],
-                                     callback=_guard(app, lambda v, u: ed.set_mask(u[0], "rot_mask", u[1], v)),
-                                     user_data=(i, k))
+            _rot_mode_row(app, i)
             dpg.add_input_floatx(label="pos m", tag=f"t{i}_pos", size=3, width=200, on_enter=True, format="%.4f",
                                  callback=_guard(app, lambda v, u: ed.set_pose(u, pos=v[:3])), user_data=i)
             dpg.add_input_floatx(label="rpy deg", tag=f"t{i}_rpy", size=3, width=200, on_enter=True, format="%.2f",
@@ -192,6 +209,32 @@ def _build_targets(app) -> None:
                 dpg.add_button(label="remove", callback=_guard(app, lambda v, u: ed.remove_target(u)), user_data=i)
 
 
+def _rot_mode_row(app, i: int) -> None:
+    """The rotation mode of target ``i`` as one choice: a row of buttons, the current one lit."""
+    ed = app.controller.targets
+    current = ed.rot_mode(i)
+    with dpg.group(horizontal=True):
+        dpg.add_text("rot")
+        for mode in ROT_MODES:
+            if mode == "align x":
+                dpg.add_text("align")
+            label = ROT_LABELS[mode]
+            button = dpg.add_button(label=label, tag=f"t{i}_rot_{mode.replace(' ', '_')}", user_data=(i, mode),
+                                    callback=_guard(app, lambda v, u: ed.set_rot_mode(*u)))
+            if mode == current:
+                dpg.bind_item_theme(button, _active_theme())
+            with dpg.tooltip(button):
+                dpg.add_text(ROT_HELP[mode])
+
+
+def _active_theme():
+    if not dpg.does_item_exist("active_choice"):
+        with dpg.theme(tag="active_choice"), dpg.theme_component(dpg.mvButton):
+            dpg.add_theme_color(dpg.mvThemeCol_Button, ACTIVE_RGB)
+            dpg.add_theme_color(dpg.mvThemeCol_ButtonHovered, ACTIVE_RGB)
+    return "active_choice"
+
+
 def _set_unless_active(tag, value) -> None:
     if dpg.does_item_exist(tag) and not dpg.is_item_active(tag):
         dpg.set_value(tag, value)
@@ -209,7 +252,8 @@ def refresh(app) -> None:
         app._joints_for = shape
         _build_joints(app)
         _set_unless_active("n_envs", c.n_envs)
-    targets_key = tuple((t.link, t.group, t.pos_mask, t.rot_mask) for t in c.targets.targets)
+    targets_key = tuple((t.link, t.group, t.pos_mask, t.rot_mask, t.orientation() is None)
+                        for t in c.targets.targets)
     if getattr(app, "_targets_for", None) != (shape, targets_key):
         app._targets_for = (shape, targets_key)
         _build_targets(app)
@@ -243,11 +287,21 @@ def refresh(app) -> None:
 
 
 def _show_status(app) -> None:
-    c = app.controller
-    if c.messages:
-        level, text = c.messages[-1]
-        dpg.set_value(app.status, text)
-        dpg.configure_item(app.status, color=(255, 90, 80, 255) if level == "error" else (200, 200, 200, 255))
+    """The status line under the view: wrapped at the view's width and cut to STATUS_LINES lines
+    (the whole text in its tooltip), empty when there is nothing to say."""
+    level, text = app.controller.status() or ("info", "")
+    width = max(app.view.size[0] - 8, 100)
+    shown, cut = status_mod.fit(text, width, STATUS_LINES, _measure)
+    if (shown, level, width) != getattr(app, "_status_shown", None):
+        app._status_shown = (shown, level, width)
+        dpg.configure_item("status", wrap=width, color=STATUS_COLORS[level])
+        dpg.set_value("status", shown)
+        dpg.set_value("status_full", text if cut else "")
+        dpg.configure_item("status_tip", show=cut)
+
+
+def _measure(text: str, wrap: float):
+    return dpg.get_text_size(text, wrap_width=wrap) if wrap else dpg.get_text_size(text)
 
 
 def help_window(app) -> None:

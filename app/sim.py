@@ -23,8 +23,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from pydantic import ValidationError
 
 from engine import scenefile
+from engine.scenefile.errors import one_line
 
 from .metrics import FrameReadout, worst
 
@@ -169,8 +171,9 @@ class Sim:
             frame = self.runner.step(dt * c.speed)
         except (ValueError, RuntimeError) as err:
             c.playing = False
-            c.error(f"solve failed, paused: {err}")
+            c.error(f"solve failed, paused: {err}", key="solve")
             return None
+        c.resolve("solve")
         self.last_frame = frame
         self._tint_failures(frame.success)
         readout = FrameReadout(now, frame.ik_ms, self.visualizer.last_timing.get("total_ms", 0.0),
@@ -257,8 +260,9 @@ class Sim:
         try:
             image = fut.result()
         except Exception as err:  # the render thread's error, shown rather than raised
-            self.c.error(f"render failed: {err}")
+            self.c.error(f"render failed: {err}", key="render")
             return
+        self.c.resolve("render")
         self._image_seq += 1
         ms = float(self.visualizer.last_timing.get("total_ms", 0.0))
         self._image = (self._image_seq, image, ms, self.generation)
@@ -280,11 +284,12 @@ class Sim:
 class SimThread:
     """Runs ``sim`` in a worker thread: commands posted by the GUI run in order between ticks; a
     tick solves (at most one frame ahead of the renderer) and asks for the next image as soon as
-    the renderer is idle. ``on_error(text)`` receives a failed command's message."""
+    the renderer is idle. ``on_done(key, failure)`` hears how each command ended (``failure``: its
+    message, None on success); an error outside the commands comes as ``on_done("sim", text)``."""
 
-    def __init__(self, sim: Sim, on_error, name: str = "ikstudio-sim"):
+    def __init__(self, sim: Sim, on_done, name: str = "ikstudio-sim"):
         self.sim = sim
-        self.on_error = on_error
+        self.on_done = on_done
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stop = False
@@ -294,9 +299,10 @@ class SimThread:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
-    def post(self, what: str, fn, *args) -> None:
-        """Run ``fn(*args)`` in the sim thread; ``what`` names it in messages and :attr:`busy`."""
-        self._commands.put((what, fn, args))
+    def post(self, what: str, fn, *args, key: str | None = None) -> None:
+        """Run ``fn(*args)`` in the sim thread; ``what`` names it in messages and :attr:`busy`,
+        ``key`` is handed to ``on_done``."""
+        self._commands.put((what, fn, args, key))
         self._wake.set()
 
     def wake(self) -> None:
@@ -318,12 +324,16 @@ class SimThread:
             self._wake.wait(IDLE_WAIT_S)
             self._wake.clear()
             while not self._commands.empty() and not self._stop:
-                what, fn, args = self._commands.get()
+                what, fn, args, key = self._commands.get()
                 self.busy = what
                 try:
                     fn(*args)
+                except ValidationError as err:
+                    self.on_done(key, f"{what}: {one_line(err)}")
                 except Exception as err:  # a failed command is a message; the sim goes on
-                    self.on_error(f"{what}: {err}")
+                    self.on_done(key, f"{what}: {err}")
+                else:
+                    self.on_done(key, None)
                 finally:
                     self.busy = None
             if self._stop:
@@ -340,7 +350,7 @@ class SimThread:
                 sim.request_frame()
             except Exception as err:  # never let the worker die: say so and pause
                 self.sim.c.playing = False
-                self.on_error(f"sim: {type(err).__name__}: {err}")
+                self.on_done("sim", f"sim: {type(err).__name__}: {err}")
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the thread (after the command running now), then free the scene in it."""

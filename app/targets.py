@@ -22,6 +22,9 @@ from engine.transforms import quat_to_matrix
 from . import gizmo as gz
 
 UNDO_DEPTH = 100
+ROT_MODES = {  # the rotation constraints the engine has, as rot_mask values
+    "full": (True, True, True), "align x": (True, False, False), "align y": (False, True, False),
+    "align z": (False, False, True), "free": (False, False, False)}
 GIZMO_PX = 90.0  # gizmo arrow length on screen, px: the gizmo keeps its size as the camera zooms
 
 
@@ -46,7 +49,6 @@ class TargetEditor:
         self.events: list[DragEvent] = []
         self._drag: tuple[int, gz.DragState] | None = None
         self._undo: list[list[dict]] = []
-        self.pending_rot_masks: dict[int, tuple] = {}  # checkbox states with two true axes, not yet legal
         self._redo: list[list[dict]] = []
 
     # -- state -------------------------------------------------------------------------------------
@@ -58,7 +60,6 @@ class TargetEditor:
         return [t.model_dump() for t in self.targets]
 
     def _restore(self, snap: list[dict]) -> None:
-        self.pending_rot_masks.clear()
         targets = [scenefile.TargetSpec.model_validate(d) for d in snap]
         with self.c.edit_lock:
             self.c.spec.targets = targets
@@ -74,7 +75,6 @@ class TargetEditor:
         snap = self._snapshot()
         with self.c.edit_lock:
             fn()
-        self.pending_rot_masks.clear()
         self._undo.append(snap)
         del self._undo[:-UNDO_DEPTH]
         self._redo.clear()
@@ -160,20 +160,43 @@ class TargetEditor:
 
     def set_mask(self, i: int, which: str, axis: int, value: bool) -> None:
         """Toggle one component of ``pos_mask`` / ``rot_mask``; every target of the group follows
-        (the engine shares masks within one solve). Two True in ``rot_mask`` is refused."""
+        (the engine shares masks within one solve). Two True in ``rot_mask`` is refused: pick a
+        rotation mode (:meth:`set_rot_mode`) instead."""
         self._check(i)
         if which not in ("pos_mask", "rot_mask"):
             raise ValueError(f"which: expected 'pos_mask' or 'rot_mask', got {which!r}")
-        pending = self.pending_rot_masks.get(i) if which == "rot_mask" else None
-        mask = list(pending if pending is not None else getattr(self.targets[i], which))
+        mask = list(getattr(self.targets[i], which))
         mask[int(axis)] = bool(value)
         if which == "rot_mask" and sum(mask) == 2:
-            # a step on the way between legal masks (all -> one axis): kept for the checkboxes, not solved
-            self.pending_rot_masks[i] = tuple(mask)
             raise ValueError(f"rot_mask: {list(mask)} has two true axes, and aligning two axes fixes the third: "
-                             "check the third axis (full orientation) or uncheck one more (align one axis)")
+                             "use a rotation mode (full, align x / y / z, or free)")
         members = self.group_members(i)
         self._edit(lambda: [self._replace(j, **{which: tuple(mask)}) for j in members])
+
+    def rot_mode(self, i: int) -> str:
+        """Target ``i``'s rotation mode: one of :data:`ROT_MODES` ("free" without an orientation)."""
+        if self.targets[i].orientation() is None:
+            return "free"
+        mask = tuple(self.targets[i].rot_mask)
+        return next(name for name, m in ROT_MODES.items() if m == mask)
+
+    def set_rot_mode(self, i: int, mode: str) -> None:
+        """Set target ``i``'s rotation mode (and its group's): "full" orientation, "align x" / "align
+        y" / "align z" (only the direction of that axis of the link), or "free" (any orientation).
+        The target keeps its orientation, so going back to "full" restores it."""
+        self._check(i)
+        if mode not in ROT_MODES:
+            raise ValueError(f"mode: expected one of {list(ROT_MODES)}, got {mode!r}")
+        members = self.group_members(i)
+
+        def apply():
+            for j in members:
+                updates = {"rot_mask": ROT_MODES[mode]}
+                if mode != "free" and self.targets[j].orientation() is None:  # it needs one: the link's now
+                    updates["quat"] = _tuple(self.link_pose(self.targets[j].link)[1])
+                self._replace(j, **updates)
+
+        self._edit(apply)
 
     def set_group(self, i: int, group: str | None) -> None:
         """Solve target ``i`` with the targets of ``group`` (None: on its own); it takes the group's masks."""

@@ -70,7 +70,7 @@ class AppProcess:
 
     def type(self, text: str, delay_ms: int = 60) -> None:
         """Type ``text`` with the real keyboard (one key event per character)."""
-        self.xdotool("type", "--delay", delay_ms, text)
+        self.xdotool("type", "--delay", delay_ms, "--", text)
 
     def wait_exit(self, timeout: float = 120.0) -> int:
         try:
