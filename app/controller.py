@@ -160,9 +160,13 @@ class AppController(StatusMixin, PointerMixin):
             else:
                 self.spec = snap.spec
                 self.targets = TargetEditor(self)
-            self.selected_env = min(self.selected_env, snap.n_envs - 1)
             self._camera_from_spec()
+            self.selected_env = self.nearest_env()  # in front: its gizmo and robot are the largest on screen
         return True
+
+    def nearest_env(self) -> int:
+        """The env whose robot is nearest the camera."""
+        return int(np.argmin(np.linalg.norm(self.env_centers() - self.camera.position(), axis=1)))
 
     # -- scene lifecycle ------------------------------------------------------------------------------
     def _post(self, what: str, fn, *args, key: str | None = None) -> bool:

@@ -23,7 +23,7 @@ from .view import View
 
 SIDE_W = 330          # width of the left and right panels, px
 STATUS_H = 36         # the status line under the view (two lines of text), px
-MAX_FPS = 60.0        # the GUI sleeps out the rest of a faster frame (the CPU goes to the solver and renderer)
+MAX_FPS = 30.0        # the GUI sleeps out the rest of a faster frame (its software GL would take the renderer's CPU)
 KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
 # widgets that take typed text while active (a slider becomes a text box on ctrl+click)
@@ -33,7 +33,7 @@ TEXT_ENTRY_TYPES = frozenset(f"mvAppItemType::mv{t}" for t in (
     "DragIntMulti", "DragDoubleMulti"))
 FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog")
 REPORT_WIDGETS = ("robot_filter", "robot_list", "n_envs", "spacing", "solver_max_samples", "solver_damping",
-                  "record_path", "record_button", "selected_env", "add_link",
+                  "record_path", "record_button", "selected_env", "add_link", "add_link_filter", "add_target",
                   "status")  # their screen rects go in the report
 
 
@@ -231,12 +231,16 @@ class App:
         c = self.controller
         x0, y0 = dpg.get_item_rect_min(self.view.drawlist)
         pix, _ = c.camera.project(c.env_centers())
-        handles = []
-        for i in range(len(c.targets.targets)):
-            for h in gz.handle_geometry(c.targets.gizmo(i)):
+        handles, gizmos = [], []
+        for i, (g, anchor) in enumerate(c.targets.gizmos()):
+            (centre, anchor_px), _ = c.camera.project(np.array([g.pos, anchor]))
+            radius = 0.0
+            for h in gz.handle_geometry(g):
                 hp, _ = c.camera.project(h.points)
+                radius = max(radius, float(np.linalg.norm(hp - centre, axis=1).max()))
                 handles.append({"target": i, "kind": h.kind, "axis": h.axis, "enabled": h.enabled,
                                 "points_px": hp.tolist(), "points": h.points.tolist()})
+            gizmos.append({"center_px": centre.tolist(), "anchor_px": anchor_px.tolist(), "radius_px": radius})
         widgets = {}
         per_target = ("pos", "group", "spread", "rot_full", "rot_align_x", "rot_align_y", "rot_align_z", "rot_free",
                       "pos_mask0", "pos_mask1", "pos_mask2")
@@ -244,8 +248,11 @@ class App:
             state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
             if state.get("visible", True) and "rect_min" in state:
                 widgets[tag] = [*state["rect_min"], *state["rect_max"]]
+        panels_state = {tag: {"size": dpg.get_item_state(tag)["rect_size"], "scroll_max": dpg.get_y_scroll_max(tag)}
+                        for tag in ("left", "right", "joints")}
         cam = c.camera
-        data = {"view_origin": [x0, y0], "view_size": list(self.view.size), "env_px": pix.tolist(),
+        data = {"panels": panels_state, "view_origin": [x0, y0], "view_size": list(self.view.size),
+                "env_px": pix.tolist(),
                 "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
                 "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow, "space": c.targets.space,
                           "help": self.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env,
@@ -255,6 +262,9 @@ class App:
                 "frames": self.n_frames, "images": self.n_images,
                 "targets": [c.targets.target_pose(i)[0].tolist() for i in range(len(c.targets.targets))],
                 "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in c.targets.targets],
+                "links": [t.link for t in c.targets.targets], "gizmos": gizmos,
+                "link_choice": dpg.get_value("add_link"),
+                "env_depth": c.camera.project(c.env_centers())[1].tolist(),
                 "status": [getattr(self, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
                 "qpos": c.view.qpos.tolist(), "handles": handles, "frames_shown": self.frames_shown,
                 "messages": [list(m) for m in c.messages]}

@@ -29,6 +29,8 @@ ROT_HELP = {
 ACTIVE_RGB = (51, 105, 173, 255)
 STATUS_COLORS = {"error": (255, 95, 85, 255), "warning": (240, 180, 70, 255), "info": (200, 200, 200, 255)}
 STATUS_LINES = 2
+JOINT_ROW_H = 23  # px per joint slider
+JOINTS_MAX_H = 260  # the joint sliders scroll inside this height, so the targets stay on screen
 
 SOLVER_FIELDS = (  # (field, label, kind, min, max)
     ("max_solver_iters", "iterations", int, 0, 200),
@@ -143,11 +145,13 @@ def right_panel(app) -> None:
     with dpg.collapsing_header(label="Selected env", default_open=True):
         dpg.add_input_int(label="env", tag="selected_env", width=120, on_enter=True,
                           callback=_guard(app, lambda v: app.controller.select_env(int(v))))
-        dpg.add_group(tag="joints")
+        dpg.add_child_window(tag="joints", height=JOINTS_MAX_H, border=False)  # scrolls on its own
     with dpg.collapsing_header(label="Targets", default_open=True):
-        with dpg.group(horizontal=True):
-            dpg.add_combo([], tag="add_link", width=170)
-            dpg.add_button(label="Add target", callback=lambda: _add_target(app))
+        dpg.add_input_text(hint="search links", tag="add_link_filter", width=-1,
+                           callback=lambda s, a: _filter_links(app))
+        dpg.add_listbox([], tag="add_link", num_items=4, width=-1)
+        dpg.add_button(label="Add target on the selected link", tag="add_target", width=-1,
+                       callback=lambda: _add_target(app))
         with dpg.group(horizontal=True):
             dpg.add_button(label="Undo", callback=lambda: app.run_action("undo"))
             dpg.add_button(label="Redo", callback=lambda: app.run_action("redo"))
@@ -170,11 +174,25 @@ def _add_target(app) -> None:
 def _build_joints(app) -> None:
     c = app.controller
     dpg.delete_item("joints", children_only=True)
-    for name, qi, lo, hi, value in c.joint_rows():
+    rows = c.joint_rows()
+    for name, qi, lo, hi, value in rows:
         dpg.add_slider_float(label=name, tag=f"joint_{qi}", parent="joints", min_value=lo, max_value=hi,
                              default_value=value, width=170,
                              callback=_guard(app, lambda v, q: c.set_joint(q, v)), user_data=qi)
-    dpg.configure_item("add_link", items=[link.name for link in c.robot.links])
+    dpg.configure_item("joints", height=min(JOINT_ROW_H * len(rows) + 6, JOINTS_MAX_H))
+    _filter_links(app)
+
+
+def _filter_links(app) -> None:
+    """The links whose name has every word of the search box (TALOS has 60)."""
+    if not app.controller.ready:
+        return
+    words = dpg.get_value("add_link_filter").lower().split()
+    names = [link.name for link in app.controller.robot.links]
+    items = [n for n in names if all(w in n.lower() for w in words)]
+    dpg.configure_item("add_link", items=items)
+    if items and dpg.get_value("add_link") not in items:
+        dpg.set_value("add_link", items[0])
 
 
 def _build_targets(app) -> None:

@@ -86,6 +86,7 @@ class Sim:
         self._tinted = np.zeros(0, bool)
         self.on_image = None  # called (render thread) when an image is ready: the sim thread's wake-up
         self.keep_edits = False
+        self._warm = False
 
     @property
     def visualizer(self):
@@ -108,6 +109,7 @@ class Sim:
         self._tinted = np.zeros(scene.n_batch, bool)
         self._synced_edits = self._solved_edits = c.edit_count
         self._stepped_unrendered = False
+        self._warm = False
         self.generation += 1
         self.keep_edits = keep_edits
         c.metrics.reset()
@@ -179,7 +181,9 @@ class Sim:
         readout = FrameReadout(now, frame.ik_ms, self.visualizer.last_timing.get("total_ms", 0.0),
                                100.0 * frame.success_rate, int((~frame.success).sum()),
                                worst(frame.pos_error), worst(frame.rot_error))
-        c.metrics.add(readout)
+        if self._warm:
+            c.metrics.add(readout)
+        self._warm = True  # the first solve of a scene may compile or load kernels: not a readout
         self._stepped_unrendered = True
         self.publish()
         return readout

@@ -25,7 +25,9 @@ UNDO_DEPTH = 100
 ROT_MODES = {  # the rotation constraints the engine has, as rot_mask values
     "full": (True, True, True), "align x": (True, False, False), "align y": (False, True, False),
     "align z": (False, False, True), "free": (False, False, False)}
-GIZMO_PX = 90.0  # gizmo arrow length on screen, px: the gizmo keeps its size as the camera zooms
+GIZMO_PX = 80.0  # gizmo arrow length on screen, px: the gizmo keeps its size as the camera zooms
+GIZMO_MIN_PX = 36.0  # ... down to this when gizmos crowd one another
+GIZMO_MARGIN_PX = 8.0  # the least gap between two gizmos' discs
 
 
 @dataclass
@@ -48,6 +50,7 @@ class TargetEditor:
         self.hover: gz.HitResult | None = None
         self.events: list[DragEvent] = []
         self._drag: tuple[int, gz.DragState] | None = None
+        self._drag_shift = np.zeros(3)
         self._undo: list[list[dict]] = []
         self._redo: list[list[dict]] = []
 
@@ -175,7 +178,7 @@ class TargetEditor:
 
     def rot_mode(self, i: int) -> str:
         """Target ``i``'s rotation mode: one of :data:`ROT_MODES` ("free" without an orientation)."""
-        if self.targets[i].orientation() is None:
+        if not _has_orientation(self.targets[i]):
             return "free"
         mask = tuple(self.targets[i].rot_mask)
         return next(name for name, m in ROT_MODES.items() if m == mask)
@@ -192,7 +195,7 @@ class TargetEditor:
         def apply():
             for j in members:
                 updates = {"rot_mask": ROT_MODES[mode]}
-                if mode != "free" and self.targets[j].orientation() is None:  # it needs one: the link's now
+                if mode != "free" and not _has_orientation(self.targets[j]):  # it needs one: the link's now
                     updates["quat"] = _tuple(self.link_pose(self.targets[j].link)[1])
                 self._replace(j, **updates)
 
@@ -239,30 +242,60 @@ class TargetEditor:
             raise IndexError(f"target: expected 0 to {len(self.targets) - 1}, got {i}")
 
     # -- gizmos --------------------------------------------------------------------------------------
+    def gizmos(self) -> list[tuple[gz.Gizmo, np.ndarray]]:
+        """Every target's gizmo with its anchor (the target's world position), in the selected env's
+        cell: GIZMO_PX long on screen at any distance or env count; gizmos that would overlap are
+        made smaller and pushed apart on screen (:func:`app.gizmo.layout`; the one being dragged
+        keeps its place), each then drawn with a leader line back to its anchor."""
+        c = self.c
+        cam = c.camera
+        env_offset = c.view.offsets[c.selected_env]
+        poses = [self.target_pose(i) for i in range(len(self.targets))]
+        anchors = np.array([pos + env_offset for pos, _ in poses]).reshape(-1, 3)
+        shift = np.zeros_like(anchors)  # world offsets of the gizmos from their anchors
+        dragged = self._drag[0] if self._drag is not None else None
+        if dragged is not None:
+            shift[dragged] = self._drag_shift
+        pix, depth = cam.project(anchors + shift)
+        seen = np.flatnonzero(np.all(np.isfinite(pix), axis=1) & (depth > cam.near))
+        sizes_px = np.full(len(anchors), GIZMO_PX)
+        if len(seen) > 1:
+            fixed = int(np.flatnonzero(seen == dragged)[0]) if dragged in seen else None
+            sizes, off = gz.layout(pix[seen], GIZMO_PX, GIZMO_MIN_PX, GIZMO_MARGIN_PX, fixed=fixed)
+            pose = cam.pose()
+            for k, i in enumerate(seen):
+                sizes_px[i] = sizes[k]
+                if i != dragged:
+                    shift[i] = (off[k, 0] * pose[:3, 0] - off[k, 1] * pose[:3, 1]) * cam.meters_per_pixel(depth[i])
+        out = []
+        for i, (t, (_, quat)) in enumerate(zip(self.targets, poses)):
+            rot_mask = t.rot_mask if t.orientation() is not None else (False, False, False)
+            pos_mask = t.pos_mask if t.pos is not None else (False, False, False)
+            world = anchors[i] + shift[i]
+            d = float(np.dot(world - cam.position(), cam.forward()))
+            size = sizes_px[i] * cam.meters_per_pixel(max(d, cam.near))
+            out.append((gz.Gizmo(pos=world, quat=quat, size_m=size, space=self.space, pos_mask=pos_mask,
+                                 rot_mask=rot_mask), anchors[i]))
+        return out
+
     def gizmo(self, i: int) -> gz.Gizmo:
-        """Target ``i``'s gizmo, in world coordinates of the selected env's cell."""
-        pos, quat = self.target_pose(i)
-        t = self.targets[i]
-        offset = self.c.view.offsets[self.c.selected_env]
-        rot_mask = t.rot_mask if t.orientation() is not None else (False, False, False)
-        pos_mask = t.pos_mask if t.pos is not None else (False, False, False)
-        world = pos + offset
-        depth = float(np.dot(world - self.c.camera.position(), self.c.camera.forward()))
-        size = GIZMO_PX * self.c.camera.meters_per_pixel(max(depth, self.c.camera.near))
-        return gz.Gizmo(pos=world, quat=quat, size_m=size, space=self.space, pos_mask=pos_mask, rot_mask=rot_mask)
+        """Target ``i``'s gizmo (see :meth:`gizmos`)."""
+        self._check(i)
+        return self.gizmos()[i][0]
 
     def handles(self) -> list[tuple[int, gz.Handle]]:
         """Every target's handles, for drawing: ``(target index, handle)``."""
-        return [(i, h) for i in range(len(self.targets)) for h in gz.handle_geometry(self.gizmo(i))]
+        return [(i, h) for i, (g, _) in enumerate(self.gizmos()) for h in gz.handle_geometry(g)]
 
     def pick(self, px: float, py: float) -> tuple[int, gz.HitResult] | None:
         """The nearest enabled handle under pixel (px, py) over all targets (selected target first)."""
-        order = list(range(len(self.targets)))
-        if self.selected is not None:
+        gizmos = self.gizmos()
+        order = list(range(len(gizmos)))
+        if self.selected is not None and self.selected < len(order):
             order.insert(0, order.pop(self.selected))
         best = None
         for i in order:
-            hit = gz.pick(self.gizmo(i), self.c.camera, px, py)
+            hit = gz.pick(gizmos[i][0], self.c.camera, px, py)
             if hit is not None and (best is None or hit.distance_px < best[1].distance_px - 0.5):
                 best = (i, hit)
         return best
@@ -279,7 +312,9 @@ class TargetEditor:
             return False
         i, hit = found
         self._drag_snapshot = self._snapshot()
-        self._drag = (i, gz.begin_drag(self.gizmo(i), self.c.camera, hit, px, py))
+        gizmo, anchor = self.gizmos()[i]
+        self._drag_shift = gizmo.pos - anchor  # the gizmo stays this far from its target while dragged
+        self._drag = (i, gz.begin_drag(gizmo, self.c.camera, hit, px, py))
         self.selected = i
         pos, quat = self.target_pose(i)
         self.events.append(DragEvent("start", i, pos, quat))
@@ -295,7 +330,7 @@ class TargetEditor:
             return
         i, state = self._drag
         world_pos, quat = gz.drag_to(state, self.c.camera, px, py, snap=snap)
-        pos = world_pos - self.c.view.offsets[self.c.selected_env]
+        pos = world_pos - self._drag_shift - self.c.view.offsets[self.c.selected_env]
         t = self.targets[i]
         updates = {"pos": _tuple(pos)} if t.pos is not None else {}
         if t.orientation() is not None:
@@ -318,6 +353,13 @@ class TargetEditor:
 
     def toggle_space(self) -> None:
         self.space = "local" if self.space == "world" else "world"
+
+
+def _has_orientation(t) -> bool:
+    """The target constrains an orientation: its own, or its keyframes'."""
+    motion = t.motion
+    keyed = motion is not None and motion.type == "keyframes" and motion.poses[0].orientation() is not None
+    return t.orientation() is not None or keyed
 
 
 def _tuple(values) -> tuple[float, ...]:

@@ -9,6 +9,11 @@ import time
 import dearpygui.dearpygui as dpg
 import numpy as np
 
+from . import gizmo as gz
+
+LEADER_RGBA = (235, 235, 235, 200)  # the line from a gizmo pushed aside back to its target
+CELL_RGBA = (255, 214, 90, 150)  # the outline of the selected env's cell
+
 
 class View:
     """The drawlist of the 3D view inside ``parent``; ``app.controller`` provides what it draws."""
@@ -72,24 +77,41 @@ class View:
             self._draw_progress(busy)
 
     def _draw_gizmos(self, c) -> None:
+        self._draw_selected_cell(c)
         hover = c.targets.hover.handle if c.targets.hover is not None else None
-        for i, handle in c.targets.handles():
-            pix, depth = c.camera.project(handle.points)
-            if not np.all(np.isfinite(pix)) or np.any(depth <= 0):
-                continue
-            rgb = handle.display_color(hovered=handle is hover or _same(handle, hover))
-            color = [int(255 * x) for x in rgb] + [255 if handle.enabled else 110]
-            width = 3.0 if handle.enabled else 1.5
-            pts = pix.tolist()
-            if handle.kind == "axis":
-                dpg.draw_arrow(pts[1], pts[0], color=color, thickness=width, size=8, parent=self.overlay)
-            elif handle.kind == "plane":
-                fill = color[:3] + [90 if handle.enabled else 30]
-                dpg.draw_polygon(pts + [pts[0]], color=color, fill=fill, thickness=1.0, parent=self.overlay)
-            else:
-                dpg.draw_polyline(pts, closed=True, color=color, thickness=width, parent=self.overlay)
-            if i == c.targets.selected and handle.kind == "axis" and handle.axis == 0:
-                dpg.draw_circle(pix[0].tolist(), 4, color=(255, 255, 255, 255), parent=self.overlay)
+        for i, (gizmo, anchor) in enumerate(c.targets.gizmos()):
+            if np.linalg.norm(gizmo.pos - anchor) > 1e-9:  # pushed aside: a leader line to its target
+                (a, b), depth = c.camera.project(np.array([anchor, gizmo.pos]))
+                if np.all(np.isfinite([a, b])) and np.all(depth > 0):
+                    dpg.draw_line(a.tolist(), b.tolist(), color=LEADER_RGBA, thickness=1.5, parent=self.overlay)
+                    dpg.draw_circle(a.tolist(), 3, color=LEADER_RGBA, fill=LEADER_RGBA, parent=self.overlay)
+            for handle in gz.handle_geometry(gizmo):
+                pix, depth = c.camera.project(handle.points)
+                if not np.all(np.isfinite(pix)) or np.any(depth <= 0):
+                    continue
+                rgb = handle.display_color(hovered=handle is hover or _same(handle, hover))
+                color = [int(255 * x) for x in rgb] + [255 if handle.enabled else 110]
+                width = 3.0 if handle.enabled else 1.5
+                pts = pix.tolist()
+                if handle.kind == "axis":
+                    dpg.draw_arrow(pts[1], pts[0], color=color, thickness=width, size=8, parent=self.overlay)
+                elif handle.kind == "plane":
+                    fill = color[:3] + [90 if handle.enabled else 30]
+                    dpg.draw_polygon(pts + [pts[0]], color=color, fill=fill, thickness=1.0, parent=self.overlay)
+                else:
+                    dpg.draw_polyline(pts, closed=True, color=color, thickness=width, parent=self.overlay)
+                if i == c.targets.selected and handle.kind == "axis" and handle.axis == 0:
+                    dpg.draw_circle(pix[0].tolist(), 4, color=(255, 255, 255, 255), parent=self.overlay)
+
+    def _draw_selected_cell(self, c) -> None:
+        """The selected env's cell outlined on the ground: where the gizmos are, and whose joints show."""
+        half = 0.47 * np.asarray(c.spec.envs.env_spacing, float)
+        x, y = c.view.offsets[c.selected_env][:2]
+        corners = np.array([[x - half[0], y - half[1], 0.0], [x + half[0], y - half[1], 0.0],
+                            [x + half[0], y + half[1], 0.0], [x - half[0], y + half[1], 0.0]])
+        pix, depth = c.camera.project(corners)
+        if np.all(np.isfinite(pix)) and np.all(depth > 0):
+            dpg.draw_polyline(pix.tolist(), closed=True, color=CELL_RGBA, thickness=2.0, parent=self.overlay)
 
     def _draw_progress(self, text: str) -> None:
         """A bar that sweeps while the sim thread works (its length is not a fraction: how long a
