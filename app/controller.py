@@ -1,16 +1,22 @@
-"""The app's state and per-frame update, with no GUI import: the dearpygui layer (app.gui) only
-turns widgets and mouse input into calls here, and tests drive this class without a window.
+"""The app's state and actions, with no GUI import: the dearpygui layer (app.gui) only turns widgets
+and mouse input into calls here, and tests drive this class without a window.
 
-One frame (:meth:`AppController.update`): targets from the scene's motion patterns, one batched
-IK call per target group for every env (the scene-file runner), the answer applied, envs whose IK
-failed tinted, readouts recorded, and a new image requested from the visualizer's render thread
-(:meth:`poll_frame` collects it when ready, so the GUI never waits on the renderer).
+The engine side (scene, runner, visualizer) is an :class:`app.sim.Sim`. ``threaded=True`` (the
+GUI) runs it in a :class:`app.sim.SimThread`: actions that need the engine (building a scene,
+setting a joint, resetting) are posted to it and return at once, and the GUI reads the state from
+the snapshot the sim publishes (:attr:`AppController.view`), so the GUI thread never waits on a
+solve, a build or a render. ``threaded=False`` (tests, headless use) runs everything inline:
+:meth:`AppController.update` solves one frame and asks for an image; :meth:`poll_frame` collects it.
+
+Plain state the GUI edits directly: the scene spec's targets (through :class:`app.targets.TargetEditor`)
+and solver settings, under :attr:`edit_lock`, each edit counted in :attr:`edit_count`; the camera;
+play / pause / speed / manual.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -21,103 +27,199 @@ from engine.scenefile import models as scenefile_models
 from engine.scenefile.errors import one_line
 
 from .camera_math import OrbitCamera
-from .metrics import FrameReadout, Metrics, worst
+from .metrics import FrameReadout, Metrics
+from .pointer import PointerMixin
+from .sim import FAIL_TINT, Sim, SimThread, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
+from .status import StatusMixin
 from .targets import TargetEditor
 
-FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
 DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 MAX_ENVS = scenefile_models.MAX_ENVS  # the scene files' limit: one limit for both
+LINK_PAD_M = 0.15  # frame_all: link geometry around the link origins
+USER_ERRORS = (scenefile.SceneFileError, ValueError, KeyError, TypeError, OSError, RuntimeError)
 
 
 class AppError(Exception):
     """A user action that could not be done; the message is shown in the app."""
 
 
-class AppController:
+class AppController(StatusMixin, PointerMixin):
     """Everything the app shows and changes.
 
     ``scene_path``: a scene file (default: the seed's 16-env batched demo). ``res``: the 3D view's
     (width, height) in pixels. ``lod``: the visualizer's level of detail (None: automatic).
+    ``threaded``: run the engine side in its own thread (see the module docstring); the scene is
+    then built there, and :attr:`view` is None until it is.
     """
 
-    def __init__(self, scene_path=None, res=(1280, 720), lod: str | None = None):
+    def __init__(self, scene_path=None, res=(1280, 720), lod: str | None = None, threaded: bool = False):
         self.res = (int(res[0]), int(res[1]))
         self.lod = lod
-        self.messages: deque[tuple[str, str]] = deque(maxlen=50)  # (level, text), newest last
+        self._init_status()
         self.metrics = Metrics()
         self.camera = OrbitCamera(target=np.zeros(3), distance=4.0, azimuth_deg=30.0, elevation_deg=30.0,
                                   width=self.res[0], height=self.res[1])
+        self.camera_params = self._camera_params()
         self.playing = True
         self.speed = 1.0
         self.manual = False
         self.follow = False
+        self.always_render = False  # render every tick even when nothing changed (recording)
+        self.recording: dict | None = None  # {"path", "t0"} while recording
         self.selected_env = 0
-        self.spec = None
-        self.scene = None
-        self.runner = None
-        self.robot = None
-        self.last_frame = None  # RunnerFrame of the last solve
-        self.latest_image: np.ndarray | None = None
-        self._pending = None
-        self._step_requested = False
-        self.dirty = False  # targets edited: solve the next frame even when paused
+        self.edit_lock = threading.Lock()  # held while the GUI edits spec.targets / .solver and the sim copies them
+        self.edit_count = 0
+        self.step_requests = 0
+        self.render_requests = 0  # a new one makes the sim render even when nothing changed
+        self.view: Snapshot | None = None  # the engine state the GUI shows (the sim's snapshot, adopted per frame)
+        self.targets: TargetEditor | None = None
         self._pointer: dict | None = None  # the mouse button held over the 3D view, if any
-        self._last_update = time.perf_counter()
-        self._tinted = np.zeros(0, bool)
-        self._install(scenefile.load(scene_path or DEFAULT_SCENE))
+        self._image_seen = 0
+        self.latest_image: np.ndarray | None = None
+        self.spec = scenefile.load(scene_path or DEFAULT_SCENE)
+        self.sim = Sim(self)
+        self.worker: SimThread | None = None
+        if threaded:
+            self.worker = SimThread(self.sim, self._command_done)
+            self.worker.post("cannot open the scene", self.sim.install, self.spec)
+        else:
+            self.sim.install(self.spec)
+            self.adopt()
 
-    # -- messages -----------------------------------------------------------------------------------
-    def info(self, text: str) -> None:
-        self.messages.append(("info", text))
+    # -- what the GUI reads -----------------------------------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        """A scene is built and shown."""
+        return self.view is not None
 
-    def error(self, text: str) -> None:
-        self.messages.append(("error", text))
-
-    # -- scene lifecycle ------------------------------------------------------------------------------
     @property
     def n_envs(self) -> int:
-        return self.scene.n_batch
+        return self.view.n_envs if self.view is not None else self.spec.envs.n_envs
+
+    @property
+    def robot(self):
+        """The shown scene's robot (read its static model only: the engine state is in :attr:`view`)."""
+        return self.view.robot
+
+    @property
+    def busy(self) -> str | None:
+        """What the sim thread is doing that takes a while (building a scene), or None."""
+        return None if self.worker is None else self.worker.busy
+
+    # the engine objects: for the inline mode (tests) and the sim thread only
+    @property
+    def scene(self):
+        return self.sim.scene
+
+    @property
+    def runner(self):
+        return self.sim.runner
 
     @property
     def visualizer(self):
-        return self.scene.visualizer
+        return self.sim.visualizer
 
-    def _install(self, spec, n_envs: int | None = None) -> None:
-        """Build ``spec`` and make it current; on any error the current scene stays as it was."""
-        scene, runner = scenefile.build(spec, n_envs=n_envs)
-        from engine.vis import Visualizer
+    @property
+    def last_frame(self):
+        return self.view.frame if self.view is not None else None
 
-        scene.visualizer = Visualizer(scene, res=self.res, lod=self.lod)
-        old_scene = self.scene
-        self.spec, self.scene, self.runner, self.robot = spec, scene, runner, runner.robot
-        self.spec.envs.n_envs = scene.n_batch
-        self.selected_env = min(self.selected_env, scene.n_batch - 1)
-        self._pending = None
-        self._tinted = np.zeros(scene.n_batch, bool)
-        self.metrics.reset()
-        self.last_frame = None
-        self.targets = TargetEditor(self)
-        if old_scene is not None:
-            old_scene.destroy()
-        self._camera_from_spec()
+    @property
+    def dirty(self) -> bool:
+        """Targets or solver settings were edited since the last solve."""
+        return self.edit_count != self.sim._solved_edits
 
-    def _try(self, what: str, fn) -> bool:
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        if value:
+            self.edited()
+
+    def edited(self) -> None:
+        """The GUI changed the spec's targets or solver settings (call with or after :attr:`edit_lock`):
+        the next tick copies them into the runner and solves, even when paused."""
+        self.edit_count += 1
+        if self.worker is None:
+            self.sim._sync_spec()  # inline: the runner follows at once (tests read runner.groups)
+        else:
+            self.worker.wake()
+
+    def adopt(self) -> bool:
+        """Take the sim's newest snapshot as :attr:`view` (GUI thread, once per frame); a new scene
+        also brings its spec, a new target editor and the camera of its file. True if it changed."""
+        snap = self.sim.published
+        if snap is None or snap is self.view:
+            return False
+        new_scene = self.view is None or snap.generation != self.view.generation
+        first = self.view is None
+        self.view = snap
+        if new_scene:
+            if snap.keep_edits and not first:
+                with self.edit_lock:  # edits made while it was rebuilt carry over, and so does their undo
+                    snap.spec.targets, snap.spec.solver = self.spec.targets, self.spec.solver
+                    self.spec = snap.spec
+                self.edited()
+            else:
+                self.spec = snap.spec
+                self.targets = TargetEditor(self)
+            self._camera_from_spec()
+            self.selected_env = self.nearest_env()  # in front: its gizmo and robot are the largest on screen
+        return True
+
+    def nearest_env(self) -> int:
+        """The env whose robot is nearest the camera."""
+        return int(np.argmin(np.linalg.norm(self.env_centers() - self.camera.position(), axis=1)))
+
+    # -- scene lifecycle ------------------------------------------------------------------------------
+    def _post(self, what: str, fn, *args, key: str | None = None) -> bool:
+        """Run an engine-side action: in the sim thread (True at once; a failure becomes a message),
+        or inline (its success, errors as messages). ``key``: a failure stays on the status line
+        until the same key succeeds (see :mod:`app.status`)."""
+        if self.worker is not None:
+            self.worker.post(what, fn, *args, key=key)
+            return True
+        try:
+            fn(*args)
+        except ValidationError as err:  # a live edit of a spec field: one line, not pydantic's report
+            self._command_done(key, f"{what}: {one_line(err)}")
+            return False
+        except USER_ERRORS as err:
+            self._command_done(key, f"{what}: {err}")
+            return False
+        self._command_done(key, None)
+        self.adopt()
+        return True
+
+    def _command_done(self, key: str | None, failure: str | None) -> None:
+        if failure is not None:
+            self.error(failure, key=key)
+        elif key is not None:
+            self.resolve(key)
+
+    def _try(self, what: str, fn, key: str | None = None) -> bool:
         try:
             fn()
-        except ValidationError as err:  # a live edit of a spec field: one line, not pydantic's report
-            self.error(f"{what}: {one_line(err)}")
+        except ValidationError as err:
+            self.error(f"{what}: {one_line(err)}", key=key)
             return False
-        except (scenefile.SceneFileError, ValueError, KeyError, TypeError, OSError, RuntimeError) as err:
-            self.error(f"{what}: {err}")
+        except USER_ERRORS as err:
+            self.error(f"{what}: {err}", key=key)
             return False
+        if key is not None:
+            self.resolve(key)
         return True
 
     def open_scene(self, path) -> bool:
         """Load and build a scene file; on failure the message is shown and the current scene kept."""
-        ok = self._try(f"cannot open {path}", lambda: self._install(scenefile.load(path)))
-        if ok:
+        try:
+            spec = scenefile.load(path)
+        except USER_ERRORS as err:
+            self.error(f"cannot open {path}: {err}")
+            return False
+
+        def install():
+            self.sim.install(spec)
             self.info(f"opened {path}")
-        return ok
+
+        return self._post(f"cannot open {path}", install)
 
     def save_scene(self, path=None) -> bool:
         """Write the current spec (robot, envs, solver, targets, camera) to ``path`` (default: its file)."""
@@ -134,9 +236,10 @@ class AppController:
     def load_robot(self, name_or_path: str) -> bool:
         """Replace the robot (a catalog name or a URDF / MJCF path), keeping envs and solver settings.
         Its end link gets one full-pose target at its current pose."""
+        envs, solver = self.spec.envs.model_dump(), self.spec.solver.model_dump()
+
         def swap():
-            spec = scenefile.SceneSpec(robot={"file": str(name_or_path)}, envs=self.spec.envs.model_dump(),
-                                       solver=self.spec.solver.model_dump(), targets=[])
+            spec = scenefile.SceneSpec(robot={"file": str(name_or_path)}, envs=envs, solver=solver, targets=[])
             scene, runner = scenefile.build(spec, n_envs=1, debug_frames=False)
             robot = runner.robot
             link = end_link(robot.tree)
@@ -145,116 +248,129 @@ class AppController:
             spec.targets = [scenefile.TargetSpec(link=link.name, pos=tuple(float(x) for x in pos.round(4)),
                                                  quat=tuple(float(x) for x in quat.round(6)))]
             scene.destroy()
-            self.spec.camera = None
-            self._install(spec)
+            self.sim.install(spec)
+            self.info(f"loaded robot {name_or_path}: {self.sim.robot.n_links} links, {self.sim.robot.n_dofs} dofs")
 
-        ok = self._try(f"cannot load robot '{name_or_path}'", swap)
-        if ok:
-            self.info(f"loaded robot {name_or_path}: {self.robot.n_links} links, {self.robot.n_dofs} dofs")
-            self.frame_all()
-        return ok
+        return self._post(f"cannot load robot '{name_or_path}'", swap)
 
     def set_n_envs(self, n_envs: int) -> bool:
-        """Rebuild the scene with ``n_envs`` envs (1 .. :data:`MAX_ENVS`)."""
-        def rebuild():
+        """Rebuild the scene with ``n_envs`` envs (1 .. :data:`MAX_ENVS`); targets and edits are kept."""
+        try:
             n = int(n_envs)
-            if not 1 <= n <= MAX_ENVS:
-                raise ValueError(f"n_envs: expected 1 to {MAX_ENVS}, got {n_envs!r}")
-            self._camera_to_spec()
-            self._install(self.spec, n_envs=n)
-
-        return self._try("cannot change the number of envs", rebuild)
+        except (TypeError, ValueError):
+            n = None
+        if n is None or not 1 <= n <= MAX_ENVS:
+            self.error(f"cannot change the number of envs: n_envs: expected 1 to {MAX_ENVS}, got {n_envs!r}",
+                       key="envs")
+            return False
+        self._camera_to_spec()
+        spec = self._spec_copy()
+        return self._post("cannot change the number of envs", self.sim.install, spec, n, True, key="envs")
 
     def set_env_spacing(self, spacing) -> bool:
-        def apply():
-            self.spec.envs.env_spacing = tuple(spacing)
-            self._install(self.spec, n_envs=self.n_envs)
+        """Rebuild the scene with envs ``spacing`` (x, y) m apart; targets and edits are kept."""
+        spec = self._spec_copy()
+        if not self._try("cannot change env spacing", lambda: setattr(spec.envs, "env_spacing", tuple(spacing)),
+                         key="envs"):
+            return False
+        return self._post("cannot change env spacing", self.sim.install, spec, self.n_envs, True, key="envs")
 
-        return self._try("cannot change env spacing", apply)
+    def _spec_copy(self):
+        with self.edit_lock:
+            return self.spec.model_copy(deep=True)
 
     def set_solver_param(self, name: str, value) -> bool:
         """Change one IK parameter live (validated like the scene file's ``solver`` section)."""
-        return self._try("solver", lambda: setattr(self.spec.solver, name, value))
+        def apply():
+            with self.edit_lock:
+                setattr(self.spec.solver, name, value)
+            self.edited()
+
+        return self._try("solver", apply, key=f"solver {name}")
 
     def close(self) -> None:
-        if self.scene is not None:
-            self.scene.destroy()
+        if self.worker is not None:
+            self.worker.close()
+        else:
+            self.sim.close()
 
     # -- time -------------------------------------------------------------------------------------------
     def toggle_play(self) -> None:
         self.playing = not self.playing
+        self._wake()
 
     def step_once(self) -> None:
         """Advance one frame of the motion patterns (meant for when paused)."""
-        self._step_requested = True
+        self.step_requests += 1
+        self._wake()
 
     def reset_scene(self) -> None:
-        self.runner.reset()
-        self.metrics.reset()
+        self._post("reset", self.sim.reset)
+
+    def _wake(self) -> None:
+        if self.worker is not None:
+            self.worker.wake()
 
     def update(self) -> FrameReadout | None:
-        """One frame: solve (when playing, stepping or in manual mode nothing is solved), tint,
-        record readouts, and ask the renderer for a new image. Returns the frame's readout."""
-        now = time.perf_counter()
-        wall_dt, self._last_update = now - self._last_update, now
-        readout = None
-        if (self.playing or self._step_requested or self.dirty) and not self.manual:
-            if self.playing:
-                dt = min(wall_dt, 0.1)
-            else:
-                dt = self.runner.dt if self._step_requested else 0.0
-            self._step_requested = self.dirty = False
-            try:
-                frame = self.runner.step(dt * self.speed)
-            except (ValueError, RuntimeError) as err:
-                self.playing = False
-                self.error(f"solve failed, paused: {err}")
-                return None
-            self.last_frame = frame
-            self._tint_failures(frame.success)
-            readout = FrameReadout(now, frame.ik_ms, self.visualizer.last_timing.get("total_ms", 0.0),
-                                   100.0 * frame.success_rate, int((~frame.success).sum()),
-                                   worst(frame.pos_error), worst(frame.rot_error))
-            self.metrics.add(readout)
-        if self.follow:
+        """One frame. Inline: solve (when playing, stepping or edited; in manual mode nothing is
+        solved), record readouts and ask the renderer for a new image; returns the readout.
+        Threaded: adopt the newest snapshot and hand the camera to the sim thread (None)."""
+        if self.view is not None and self.follow:
             self.camera.target = self.env_center(self.selected_env)
-        self._sync_camera()
-        if self._pending is None:
-            self._pending = self.visualizer.request_frame()
+        self.camera_params = self._camera_params()
+        if self.worker is not None:
+            self.adopt()
+            self.worker.wake()
+            return None
+        readout = self.sim.tick()
+        self.adopt()
+        self.sim.request_frame()
         return readout
 
     def poll_frame(self) -> np.ndarray | None:
         """The newest rendered image (H, W, 3) uint8 if one finished since the last call, else None."""
-        fut = self._pending
-        if fut is None or not fut.done():
+        if self.worker is None:
+            self.sim.collect()
+        latest = self.sim.latest_image()
+        if latest is None or latest[0] == self._image_seen:
             return None
-        self._pending = None
-        try:
-            self.latest_image = fut.result()
-        except Exception as err:  # the render thread's error, shown rather than raised into the GUI
-            self.error(f"render failed: {err}")
-            return None
+        self._image_seen = latest[0]
+        self.latest_image = latest[1]
         return self.latest_image
 
     def wait_frame(self, timeout: float = 30.0) -> np.ndarray:
-        """Block until the pending image is ready (for tests and headless use)."""
-        if self._pending is None:
-            self._pending = self.visualizer.request_frame()
-        self._pending.result(timeout=timeout)
-        return self.poll_frame()
+        """Block until an image of the current state is ready (for tests and headless use)."""
+        if self.worker is None:
+            self.sim.wait_image(timeout)
+            return self.poll_frame()
+        seen = self._image_seen
+        t0 = time.perf_counter()
+        self.render_requests += 1
+        self.update()
+        while time.perf_counter() - t0 < timeout:
+            img = self.poll_frame()
+            if img is not None and self._image_seen > seen:
+                self.adopt()
+                return img
+            time.sleep(0.005)
+        raise TimeoutError(f"no image within {timeout} s")
 
-    def _tint_failures(self, success: np.ndarray) -> None:
-        failed = ~np.asarray(success, bool).reshape(-1)
-        if failed.shape == self._tinted.shape and np.array_equal(failed, self._tinted):
-            return
-        vis = self.visualizer
-        if (~failed).any():
-            vis.set_env_tint(np.flatnonzero(~failed), None)
-        if failed.any():
-            vis.set_env_tint(np.flatnonzero(failed), FAIL_TINT)
-        self._tinted = failed
+    def wait_ready(self, timeout: float = 300.0) -> bool:
+        """Threaded: block until the sim thread has built the scene and run every posted command."""
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < timeout:
+            if self.worker is None or (self.worker.idle and self.sim.published is not None):
+                self.adopt()
+                return self.view is not None
+            time.sleep(0.01)
+        return False
 
     # -- camera -----------------------------------------------------------------------------------------
+    def _camera_params(self) -> tuple:
+        cam = self.camera
+        return (tuple(cam.position().tolist()), tuple(np.asarray(cam.target, float).tolist()), float(cam.fov_deg),
+                (cam.width, cam.height))
+
     def _camera_from_spec(self) -> None:
         """The file's camera, unless it leaves an env out of this view (the file's camera may be
         framed for a video of another aspect ratio): then frame every env."""
@@ -281,13 +397,6 @@ class AppController:
                                                 lookat=tuple(float(x) for x in np.asarray(self.camera.target).round(4)),
                                                 fov=float(self.camera.fov_deg))
 
-    def _sync_camera(self) -> None:
-        cam = self.visualizer.camera
-        if tuple(cam.res) != (self.camera.width, self.camera.height):
-            cam.res = (self.camera.width, self.camera.height)
-        cam.fov = self.camera.fov_deg
-        cam.look_at(self.camera.position(), self.camera.target)
-
     def resize_view(self, width: int, height: int) -> None:
         """The 3D view's widget changed size: render at the new size."""
         width, height = max(int(width), 16), max(int(height), 16)
@@ -295,8 +404,17 @@ class AppController:
             self.camera.resize(width, height)
             self.res = (width, height)
 
+    def scene_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Axis-aligned box (lo, hi) around every env's links, the ground at z = 0 included, m (as
+        the visualizer's, from the snapshot)."""
+        v = self.view
+        pos = v.links_pos + v.offsets[:, None]
+        lo, hi = pos.min(axis=(0, 1)) - LINK_PAD_M, pos.max(axis=(0, 1)) + LINK_PAD_M
+        lo[2], hi[2] = min(lo[2], 0.0), max(hi[2], 0.3)
+        return lo, hi
+
     def frame_all(self) -> None:
-        lo, hi = self.visualizer.scene_bounds()
+        lo, hi = self.scene_bounds()
         self.camera.frame_points(np.array([lo, hi]))
 
     def preset(self, name: str) -> None:
@@ -304,103 +422,21 @@ class AppController:
 
     def env_centers(self) -> np.ndarray:
         """On-screen centre of every env's robot (n_envs, 3): the mean of its link origins, m."""
-        pos = self.robot.get_links_pos().reshape(self.n_envs, -1, 3)
-        return pos.mean(axis=1) + self.scene.envs_offset()
+        return self.view.links_pos.mean(axis=1) + self.view.offsets
 
     def env_center(self, env: int) -> np.ndarray:
         return self.env_centers()[env]
-
-    def env_at_pixel(self, px: float, py: float, radius_px: float = 80.0) -> int | None:
-        """The env whose robot projects nearest to pixel (px, py), within ``radius_px``."""
-        pix, depth = self.camera.project(self.env_centers())
-        dist = np.linalg.norm(pix - np.array([px, py]), axis=1)
-        dist[~np.isfinite(dist) | (depth <= 0)] = np.inf
-        best = int(np.argmin(dist))
-        return best if dist[best] <= radius_px else None
-
-    def link_at_pixel(self, px: float, py: float, radius_px: float = 30.0) -> tuple[int, str] | None:
-        """``(env, link name)`` of the link origin that projects nearest to pixel (px, py), within
-        ``radius_px``; nearer to the camera wins among links equally near on screen."""
-        pos = self.robot.get_links_pos().reshape(self.n_envs, -1, 3) + self.scene.envs_offset()[:, None]
-        pix, depth = self.camera.project(pos)
-        dist = np.linalg.norm(pix - np.array([px, py]), axis=-1)
-        dist[~np.isfinite(dist) | (depth <= 0)] = np.inf
-        score = dist + 1e-3 * np.where(np.isfinite(depth), depth, 0.0)
-        env, link = np.unravel_index(int(np.argmin(score)), score.shape)
-        if dist[env, link] > radius_px:
-            return None
-        return int(env), self.robot.links[int(link)].name
 
     def select_env(self, env: int) -> None:
         if not 0 <= int(env) < self.n_envs:
             raise AppError(f"env: expected 0 to {self.n_envs - 1}, got {env}")
         self.selected_env = int(env)
 
-    # -- the mouse over the 3D view ------------------------------------------------------------------------
-    def pointer_down(self, button: str, px: float, py: float, shift: bool = False, ctrl: bool = False) -> str:
-        """A button went down at pixel (px, py): grab a gizmo handle, else orbit (left), pan
-        (middle, or shift + left); ctrl + left picks a link (a click adds a target to it). Returns
-        the mode: "gizmo", "orbit", "pan" or "pick"."""
-        if button == "left" and not shift and self.targets.begin_drag(px, py):
-            mode = "gizmo"
-        elif button == "left" and ctrl:
-            mode = "pick"
-        elif button == "middle" or (button == "left" and shift):
-            mode = "pan"
-        else:
-            mode = "orbit"
-        self._pointer = {"button": button, "mode": mode, "start": (px, py), "last": (px, py), "moved": False}
-        return mode
-
-    def pointer_move(self, px: float, py: float, ctrl: bool = False) -> None:
-        """The mouse moved: drag what was grabbed (``ctrl`` snaps gizmo drags), or hover-highlight."""
-        p = self._pointer
-        if p is None:
-            self.targets.hover_at(px, py)
-            return
-        dx, dy = px - p["last"][0], py - p["last"][1]
-        p["last"], p["ctrl"] = (px, py), ctrl
-        if abs(px - p["start"][0]) + abs(py - p["start"][1]) > 3:
-            p["moved"] = True
-        if p["mode"] == "gizmo":
-            self.targets.drag_to(px, py, snap=ctrl)
-        elif p["mode"] == "pan":
-            self.camera.pan(dx, dy)
-        elif p["mode"] == "orbit":
-            self.camera.orbit(dx, dy)
-
-    def pointer_up(self, px: float, py: float) -> None:
-        """The button came up: end a gizmo drag, or select the env under a click that did not move."""
-        p = self._pointer
-        if p is None:
-            return
-        if (px, py) != p["last"]:  # the button came up after a move no frame saw: apply it first
-            self.pointer_move(px, py, ctrl=p.get("ctrl", False))
-        self._pointer = None
-        if p["mode"] == "gizmo":
-            self.targets.end_drag()
-        elif p["mode"] == "pick" and not p["moved"]:
-            found = self.link_at_pixel(px, py)
-            if found is None:
-                self.info("no link under the cursor (ctrl+click near a link's origin to add a target)")
-            else:
-                env, name = found
-                self.select_env(env)
-                self.targets.add_target(name)
-                self.info(f"target added on link '{name}'")
-        elif not p["moved"] and p["button"] == "left":
-            env = self.env_at_pixel(px, py)
-            if env is not None:
-                self.select_env(env)
-
-    def wheel(self, steps: float) -> None:
-        self.camera.zoom(steps)
-
     # -- joints -------------------------------------------------------------------------------------------
     def joint_rows(self) -> list[tuple[str, int, float, float, float]]:
         """Sliders for the selected env: ``(joint name, qpos index, lower, upper, value)`` of every
         1-dof joint that is not a mimic (unbounded joints get +-pi rad or +-1 m)."""
-        q = self.robot.get_qpos().reshape(self.n_envs, -1)[self.selected_env]
+        q = self.view.qpos[self.selected_env]
         rows = []
         for joint in self.robot.tree.joints:
             if joint.n_qs != 1 or joint.mimic is not None:
@@ -414,11 +450,48 @@ class AppController:
     def set_joint(self, q_index: int, value: float) -> None:
         """Manual mode: set one qpos entry of the selected env (the solver stops driving it)."""
         self.manual = True
-        envs = [self.selected_env] if self.scene.is_batched else None
-        self.robot.set_qpos([float(value)], qs_idx_local=[int(q_index)], envs_idx=envs)
+        self._post("set joint", self.sim.set_joint, self.selected_env, int(q_index), float(value))
 
     def toggle_manual(self) -> None:
         self.manual = not self.manual
+        self._wake()
+
+    # -- recording ------------------------------------------------------------------------------------
+    def start_recording(self, path, fps: float = 30.0) -> bool:
+        """Record the view to the video ``path`` (every image rendered from now on)."""
+        if self.recording is not None:
+            self.error(f"record: already recording to {self.recording['path']}", key="record")
+            return False
+        path = Path(path).expanduser()
+        if path.suffix.lower() not in (".mp4", ".mkv", ".mov", ".avi"):
+            self.error(f"record: expected a video file ending in .mp4 (or .mkv, .mov, .avi), got '{path}'",
+                       key="record")
+            return False
+        if not path.parent.is_dir():
+            self.error(f"record: folder '{path.parent}' does not exist", key="record")
+            return False
+        self.recording = {"path": Path(path), "t0": time.perf_counter()}
+        self.always_render = True
+        return self._post("record", self.sim.start_recording, path, fps, key="record")
+
+    def stop_recording(self) -> bool:
+        """Finish the video (its frames so far); the sim says where it went."""
+        rec, self.recording = self.recording, None
+        self.always_render = False
+        if rec is None:
+            return False
+        return self._post("record", self.sim.stop_recording, key="record")
+
+    def recording_text(self) -> str:
+        """How long the recording has run, for the REC mark (m:ss)."""
+        s = 0.0 if self.recording is None else time.perf_counter() - self.recording["t0"]
+        return f"{int(s // 60)}:{int(s % 60):02d}"
+
+    @property
+    def render_ms(self) -> float:
+        """Wall time of the newest image, from its request to its pixels, ms."""
+        latest = self.sim.latest_image()
+        return 0.0 if latest is None else latest[2]
 
 
 def end_link(tree):

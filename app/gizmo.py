@@ -180,6 +180,44 @@ def handle_geometry(gizmo: Gizmo) -> list[Handle]:
     return handles
 
 
+def layout(centers_px, size_px: float, min_px: float, margin_px: float = 8.0, fixed: int | None = None,
+           iterations: int = 24) -> tuple[np.ndarray, np.ndarray]:
+    """Screen sizes and displacements that keep several gizmos from overlapping.
+
+    ``centers_px`` (N, 2): where each gizmo's target projects. A gizmo covers at most a disc of
+    its arrow length around its centre, so discs apart by ``margin_px`` never overlap. Gizmos
+    closer than that first shrink (down to ``min_px``), then the rest of the gap is made by
+    pushing them apart on screen (the GUI draws a leader line back to each target); ``fixed``
+    (the one being dragged) never moves. Returns (sizes (N,) px, offsets (N, 2) px).
+    """
+    c = np.asarray(centers_px, float).reshape(-1, 2)
+    n = len(c)
+    sizes = np.full(n, float(size_px))
+    if n < 2:
+        return sizes, np.zeros((n, 2))
+    dist = np.linalg.norm(c[:, None] - c[None], axis=2) + np.diag(np.full(n, np.inf))
+    sizes = np.clip((dist.min(axis=1) - margin_px) / 2.0, min_px, size_px)
+    p = c.copy()
+    for _ in range(iterations):
+        moved = False
+        for i in range(n):
+            for j in range(i + 1, n):
+                d = p[i] - p[j]
+                gap = sizes[i] + sizes[j] + margin_px - float(np.linalg.norm(d))
+                if gap <= 1e-6:
+                    continue
+                moved = True
+                norm = float(np.linalg.norm(d))
+                angle = 2.0 * math.pi * i / n  # coincident: apart along a direction of their own
+                u = d / norm if norm > 1e-6 else np.array([math.cos(angle), math.sin(angle)])
+                share_i = 0.0 if i == fixed else (1.0 if j == fixed else 0.5)
+                p[i] += u * gap * share_i
+                p[j] -= u * gap * (1.0 - share_i)
+        if not moved:
+            break
+    return sizes, p - c
+
+
 # -- ray geometry ------------------------------------------------------------------------------------
 def _ray_plane(o, d, p0, n, far: float) -> np.ndarray | None:
     """Intersection of the ray o + t d (t > 0, within ``far``) with the plane (p0, n); None if degenerate."""

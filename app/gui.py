@@ -1,8 +1,11 @@
 """The desktop app: a dearpygui window around :class:`app.controller.AppController`.
 
-Thin by design: widgets and input handling only. The 3D view is the visualizer's offscreen image
-drawn in a drawlist, with the gizmo handles drawn over it (they follow the mouse at the GUI's
-frame rate, not the renderer's); every action calls the controller. One viewport per process.
+Thin by design: widgets and input handling only. The 3D view (:mod:`app.view`) is the
+visualizer's offscreen image drawn in a drawlist, with the gizmo handles drawn over it; every
+action calls the controller, whose engine side runs in its own thread: the window opens at once
+(a progress note shows while the scene is built and the kernels compile or load), and a GUI frame
+never waits on the solver or the renderer, so no click or key is lost however slow they are.
+One viewport per process.
 """
 
 from __future__ import annotations
@@ -16,118 +19,49 @@ import numpy as np
 
 from . import keybinds, panels
 from .controller import AppController
+from .view import View
 
 SIDE_W = 330          # width of the left and right panels, px
-STATUS_H = 28         # the status line under the view, px
+STATUS_H = 36         # the status line under the view (two lines of text), px
+MAX_FPS = 30.0        # the GUI sleeps out the rest of a faster frame (its software GL would take the renderer's CPU)
 KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
-
-
-class View:
-    """The 3D view: the rendered image as a texture in a drawlist, plus the gizmo overlay."""
-
-    def __init__(self, app: App, parent):
-        self.app = app
-        self.size = (640, 360)
-        self.upload_ms = 0.0  # time of the last texture upload
-        self.tex = None
-        self._buf = None
-        with dpg.texture_registry():
-            self.tex = dpg.add_raw_texture(*self.size, np.zeros(self.size[0] * self.size[1] * 3, np.float32),
-                                           format=dpg.mvFormat_Float_rgb)
-        self.drawlist = dpg.add_drawlist(*self.size, parent=parent)
-        self.image = dpg.draw_image(self.tex, (0, 0), self.size, parent=self.drawlist)
-        self.overlay = dpg.add_draw_layer(parent=self.drawlist)
-        self.recording_mark = dpg.add_draw_layer(parent=self.drawlist)
-
-    def resize(self, width: int, height: int) -> None:
-        width, height = max(int(width), 64), max(int(height), 64)
-        if (width, height) == self.size:
-            return
-        self.size = (width, height)
-        dpg.configure_item(self.drawlist, width=width, height=height)
-        self.app.controller.resize_view(width, height)
-
-    def show_image(self, img: np.ndarray) -> None:
-        """Upload an (H, W, 3) uint8 frame (a new texture when its size changed)."""
-        h, w = img.shape[:2]
-        if self._buf is None or self._buf.shape != (h, w, 3):
-            old = self.tex
-            self._buf = np.empty((h, w, 3), np.float32)
-            with dpg.texture_registry():
-                self.tex = dpg.add_raw_texture(w, h, self._buf.ravel(), format=dpg.mvFormat_Float_rgb)
-            dpg.configure_item(self.image, texture_tag=self.tex)
-            dpg.delete_item(old)
-        t0 = time.perf_counter()
-        np.multiply(img, np.float32(1.0 / 255.0), out=self._buf)
-        dpg.set_value(self.tex, self._buf.ravel())
-        dpg.configure_item(self.image, pmax=self.size)
-        self.upload_ms = (time.perf_counter() - t0) * 1e3
-
-    def mouse(self) -> tuple[float, float]:
-        """Mouse position in view pixels (x right, y down)."""
-        mx, my = dpg.get_mouse_pos(local=False)
-        x0, y0 = dpg.get_item_rect_min(self.drawlist)
-        return mx - x0, my - y0
-
-    def draw_overlay(self) -> None:
-        """Gizmo handles of every target; the hovered one highlighted; masked-out ones dimmed."""
-        c = self.app.controller
-        dpg.delete_item(self.overlay, children_only=True)
-        hover = c.targets.hover.handle if c.targets.hover is not None else None
-        for i, handle in c.targets.handles():
-            pix, depth = c.camera.project(handle.points)
-            if not np.all(np.isfinite(pix)) or np.any(depth <= 0):
-                continue
-            rgb = handle.display_color(hovered=handle is hover or _same(handle, hover))
-            color = [int(255 * x) for x in rgb] + [255 if handle.enabled else 110]
-            width = 3.0 if handle.enabled else 1.5
-            pts = pix.tolist()
-            if handle.kind == "axis":
-                dpg.draw_arrow(pts[1], pts[0], color=color, thickness=width, size=8, parent=self.overlay)
-            elif handle.kind == "plane":
-                fill = color[:3] + [90 if handle.enabled else 30]
-                dpg.draw_polygon(pts + [pts[0]], color=color, fill=fill, thickness=1.0, parent=self.overlay)
-            else:
-                dpg.draw_polyline(pts, closed=True, color=color, thickness=width, parent=self.overlay)
-            if i == c.targets.selected and handle.kind == "axis" and handle.axis == 0:
-                dpg.draw_circle(pix[0].tolist(), 4, color=(255, 255, 255, 255), parent=self.overlay)
-        dpg.delete_item(self.recording_mark, children_only=True)
-        if c.visualizer.is_recording:
-            dpg.draw_circle((18, 18), 8, color=(255, 40, 40, 255), fill=(255, 40, 40, 255),
-                            parent=self.recording_mark)
-            dpg.draw_text((32, 9), "REC", color=(255, 80, 80, 255), size=16, parent=self.recording_mark)
-
-
-def _same(a, b) -> bool:
-    return b is not None and a.kind == b.kind and a.axis == b.axis and np.allclose(a.center, b.center)
+# widgets that take typed text while active (a slider becomes a text box on ctrl+click)
+TEXT_ENTRY_TYPES = frozenset(f"mvAppItemType::mv{t}" for t in (
+    "InputText", "InputInt", "InputFloat", "InputDouble", "InputIntMulti", "InputFloatMulti", "InputDoubleMulti",
+    "SliderFloat", "SliderInt", "SliderDouble", "DragFloat", "DragInt", "DragDouble", "DragFloatMulti",
+    "DragIntMulti", "DragDoubleMulti"))
+FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog")
+REPORT_WIDGETS = ("robot_filter", "robot_list", "n_envs", "spacing", "solver_max_samples", "solver_damping",
+                  "record_path", "record_button", "selected_env", "add_link", "add_link_filter", "add_target",
+                  "status")  # their screen rects go in the report
 
 
 class App:
     """Window, panels, input and the frame loop."""
 
     def __init__(self, scene_path=None, size=(1600, 900), screenshot_dir: Path | None = None):
-        self.controller = AppController(scene_path, res=(size[0] - 2 * SIDE_W - 40, size[1] - 120))
-        # solve and render once before the window opens: the first run compiles the kernels (cached
-        # on disk afterwards), and a window frozen meanwhile would look hung
-        t0 = time.perf_counter()
-        self.controller.update()
-        self.controller.wait_frame(timeout=300)
-        if time.perf_counter() - t0 > 3:
-            print(f"IK Studio: kernels compiled in {time.perf_counter() - t0:.0f} s (cached for the next runs)",
-                  file=sys.stderr)
+        self.t_start = time.perf_counter()
+        self.controller = AppController(scene_path, res=(size[0] - 2 * SIDE_W - 40, size[1] - 120), threaded=True)
         self.screenshot_dir = Path(screenshot_dir or ".")
         self.show_help = False
         self.n_frames = self.n_images = 0  # GUI frames run, rendered images shown
+        self.work_ms = 0.0  # the last frame's time without its closing sleep
+        self.t_first_image: float | None = None  # perf_counter() when the first image was shown
+        self._frame_times: list[float] = []  # the last frames' start times (GUI frames/s)
+        self._image_times: list[float] = []
         self._buttons = {"left": False, "middle": False}
         self._wheel = 0.0
-        self._keys: list[int] = []
+        self._keys: list[tuple[bool, int]] = []  # (pressed, key code) since the last frame, in order
+        self._ctrl = False  # a ctrl key is held, as of the key events seen so far
+        self.shortcuts_run: list[str] = []  # the action of every shortcut run, in order (in the report)
         dpg.create_context()
         dpg.configure_app(manual_callback_management=True)
         dpg.create_viewport(title="IK Studio", width=size[0], height=size[1], x_pos=0, y_pos=0)
         with dpg.handler_registry():
             dpg.add_mouse_wheel_handler(callback=lambda s, a: self._on_wheel(a))
-            dpg.add_key_press_handler(callback=lambda s, a: self._keys.append(a))
+            dpg.add_key_press_handler(callback=lambda s, a: self._keys.append((True, a)))
+            dpg.add_key_release_handler(callback=lambda s, a: self._keys.append((False, a)))
         with dpg.window(tag="main"):
             panels.menu_bar(self)
             with dpg.group(horizontal=True):
@@ -135,7 +69,9 @@ class App:
                     panels.left_panel(self)
                 with dpg.child_window(width=-SIDE_W - 8, tag="center", no_scrollbar=True):
                     self.view = View(self, "center")
-                    self.status = dpg.add_text("", tag="status")
+                    self.status = dpg.add_text("", tag="status", wrap=400)
+                    with dpg.tooltip("status", tag="status_tip", show=False):
+                        dpg.add_text("", tag="status_full", wrap=600)
                 with dpg.child_window(width=SIDE_W - 8, tag="right"):
                     panels.right_panel(self)
         panels.help_window(self)
@@ -168,16 +104,45 @@ class App:
             c.wheel(self._wheel)
             self._wheel = 0.0
 
+    def keyboard_owner(self) -> str | None:
+        """Who the keys belong to: the tag (or id) of the text field being edited, the file dialog
+        that is open, or None when they are shortcuts. Read at the start of a frame, it describes
+        the frame in which the pending keys were pressed."""
+        for tag in FILE_DIALOGS:
+            if dpg.does_item_exist(tag) and dpg.is_item_shown(tag):
+                return tag
+        for item in dpg.get_all_items():
+            if dpg.get_item_type(item) in TEXT_ENTRY_TYPES and dpg.is_item_active(item):
+                return dpg.get_item_alias(item) or str(item)
+        return None
+
     def _dispatch_keys(self) -> None:
-        ctrl = dpg.is_key_down(dpg.mvKey_LControl) or dpg.is_key_down(dpg.mvKey_RControl)
+        """Run the shortcuts of the keys pressed since the last frame, unless a text field or a file
+        dialog has the keyboard (then the keys are its own); Escape closes an open file dialog.
+        Events are taken in order, so ctrl+S counts as such even when ctrl was released before the
+        frame that handles it."""
+        events, self._keys = self._keys, []
+        if not events:
+            return
+        owner = self.keyboard_owner()
         binds = keybinds.by_key()
-        for code in self._keys:
+        for pressed, code in events:
+            if code in (dpg.mvKey_LControl, dpg.mvKey_RControl, dpg.mvKey_ModCtrl):
+                self._ctrl = pressed
+                continue
+            if not pressed:
+                continue
+            if owner in FILE_DIALOGS and code == dpg.mvKey_Escape:
+                dpg.hide_item(owner)
+            if owner is not None:
+                continue
             for name, key_code in KEY_CODES.items():
                 if key_code == code:
-                    bind = binds.get(f"ctrl+{name}" if ctrl else name)
+                    bind = binds.get(f"ctrl+{name}" if self._ctrl else name)
                     if bind is not None:
+                        self.shortcuts_run.append(bind.action)
                         self.run_action(bind.action)
-        self._keys.clear()
+                        owner = self.keyboard_owner()  # the action may have opened a dialog
 
     def run_action(self, action: str) -> None:
         """Run a keybind's action (see :mod:`app.keybinds`); errors become messages."""
@@ -196,7 +161,9 @@ class App:
         try:
             actions[action]()
         except Exception as err:  # any failure of a user action is shown, never fatal
-            c.error(f"{action}: {err}")
+            c.error(f"{action}: {err}", key=f"action {action}")
+        else:
+            c.resolve(f"action {action}")
 
     def toggle_help(self) -> None:
         self.show_help = not self.show_help
@@ -216,22 +183,41 @@ class App:
 
     # -- the loop ------------------------------------------------------------------------------------
     def frame(self) -> None:
-        """One GUI frame: callbacks, input, solve, upload a finished render, redraw."""
+        """One GUI frame: callbacks, input, the sim's newest state and image, redraw. Nothing here
+        waits on the solver or the renderer; a frame faster than 1 / MAX_FPS sleeps out the rest."""
+        t0 = time.perf_counter()
         self.n_frames += 1
+        _keep_last(self._frame_times, t0)
+        c = self.controller
+        c.adopt()
         dpg.run_callbacks(dpg.get_callback_queue())
         self._dispatch_keys()
         w, h = dpg.get_item_rect_size("center")
         self.view.resize(w - 16, h - STATUS_H - 16)
-        self._poll_mouse()
-        c = self.controller
-        img = c.poll_frame()  # collect first, so that update() asks for the next image at once
-        c.update()
+        if c.ready:
+            self._poll_mouse()
+        c.update()  # the camera and the edits of this frame go to the sim thread
+        img = c.poll_frame()
         if img is not None:
             self.n_images += 1
+            _keep_last(self._image_times, t0)
+            if self.t_first_image is None:
+                self.t_first_image, self._first_image_frame = t0, self.n_frames
+                print(f"IK Studio: robots on screen {t0 - self.t_start:.1f} s after start", file=sys.stderr)
             self.view.show_image(img)
         self.view.draw_overlay()
         panels.refresh(self)
         dpg.render_dearpygui_frame()
+        self.work_ms = (time.perf_counter() - t0) * 1e3
+        rest = 1.0 / MAX_FPS - (time.perf_counter() - t0)
+        if rest > 0:
+            time.sleep(rest)
+
+    def rates(self) -> tuple[float, float]:
+        """(GUI frames/s, images shown/s) over the last two seconds."""
+        now = time.perf_counter()
+        return tuple(sum(1 for t in times if now - t <= 2.0) / min(2.0, max(now - self.t_start, 1e-3))
+                     for times in (self._frame_times, self._image_times))
 
     def report(self, path: Path) -> None:
         """Write what an outside test driver needs as JSON: the 3D view's top-left corner in window
@@ -245,31 +231,62 @@ class App:
         c = self.controller
         x0, y0 = dpg.get_item_rect_min(self.view.drawlist)
         pix, _ = c.camera.project(c.env_centers())
-        handles = []
-        for i in range(len(c.targets.targets)):
-            for h in gz.handle_geometry(c.targets.gizmo(i)):
+        handles, gizmos = [], []
+        for i, (g, anchor) in enumerate(c.targets.gizmos()):
+            (centre, anchor_px), _ = c.camera.project(np.array([g.pos, anchor]))
+            radius = 0.0
+            for h in gz.handle_geometry(g):
                 hp, _ = c.camera.project(h.points)
+                radius = max(radius, float(np.linalg.norm(hp - centre, axis=1).max()))
                 handles.append({"target": i, "kind": h.kind, "axis": h.axis, "enabled": h.enabled,
                                 "points_px": hp.tolist(), "points": h.points.tolist()})
-        data = {"view_origin": [x0, y0], "view_size": list(self.view.size), "env_px": pix.tolist(),
+            gizmos.append({"center_px": centre.tolist(), "anchor_px": anchor_px.tolist(), "radius_px": radius})
+        widgets = {}
+        per_target = ("pos", "group", "spread", "rot_full", "rot_align_x", "rot_align_y", "rot_align_z", "rot_free",
+                      "pos_mask0", "pos_mask1", "pos_mask2")
+        for tag in REPORT_WIDGETS + tuple(f"t{i}_{f}" for i in range(len(c.targets.targets)) for f in per_target):
+            state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
+            if state.get("visible", True) and "rect_min" in state:
+                widgets[tag] = [*state["rect_min"], *state["rect_max"]]
+        panels_state = {tag: {"size": dpg.get_item_state(tag)["rect_size"], "scroll_max": dpg.get_y_scroll_max(tag)}
+                        for tag in ("left", "right", "joints")}
+        cam = c.camera
+        data = {"panels": panels_state, "view_origin": [x0, y0], "view_size": list(self.view.size),
+                "env_px": pix.tolist(),
+                "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
+                "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow, "space": c.targets.space,
+                          "help": self.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env,
+                          "recording": c.recording is not None, "busy": c.busy},
+                "rates": list(self.rates()),
+                "shortcuts": list(self.shortcuts_run), "keyboard_owner": self.keyboard_owner(), "widgets": widgets,
                 "frames": self.n_frames, "images": self.n_images,
                 "targets": [c.targets.target_pose(i)[0].tolist() for i in range(len(c.targets.targets))],
-                "qpos": c.robot.get_qpos().tolist(), "handles": handles,
+                "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in c.targets.targets],
+                "links": [t.link for t in c.targets.targets], "gizmos": gizmos,
+                "link_choice": dpg.get_value("add_link"),
+                "env_depth": c.camera.project(c.env_centers())[1].tolist(),
+                "status": [getattr(self, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
+                "qpos": c.view.qpos.tolist(), "handles": handles, "frames_shown": self.frames_shown,
                 "messages": [list(m) for m in c.messages]}
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         os.replace(tmp, path)
 
+    @property
+    def frames_shown(self) -> int:
+        """GUI frames run since the first image (the robots) reached the screen."""
+        return 0 if self.t_first_image is None else self.n_frames - self._first_image_frame + 1
+
     def run(self, frames: int | None = None, screenshot: Path | None = None, report: Path | None = None) -> None:
-        """Run until the window closes, or for ``frames`` frames and then save the whole window to
-        ``screenshot`` if given. ``report``: a JSON file rewritten every frame (see :meth:`report`),
-        for tests that drive the real window from outside."""
+        """Run until the window closes, or for ``frames`` frames once the robots are on screen and
+        then save the whole window to ``screenshot`` if given. ``report``: a JSON file rewritten
+        every frame (see :meth:`report`), for tests that drive the real window from outside."""
         try:
             while dpg.is_dearpygui_running():
                 self.frame()
                 if report is not None and self.controller.latest_image is not None:
                     self.report(report)
-                if frames is not None and self.n_frames >= frames:
+                if frames is not None and self.frames_shown >= frames:
                     if screenshot is not None:
                         self.controller.wait_frame()
                         for _ in range(3):  # let the last image reach the texture
@@ -281,6 +298,12 @@ class App:
         finally:
             self.controller.close()
             dpg.destroy_context()
+
+
+def _keep_last(times: list[float], t: float, span_s: float = 2.0) -> None:
+    times.append(t)
+    while times and t - times[0] > span_s:
+        times.pop(0)
 
 
 def run(scene_path=None, frames: int | None = None, screenshot=None, size=(1600, 900), report=None,

@@ -22,7 +22,10 @@ class FrameReadout:
 
 
 class Metrics:
-    """Keeps the last ``history_s`` seconds of :class:`FrameReadout`s and an FPS estimate."""
+    """Keeps the last ``history_s`` seconds of :class:`FrameReadout`s and an FPS estimate.
+
+    The sim thread adds, the GUI thread reads: readers copy a deque first (``list(deque)`` runs
+    without releasing the GIL, so it never sees one mid-change)."""
 
     def __init__(self, history_s: float = 10.0):
         self.history_s = history_s
@@ -42,21 +45,24 @@ class Metrics:
     @property
     def fps(self) -> float:
         """Frames per second over the last (up to) 60 frames."""
-        if len(self._frame_times) < 2:
+        times = list(self._frame_times)
+        if len(times) < 2:
             return 0.0
-        span = self._frame_times[-1] - self._frame_times[0]
-        return (len(self._frame_times) - 1) / span if span > 0 else 0.0
+        span = times[-1] - times[0]
+        return (len(times) - 1) / span if span > 0 else 0.0
 
     @property
     def last(self) -> FrameReadout | None:
-        return self.frames[-1] if self.frames else None
+        frames = list(self.frames)
+        return frames[-1] if frames else None
 
     def series(self, name: str) -> tuple[list[float], list[float]]:
         """``(seconds relative to now, values)`` of one field, for the live plot."""
-        if not self.frames:
+        frames = list(self.frames)
+        if not frames:
             return [], []
-        now = self.frames[-1].t
-        return [f.t - now for f in self.frames], [float(getattr(f, name)) for f in self.frames]
+        now = frames[-1].t
+        return [f.t - now for f in frames], [float(getattr(f, name)) for f in frames]
 
 
 def worst(values: np.ndarray) -> float:

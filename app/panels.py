@@ -8,12 +8,29 @@ from __future__ import annotations
 
 import dearpygui.dearpygui as dpg
 import numpy as np
+from pydantic import ValidationError
 
 from engine import assets, backend
+from engine.scenefile.errors import one_line
 
 from . import keybinds
+from . import status as status_mod
 from .controller import MAX_ENVS
-from .targets import rpy_of
+from .targets import ROT_MODES, rpy_of
+
+ROT_LABELS = {"full": "full", "align x": "x", "align y": "y", "align z": "z", "free": "free"}  # "align" before x
+ROT_HELP = {
+    "full": "full orientation: the link's frame matches the target's",
+    "align x": "align x: only the direction of the link's x axis matters (spin about it is free)",
+    "align y": "align y: only the direction of the link's y axis matters (spin about it is free)",
+    "align z": "align z: only the direction of the link's z axis matters (spin about it is free)",
+    "free": "free: any orientation (position only)",
+}
+ACTIVE_RGB = (51, 105, 173, 255)
+STATUS_COLORS = {"error": (255, 95, 85, 255), "warning": (240, 180, 70, 255), "info": (200, 200, 200, 255)}
+STATUS_LINES = 2
+JOINT_ROW_H = 23  # px per joint slider
+JOINTS_MAX_H = 260  # the joint sliders scroll inside this height, so the targets stay on screen
 
 SOLVER_FIELDS = (  # (field, label, kind, min, max)
     ("max_solver_iters", "iterations", int, 0, 200),
@@ -27,12 +44,18 @@ SOLVER_FIELDS = (  # (field, label, kind, min, max)
 
 
 def _guard(app, fn):
-    """A widget callback that shows errors in the app instead of raising."""
+    """A widget callback that shows errors in the app instead of raising; the widget's error stays
+    on the status line until the widget is used again successfully."""
     def callback(sender, value, user_data=None):
+        key = f"widget {dpg.get_item_alias(sender) or dpg.get_item_label(sender) or sender}"
         try:
             fn(value) if user_data is None else fn(value, user_data)
+        except ValidationError as err:
+            app.controller.error(one_line(err), key=key)
         except Exception as err:
-            app.controller.error(str(err))
+            app.controller.error(str(err), key=key)
+        else:
+            app.controller.resolve(key)
     return callback
 
 
@@ -111,27 +134,24 @@ def _catalog(filter_text: str) -> list[str]:
 
 def _toggle_record(app) -> None:
     c = app.controller
-    vis = c.visualizer
-    try:
-        if vis.is_recording:
-            vis.stop_recording()
-            c.info(f"recording saved: {dpg.get_value('record_path')}")
-        else:
-            vis.start_recording(dpg.get_value("record_path"), fps=30)
-            c.info("recording...")
-    except Exception as err:
-        c.error(f"record: {err}")
+    if c.recording is not None:
+        c.stop_recording()
+    else:
+        c.start_recording(dpg.get_value("record_path"), fps=30)
+        c.info("recording...")
 
 
 def right_panel(app) -> None:
     with dpg.collapsing_header(label="Selected env", default_open=True):
         dpg.add_input_int(label="env", tag="selected_env", width=120, on_enter=True,
                           callback=_guard(app, lambda v: app.controller.select_env(int(v))))
-        dpg.add_group(tag="joints")
+        dpg.add_child_window(tag="joints", height=JOINTS_MAX_H, border=False)  # scrolls on its own
     with dpg.collapsing_header(label="Targets", default_open=True):
-        with dpg.group(horizontal=True):
-            dpg.add_combo([], tag="add_link", width=170)
-            dpg.add_button(label="Add target", callback=lambda: _add_target(app))
+        dpg.add_input_text(hint="search links", tag="add_link_filter", width=-1,
+                           callback=lambda s, a: _filter_links(app))
+        dpg.add_listbox([], tag="add_link", num_items=4, width=-1)
+        dpg.add_button(label="Add target on the selected link", tag="add_target", width=-1,
+                       callback=lambda: _add_target(app))
         with dpg.group(horizontal=True):
             dpg.add_button(label="Undo", callback=lambda: app.run_action("undo"))
             dpg.add_button(label="Redo", callback=lambda: app.run_action("redo"))
@@ -154,11 +174,25 @@ def _add_target(app) -> None:
 def _build_joints(app) -> None:
     c = app.controller
     dpg.delete_item("joints", children_only=True)
-    for name, qi, lo, hi, value in c.joint_rows():
+    rows = c.joint_rows()
+    for name, qi, lo, hi, value in rows:
         dpg.add_slider_float(label=name, tag=f"joint_{qi}", parent="joints", min_value=lo, max_value=hi,
                              default_value=value, width=170,
                              callback=_guard(app, lambda v, q: c.set_joint(q, v)), user_data=qi)
-    dpg.configure_item("add_link", items=[link.name for link in c.robot.links])
+    dpg.configure_item("joints", height=min(JOINT_ROW_H * len(rows) + 6, JOINTS_MAX_H))
+    _filter_links(app)
+
+
+def _filter_links(app) -> None:
+    """The links whose name has every word of the search box (TALOS has 60)."""
+    if not app.controller.ready:
+        return
+    words = dpg.get_value("add_link_filter").lower().split()
+    names = [link.name for link in app.controller.robot.links]
+    items = [n for n in names if all(w in n.lower() for w in words)]
+    dpg.configure_item("add_link", items=items)
+    if items and dpg.get_value("add_link") not in items:
+        dpg.set_value("add_link", items[0])
 
 
 def _build_targets(app) -> None:
@@ -173,11 +207,7 @@ def _build_targets(app) -> None:
                     dpg.add_checkbox(label=axis, tag=f"t{i}_pos_mask{k}", default_value=t.pos_mask[k],
                                      callback=_guard(app, lambda v, u: ed.set_mask(u[0], "pos_mask", u[1], v)),
                                      user_data=(i, k))
-                dpg.add_text(" rot")
-                for k, axis in enumerate("xyz"):
-                    dpg.add_checkbox(label=axis, tag=f"t{i}_rot_mask{k}", default_value=t.rot_mask[k],
-                                     callback=_guard(app, lambda v, u: ed.set_mask(u[0], "rot_mask", u[1], v)),
-                                     user_data=(i, k))
+            _rot_mode_row(app, i)
             dpg.add_input_floatx(label="pos m", tag=f"t{i}_pos", size=3, width=200, on_enter=True, format="%.4f",
                                  callback=_guard(app, lambda v, u: ed.set_pose(u, pos=v[:3])), user_data=i)
             dpg.add_input_floatx(label="rpy deg", tag=f"t{i}_rpy", size=3, width=200, on_enter=True, format="%.2f",
@@ -197,6 +227,32 @@ def _build_targets(app) -> None:
                 dpg.add_button(label="remove", callback=_guard(app, lambda v, u: ed.remove_target(u)), user_data=i)
 
 
+def _rot_mode_row(app, i: int) -> None:
+    """The rotation mode of target ``i`` as one choice: a row of buttons, the current one lit."""
+    ed = app.controller.targets
+    current = ed.rot_mode(i)
+    with dpg.group(horizontal=True):
+        dpg.add_text("rot")
+        for mode in ROT_MODES:
+            if mode == "align x":
+                dpg.add_text("align")
+            label = ROT_LABELS[mode]
+            button = dpg.add_button(label=label, tag=f"t{i}_rot_{mode.replace(' ', '_')}", user_data=(i, mode),
+                                    callback=_guard(app, lambda v, u: ed.set_rot_mode(*u)))
+            if mode == current:
+                dpg.bind_item_theme(button, _active_theme())
+            with dpg.tooltip(button):
+                dpg.add_text(ROT_HELP[mode])
+
+
+def _active_theme():
+    if not dpg.does_item_exist("active_choice"):
+        with dpg.theme(tag="active_choice"), dpg.theme_component(dpg.mvButton):
+            dpg.add_theme_color(dpg.mvThemeCol_Button, ACTIVE_RGB)
+            dpg.add_theme_color(dpg.mvThemeCol_ButtonHovered, ACTIVE_RGB)
+    return "active_choice"
+
+
 def _set_unless_active(tag, value) -> None:
     if dpg.does_item_exist(tag) and not dpg.is_item_active(tag):
         dpg.set_value(tag, value)
@@ -205,12 +261,17 @@ def _set_unless_active(tag, value) -> None:
 def refresh(app) -> None:
     """Per-frame update of every value the panels show."""
     c = app.controller
-    shape = (id(c.robot), c.n_envs)
+    _show_status(app)
+    dpg.configure_item("record_button", label="Stop recording" if c.recording is not None else "Record")
+    if not c.ready:
+        return
+    shape = c.view.generation
     if getattr(app, "_joints_for", None) != shape:
         app._joints_for = shape
         _build_joints(app)
         _set_unless_active("n_envs", c.n_envs)
-    targets_key = tuple((t.link, t.group, t.pos_mask, t.rot_mask) for t in c.targets.targets)
+    targets_key = tuple((t.link, t.group, t.pos_mask, t.rot_mask, t.orientation() is None)
+                        for t in c.targets.targets)
     if getattr(app, "_targets_for", None) != (shape, targets_key):
         app._targets_for = (shape, targets_key)
         _build_targets(app)
@@ -226,9 +287,11 @@ def refresh(app) -> None:
         _set_unless_active(f"t{i}_rpy", list(rpy_of(quat)))
     m = c.metrics.last
     state = "manual" if c.manual else ("playing" if c.playing else "paused")
-    lines = [f"{c.metrics.fps:5.1f} fps   {state}   envs {c.n_envs}", _backend_line()]
+    gui_fps, images = app.rates()
+    lines = [f"GUI {gui_fps:4.0f} fps   images {images:4.1f}/s   solves {c.metrics.fps:4.0f}/s",
+             f"{state}   envs {c.n_envs}   {_backend_line()}"]
     if m is not None:
-        lines += [f"IK {m.ik_ms:6.2f} ms   render {c.visualizer.last_timing.get('total_ms', 0.0):6.1f} ms",
+        lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
                   f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg"]
     dpg.set_value("readouts", "\n".join(lines))
@@ -239,11 +302,24 @@ def refresh(app) -> None:
     if xs:
         dpg.set_axis_limits("plot_x", min(xs), 0.0)
         dpg.set_axis_limits("plot_y", 0.0, max(105.0, max(c.metrics.series("ik_ms")[1] or [0]) * 1.1))
-    dpg.configure_item("record_button", label="Stop recording" if c.visualizer.is_recording else "Record")
-    if c.messages:
-        level, text = c.messages[-1]
-        dpg.set_value(app.status, text)
-        dpg.configure_item(app.status, color=(255, 90, 80, 255) if level == "error" else (200, 200, 200, 255))
+
+
+def _show_status(app) -> None:
+    """The status line under the view: wrapped at the view's width and cut to STATUS_LINES lines
+    (the whole text in its tooltip), empty when there is nothing to say."""
+    level, text = app.controller.status() or ("info", "")
+    width = max(app.view.size[0] - 8, 100)
+    shown, cut = status_mod.fit(text, width, STATUS_LINES, _measure)
+    if (shown, level, width) != getattr(app, "_status_shown", None):
+        app._status_shown = (shown, level, width)
+        dpg.configure_item("status", wrap=width, color=STATUS_COLORS[level])
+        dpg.set_value("status", shown)
+        dpg.set_value("status_full", text if cut else "")
+        dpg.configure_item("status_tip", show=cut)
+
+
+def _measure(text: str, wrap: float):
+    return dpg.get_text_size(text, wrap_width=wrap) if wrap else dpg.get_text_size(text)
 
 
 def help_window(app) -> None:

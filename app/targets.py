@@ -2,9 +2,12 @@
 undo / redo. Plain logic over the scene spec's ``targets`` (no GUI import).
 
 A target is a :class:`engine.scenefile.TargetSpec`; editing one replaces it by a validated copy, so
-a bad value raises before anything changes. Its gizmo sits at the target's base pose in the
-selected env's cell; motion patterns (circles, offsets, ...) move the per-env targets around that
-base. Gizmo handles are drawn by the GUI over the 3D view; they never enter the simulation state.
+a bad value raises before anything changes. Edits hold the controller's ``edit_lock`` (the sim
+copies the targets under it) and are counted (``controller.edited()``); link poses come from the
+controller's snapshot (``controller.view``), never from the engine. Its gizmo sits at the target's
+base pose in the selected env's cell; motion patterns (circles, offsets, ...) move the per-env
+targets around that base. Gizmo handles are drawn by the GUI over the 3D view; they never enter
+the simulation state.
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ from engine.transforms import quat_to_matrix
 from . import gizmo as gz
 
 UNDO_DEPTH = 100
-GIZMO_PX = 90.0  # gizmo arrow length on screen, px: the gizmo keeps its size as the camera zooms
+ROT_MODES = {  # the rotation constraints the engine has, as rot_mask values
+    "full": (True, True, True), "align x": (True, False, False), "align y": (False, True, False),
+    "align z": (False, False, True), "free": (False, False, False)}
+GIZMO_PX = 80.0  # gizmo arrow length on screen, px: the gizmo keeps its size as the camera zooms
+GIZMO_MIN_PX = 36.0  # ... down to this when gizmos crowd one another
+GIZMO_MARGIN_PX = 8.0  # the least gap between two gizmos' discs
 
 
 @dataclass
@@ -42,8 +50,8 @@ class TargetEditor:
         self.hover: gz.HitResult | None = None
         self.events: list[DragEvent] = []
         self._drag: tuple[int, gz.DragState] | None = None
+        self._drag_shift = np.zeros(3)
         self._undo: list[list[dict]] = []
-        self.pending_rot_masks: dict[int, tuple] = {}  # checkbox states with two true axes, not yet legal
         self._redo: list[list[dict]] = []
 
     # -- state -------------------------------------------------------------------------------------
@@ -55,21 +63,21 @@ class TargetEditor:
         return [t.model_dump() for t in self.targets]
 
     def _restore(self, snap: list[dict]) -> None:
-        self.pending_rot_masks.clear()
-        self.c.spec.targets = [scenefile.TargetSpec.model_validate(d) for d in snap]
+        targets = [scenefile.TargetSpec.model_validate(d) for d in snap]
+        with self.c.edit_lock:
+            self.c.spec.targets = targets
         self._changed()
 
     def _changed(self) -> None:
         if self.selected is not None and self.selected >= len(self.targets):
             self.selected = len(self.targets) - 1 if self.targets else None
-        self.c.runner.retarget()
-        self.c.dirty = True
+        self.c.edited()
 
     def _edit(self, fn) -> None:
         """Run an edit with an undo snapshot taken first; an edit that raises changes nothing."""
         snap = self._snapshot()
-        fn()
-        self.pending_rot_masks.clear()
+        with self.c.edit_lock:
+            fn()
         self._undo.append(snap)
         del self._undo[:-UNDO_DEPTH]
         self._redo.clear()
@@ -96,12 +104,10 @@ class TargetEditor:
     # -- poses ---------------------------------------------------------------------------------------
     def link_pose(self, link_name: str, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """A link's current (pos, quat) in env ``env`` (default: the selected env), env-local."""
-        robot = self.c.robot
+        view = self.c.view
         env = self.c.selected_env if env is None else env
-        link = robot.get_link(link_name)
-        pos = robot.get_links_pos().reshape(self.c.n_envs, -1, 3)[env, link.idx_local]
-        quat = robot.get_links_quat().reshape(self.c.n_envs, -1, 4)[env, link.idx_local]
-        return pos, quat
+        idx = view.robot.get_link(link_name).idx_local
+        return view.links_pos[env, idx], view.links_quat[env, idx]
 
     def target_pose(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """Target ``i``'s base pose (pos, quat); the link's current pose stands in for what is free."""
@@ -157,20 +163,43 @@ class TargetEditor:
 
     def set_mask(self, i: int, which: str, axis: int, value: bool) -> None:
         """Toggle one component of ``pos_mask`` / ``rot_mask``; every target of the group follows
-        (the engine shares masks within one solve). Two True in ``rot_mask`` is refused."""
+        (the engine shares masks within one solve). Two True in ``rot_mask`` is refused: pick a
+        rotation mode (:meth:`set_rot_mode`) instead."""
         self._check(i)
         if which not in ("pos_mask", "rot_mask"):
             raise ValueError(f"which: expected 'pos_mask' or 'rot_mask', got {which!r}")
-        pending = self.pending_rot_masks.get(i) if which == "rot_mask" else None
-        mask = list(pending if pending is not None else getattr(self.targets[i], which))
+        mask = list(getattr(self.targets[i], which))
         mask[int(axis)] = bool(value)
         if which == "rot_mask" and sum(mask) == 2:
-            # a step on the way between legal masks (all -> one axis): kept for the checkboxes, not solved
-            self.pending_rot_masks[i] = tuple(mask)
             raise ValueError(f"rot_mask: {list(mask)} has two true axes, and aligning two axes fixes the third: "
-                             "check the third axis (full orientation) or uncheck one more (align one axis)")
+                             "use a rotation mode (full, align x / y / z, or free)")
         members = self.group_members(i)
         self._edit(lambda: [self._replace(j, **{which: tuple(mask)}) for j in members])
+
+    def rot_mode(self, i: int) -> str:
+        """Target ``i``'s rotation mode: one of :data:`ROT_MODES` ("free" without an orientation)."""
+        if not _has_orientation(self.targets[i]):
+            return "free"
+        mask = tuple(self.targets[i].rot_mask)
+        return next(name for name, m in ROT_MODES.items() if m == mask)
+
+    def set_rot_mode(self, i: int, mode: str) -> None:
+        """Set target ``i``'s rotation mode (and its group's): "full" orientation, "align x" / "align
+        y" / "align z" (only the direction of that axis of the link), or "free" (any orientation).
+        The target keeps its orientation, so going back to "full" restores it."""
+        self._check(i)
+        if mode not in ROT_MODES:
+            raise ValueError(f"mode: expected one of {list(ROT_MODES)}, got {mode!r}")
+        members = self.group_members(i)
+
+        def apply():
+            for j in members:
+                updates = {"rot_mask": ROT_MODES[mode]}
+                if mode != "free" and not _has_orientation(self.targets[j]):  # it needs one: the link's now
+                    updates["quat"] = _tuple(self.link_pose(self.targets[j].link)[1])
+                self._replace(j, **updates)
+
+        self._edit(apply)
 
     def set_group(self, i: int, group: str | None) -> None:
         """Solve target ``i`` with the targets of ``group`` (None: on its own); it takes the group's masks."""
@@ -213,30 +242,60 @@ class TargetEditor:
             raise IndexError(f"target: expected 0 to {len(self.targets) - 1}, got {i}")
 
     # -- gizmos --------------------------------------------------------------------------------------
+    def gizmos(self) -> list[tuple[gz.Gizmo, np.ndarray]]:
+        """Every target's gizmo with its anchor (the target's world position), in the selected env's
+        cell: GIZMO_PX long on screen at any distance or env count; gizmos that would overlap are
+        made smaller and pushed apart on screen (:func:`app.gizmo.layout`; the one being dragged
+        keeps its place), each then drawn with a leader line back to its anchor."""
+        c = self.c
+        cam = c.camera
+        env_offset = c.view.offsets[c.selected_env]
+        poses = [self.target_pose(i) for i in range(len(self.targets))]
+        anchors = np.array([pos + env_offset for pos, _ in poses]).reshape(-1, 3)
+        shift = np.zeros_like(anchors)  # world offsets of the gizmos from their anchors
+        dragged = self._drag[0] if self._drag is not None else None
+        if dragged is not None:
+            shift[dragged] = self._drag_shift
+        pix, depth = cam.project(anchors + shift)
+        seen = np.flatnonzero(np.all(np.isfinite(pix), axis=1) & (depth > cam.near))
+        sizes_px = np.full(len(anchors), GIZMO_PX)
+        if len(seen) > 1:
+            fixed = int(np.flatnonzero(seen == dragged)[0]) if dragged in seen else None
+            sizes, off = gz.layout(pix[seen], GIZMO_PX, GIZMO_MIN_PX, GIZMO_MARGIN_PX, fixed=fixed)
+            pose = cam.pose()
+            for k, i in enumerate(seen):
+                sizes_px[i] = sizes[k]
+                if i != dragged:
+                    shift[i] = (off[k, 0] * pose[:3, 0] - off[k, 1] * pose[:3, 1]) * cam.meters_per_pixel(depth[i])
+        out = []
+        for i, (t, (_, quat)) in enumerate(zip(self.targets, poses)):
+            rot_mask = t.rot_mask if t.orientation() is not None else (False, False, False)
+            pos_mask = t.pos_mask if t.pos is not None else (False, False, False)
+            world = anchors[i] + shift[i]
+            d = float(np.dot(world - cam.position(), cam.forward()))
+            size = sizes_px[i] * cam.meters_per_pixel(max(d, cam.near))
+            out.append((gz.Gizmo(pos=world, quat=quat, size_m=size, space=self.space, pos_mask=pos_mask,
+                                 rot_mask=rot_mask), anchors[i]))
+        return out
+
     def gizmo(self, i: int) -> gz.Gizmo:
-        """Target ``i``'s gizmo, in world coordinates of the selected env's cell."""
-        pos, quat = self.target_pose(i)
-        t = self.targets[i]
-        offset = self.c.scene.envs_offset()[self.c.selected_env]
-        rot_mask = t.rot_mask if t.orientation() is not None else (False, False, False)
-        pos_mask = t.pos_mask if t.pos is not None else (False, False, False)
-        world = pos + offset
-        depth = float(np.dot(world - self.c.camera.position(), self.c.camera.forward()))
-        size = GIZMO_PX * self.c.camera.meters_per_pixel(max(depth, self.c.camera.near))
-        return gz.Gizmo(pos=world, quat=quat, size_m=size, space=self.space, pos_mask=pos_mask, rot_mask=rot_mask)
+        """Target ``i``'s gizmo (see :meth:`gizmos`)."""
+        self._check(i)
+        return self.gizmos()[i][0]
 
     def handles(self) -> list[tuple[int, gz.Handle]]:
         """Every target's handles, for drawing: ``(target index, handle)``."""
-        return [(i, h) for i in range(len(self.targets)) for h in gz.handle_geometry(self.gizmo(i))]
+        return [(i, h) for i, (g, _) in enumerate(self.gizmos()) for h in gz.handle_geometry(g)]
 
     def pick(self, px: float, py: float) -> tuple[int, gz.HitResult] | None:
         """The nearest enabled handle under pixel (px, py) over all targets (selected target first)."""
-        order = list(range(len(self.targets)))
-        if self.selected is not None:
+        gizmos = self.gizmos()
+        order = list(range(len(gizmos)))
+        if self.selected is not None and self.selected < len(order):
             order.insert(0, order.pop(self.selected))
         best = None
         for i in order:
-            hit = gz.pick(self.gizmo(i), self.c.camera, px, py)
+            hit = gz.pick(gizmos[i][0], self.c.camera, px, py)
             if hit is not None and (best is None or hit.distance_px < best[1].distance_px - 0.5):
                 best = (i, hit)
         return best
@@ -253,7 +312,9 @@ class TargetEditor:
             return False
         i, hit = found
         self._drag_snapshot = self._snapshot()
-        self._drag = (i, gz.begin_drag(self.gizmo(i), self.c.camera, hit, px, py))
+        gizmo, anchor = self.gizmos()[i]
+        self._drag_shift = gizmo.pos - anchor  # the gizmo stays this far from its target while dragged
+        self._drag = (i, gz.begin_drag(gizmo, self.c.camera, hit, px, py))
         self.selected = i
         pos, quat = self.target_pose(i)
         self.events.append(DragEvent("start", i, pos, quat))
@@ -269,12 +330,13 @@ class TargetEditor:
             return
         i, state = self._drag
         world_pos, quat = gz.drag_to(state, self.c.camera, px, py, snap=snap)
-        pos = world_pos - self.c.scene.envs_offset()[self.c.selected_env]
+        pos = world_pos - self._drag_shift - self.c.view.offsets[self.c.selected_env]
         t = self.targets[i]
         updates = {"pos": _tuple(pos)} if t.pos is not None else {}
         if t.orientation() is not None:
             updates.update(quat=_tuple(quat), rpy=None)
-        self._replace(i, **updates)
+        with self.c.edit_lock:
+            self._replace(i, **updates)
         self._changed()
         self.events.append(DragEvent("move", i, pos, quat))
 
@@ -291,6 +353,13 @@ class TargetEditor:
 
     def toggle_space(self) -> None:
         self.space = "local" if self.space == "world" else "world"
+
+
+def _has_orientation(t) -> bool:
+    """The target constrains an orientation: its own, or its keyframes'."""
+    motion = t.motion
+    keyed = motion is not None and motion.type == "keyframes" and motion.poses[0].orientation() is not None
+    return t.orientation() is not None or keyed
 
 
 def _tuple(values) -> tuple[float, ...]:

@@ -1,6 +1,7 @@
 """Session-wide test setup: headless GL, a quiet taichi, the Xvfb display, and the CI skip rule.
 
 * ``PYOPENGL_PLATFORM`` defaults to ``osmesa``: the renderer draws offscreen with no display.
+* ``display`` and ``launch``: the real app window in a subprocess, driven with xdotool (``_appwindow``).
 * ``xvfb_display`` (session fixture): the X display for GUI tests; with no usable ``DISPLAY`` it
   starts a private Xvfb (1920x1080x24) for the session and stops it at the end.
 * ``backend`` (module fixture): the kinematics reference modules run once per backend, CPU and
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -28,6 +30,7 @@ os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
 import _backend  # noqa: E402
+from _appwindow import AppProcess  # noqa: E402
 from _support import in_ci, require_or_fail, skip_or_fail  # noqa: E402
 
 __all__ = ["in_ci", "require_or_fail", "skip_or_fail"]
@@ -109,3 +112,25 @@ def pytest_make_collect_report(collector):
         rep.outcome = "failed"
         rep.longrepr = f"{CI_SKIP_NOTE}: {_reason(rep.longrepr)}"
     return rep
+
+
+@pytest.fixture(scope="module")
+def display(xvfb_display):
+    """The X display for tests that drive the real window with xdotool."""
+    require_or_fail(shutil.which("xdotool"), "xdotool is not installed (apt install xdotool)")
+    return xvfb_display
+
+
+@pytest.fixture
+def launch(display, tmp_path):
+    """``launch(**kwargs)`` starts ``app.gui.run(**kwargs)`` as an :class:`AppProcess`; all are killed at the end."""
+    started = []
+
+    def start(**kwargs) -> AppProcess:
+        app = AppProcess(display, tmp_path, **kwargs)
+        started.append(app)
+        return app
+
+    yield start
+    for app in started:
+        app.close()

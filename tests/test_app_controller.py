@@ -561,3 +561,45 @@ def test_spread_gives_each_env_its_own_offset_around_the_gizmo(scene_ctl):
 def test_spread_refused_for_a_target_with_another_pattern(ctl):
     with pytest.raises(ValueError, match="circle"):
         ctl.targets.set_spread(0, (0.1, 0.1, 0.0))
+
+
+# -- rotation modes and the status line ---------------------------------------------------------------
+def test_rotation_modes_from_any_to_any(scene_ctl):
+    c = scene_ctl(FINGERS_SCENE)
+    c.targets.set_group(0, "fingers")
+    c.targets.set_group(1, "fingers")
+    quat = c.spec.targets[0].orientation()
+    for mode in ("align z", "full", "free", "align x", "full", "align y", "free", "full"):
+        c.targets.set_rot_mode(0, mode)
+        assert c.targets.rot_mode(0) == c.targets.rot_mode(1) == mode  # the group follows
+        np.testing.assert_allclose(c.spec.targets[0].orientation(), quat)  # kept for the way back
+        assert solve_now(c).pos_error.shape == (4, 2)
+    assert not [m for m in c.messages if m[0] == "error"], list(c.messages)
+    with pytest.raises(ValueError, match="mode"):
+        c.targets.set_rot_mode(0, "align xy")
+    assert c.targets.undo() and c.targets.rot_mode(0) == "free"
+
+
+def test_an_error_stays_on_the_status_line_until_its_cause_is_gone(ctl):
+    assert ctl.status() is None or ctl.status()[0] != "error"
+    assert not ctl.set_solver_param("damping", -1.0)
+    assert ctl.status() == ("error", "solver: damping: expected a positive number, got -1.0")
+    assert not ctl.set_solver_param("pos_tol", 0.0)
+    assert ctl.status()[0] == "error" and "pos_tol" in ctl.status()[1]  # the newest problem shows
+    assert ctl.set_solver_param("pos_tol", 1e-3)
+    assert "damping" in ctl.status()[1]  # pos_tol fixed: the damping problem is still there
+    assert ctl.set_solver_param("damping", 0.02)
+    assert ctl.status() is None or ctl.status()[0] != "error"
+
+
+def test_status_text_is_cut_to_its_lines():
+    from app.status import fit
+
+    def measure(text, wrap):  # 10 px per character, wrapped at ``wrap`` px, 15 px lines
+        per_line = max(int(wrap // 10), 1) if wrap else 10**9
+        return (min(len(text), per_line) * 10, 15 * -(-len(text) // per_line))
+
+    assert fit("short", 200, 2, measure) == ("short", False)
+    shown, cut = fit("x" * 100, 200, 2, measure)
+    assert cut and shown.endswith("...") and measure(shown, 200)[1] <= 30 and len(shown) == 40
+    assert fit("two\nlines", 200, 2, measure) == ("two lines", False)

@@ -1,107 +1,13 @@
-"""The real dearpygui window under Xvfb, driven from outside: the app runs in a subprocess (one
-viewport per process) and writes a JSON report every frame (view origin, env centres and gizmo
-handles in pixels, target poses, qpos, messages); xdotool moves the mouse and presses keys."""
+"""The real dearpygui window under Xvfb, driven from outside (see ``_appwindow``): the default scene
+on screen, a gizmo drag with the real mouse, screenshots and the help window."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import imageio.v2 as imageio
 import numpy as np
-import pytest
-from _support import require_or_fail
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def display(xvfb_display):
-    require_or_fail(shutil.which("xdotool"), "xdotool is not installed (apt install xdotool)")
-    return xvfb_display
-
-
-class AppProcess:
-    """``app.gui.run(**kwargs)`` in a subprocess on ``display``; output goes to files in ``folder``."""
-
-    def __init__(self, display: str, folder: Path, **kwargs):
-        self.display, self.folder = display, folder
-        self.report = folder / "report.json"
-        args = ", ".join(f"{k}={v!r}" for k, v in {**kwargs, "report": str(self.report)}.items())
-        code = f"import engine as ik; ik.init(backend='cpu'); from app import gui; gui.run({args})"
-        self.env = dict(os.environ, DISPLAY=display, PYOPENGL_PLATFORM=os.environ.get("PYOPENGL_PLATFORM", "osmesa"))
-        self.out = open(folder / "app.log", "w")  # closed in close()
-        self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=self.env, stdout=self.out,
-                                     stderr=subprocess.STDOUT)
-
-    def log(self) -> str:
-        self.out.flush()
-        return (self.folder / "app.log").read_text()[-4000:]
-
-    def read(self) -> dict | None:
-        try:
-            return json.loads(self.report.read_text())
-        except (OSError, ValueError):
-            return None
-
-    def wait_report(self, ok, timeout: float = 120.0) -> dict:
-        """Poll the report until ``ok(report)``; fail if the app exits or time runs out."""
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < timeout:
-            r = self.read()
-            if r is not None and ok(r):
-                return r
-            if self.proc.poll() is not None:
-                pytest.fail(f"the app exited (rc {self.proc.returncode}) while the test waited:\n{self.log()}")
-            time.sleep(0.05)
-        pytest.fail(f"timed out after {timeout} s waiting on the app's report:\n{self.log()}")
-
-    def wait_frames(self, n: int = 2) -> dict:
-        """Let the GUI run ``n`` more frames (input is polled once per frame)."""
-        start = self.read()["frames"]
-        return self.wait_report(lambda r: r["frames"] >= start + n, timeout=60.0)
-
-    def xdotool(self, *args) -> None:
-        subprocess.run(["xdotool", *map(str, args)], env=self.env, check=True, timeout=10)
-
-    def wait_exit(self, timeout: float = 120.0) -> int:
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"the app did not exit within {timeout} s:\n{self.log()}")
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        self.out.close()
-
-
-@pytest.fixture
-def launch(display, tmp_path):
-    started = []
-
-    def start(**kwargs) -> AppProcess:
-        app = AppProcess(display, tmp_path, **kwargs)
-        started.append(app)
-        return app
-
-    yield start
-    for app in started:
-        app.close()
-
-
-def robot_pixels(rgb: np.ndarray) -> np.ndarray:
-    """Bright, neutral pixels: the robots' white shells. The background (41, 43, 48), the ground
-    (74, 77, 83) and its grid lines (at most ~(163, 169, 182), bluish) are neither; gizmo handles
-    and target frames are saturated colours."""
-    rgb = rgb.astype(int)
-    return (rgb.min(axis=2) > 190) & (rgb.max(axis=2) - rgb.min(axis=2) < 25)
+from _appwindow import grab_screen, robot_pixels
 
 
 def test_default_scene_shows_16_robot_cells(launch, tmp_path):
@@ -110,7 +16,7 @@ def test_default_scene_shows_16_robot_cells(launch, tmp_path):
     assert app.wait_exit() == 0, app.log()
     assert "Traceback" not in app.log(), app.log()
     r = app.read()
-    assert r["frames"] == 40 and r["images"] >= 1
+    assert r["frames_shown"] == 40 and r["images"] >= 1
     assert not [m for m in r["messages"] if m[0] == "error"]
     img = imageio.imread(shot)[..., :3]
     assert img.shape[:2] == (900, 1600)
@@ -135,13 +41,6 @@ def test_default_scene_shows_16_robot_cells(launch, tmp_path):
     assert far.sum() > 10000 and robot[far].mean() < 1e-3
     # and the view is not blank: the ground and grid are there too
     assert (np.abs(view.astype(int) - [41, 43, 48]).sum(axis=2) > 20).mean() > 0.3
-
-
-def grab_screen(display: str, box) -> np.ndarray:
-    """(H, W, 3) pixels of the X screen inside ``box`` (x0, y0, x1, y1)."""
-    from PIL import ImageGrab
-
-    return np.asarray(ImageGrab.grab(bbox=tuple(box), xdisplay=display).convert("RGB")).astype(int)
 
 
 def test_drag_a_gizmo_with_the_real_mouse(launch, tmp_path, display):

@@ -16,6 +16,7 @@ from app.gizmo import (
     begin_drag,
     drag_to,
     handle_geometry,
+    layout,
     pick,
 )
 from engine.transforms import quat_conj, quat_from_axis_angle, quat_mul, quat_to_matrix, quat_to_rotvec
@@ -311,3 +312,25 @@ def test_gizmo_validation():
         Gizmo(POS, [1, 0, 0, 0], pos_mask=[True, False])
     with pytest.raises(ValueError, match="size_m"):
         Gizmo(POS, [1, 0, 0, 0], size_m=0)
+
+
+def test_layout_keeps_gizmo_discs_apart():
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 5):
+        for _ in range(20):
+            centers = rng.normal(0.0, 30.0, (n, 2))
+            if rng.random() < 0.3:
+                centers[1] = centers[0]  # two targets at the same point
+            fixed = int(rng.integers(n)) if rng.random() < 0.5 else None
+            sizes, offsets = layout(centers, 80.0, 36.0, 8.0, fixed=fixed)
+            assert np.all((sizes >= 36.0) & (sizes <= 80.0))
+            p = centers + offsets
+            for i in range(n):
+                for j in range(i + 1, n):
+                    assert np.linalg.norm(p[i] - p[j]) >= sizes[i] + sizes[j] + 8.0 - 1e-6
+            if fixed is not None:
+                np.testing.assert_array_equal(offsets[fixed], 0.0)
+    # far apart: full size, not moved
+    sizes, offsets = layout([[0, 0], [500, 0]], 80.0, 36.0)
+    np.testing.assert_array_equal(sizes, [80.0, 80.0])
+    np.testing.assert_array_equal(offsets, 0.0)

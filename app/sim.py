@@ -1,0 +1,364 @@
+"""The engine side of the app: one scene, its runner and visualizer, solved and rendered off the GUI thread.
+
+Only :class:`Sim` calls the engine. The GUI thread changes plain state on the controller (the
+scene spec's targets and solver settings, the camera, play / pause, counters of edits and step
+requests) and reads the :class:`Snapshot` the sim publishes after every change (qpos, link poses,
+the last frame's figures). So the GUI never waits on a solve, a scene build or a render: with a
+:class:`SimThread` all of that runs in one worker thread (and the rasterising in the visualizer's
+render thread), started at a lower CPU priority than the GUI; without one (tests, headless use),
+:meth:`app.controller.AppController.update` runs :meth:`Sim.tick` inline.
+
+Per tick: the GUI's spec edits are copied into the runner's own spec (under the controller's
+edit lock: the GUI never edits what the solver reads), one frame is solved when playing, stepping
+or edited (not in manual mode), failed envs are tinted, a snapshot is published, and an image is
+requested when the renderer is idle and the state or the camera changed since the last one.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import ValidationError
+
+from engine import scenefile
+from engine.scenefile.errors import one_line
+
+from .metrics import FrameReadout, worst
+
+FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
+MAX_DT = 0.25  # s of motion per solved frame at most (a stall does not make the targets jump further)
+SIM_NICE = 8  # the sim thread's (and so its render thread's) nice value above the GUI's
+IDLE_WAIT_S = 0.05  # the sim thread's longest sleep: it wakes at once on a command, an edit or an image
+MIN_TICK_S = 1.0 / 120.0  # and ticks at most this often
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """What the GUI may read of the engine state, published by the sim after each change.
+
+    ``generation`` counts scene installs (a new one means a new robot, env count or spec);
+    ``version`` every publish. ``spec`` is the spec the scene was built from (the GUI's from then
+    on); ``keep_edits``: the GUI keeps its own targets and solver settings over it (a rebuild for
+    a new env count or spacing). ``robot``: the entity (the GUI reads only its static model:
+    ``tree``, ``links``, ``get_link``). Arrays are env-local: ``qpos`` (n_envs, n_qs),
+    ``links_pos`` (n_envs, n_links, 3), ``links_quat`` (n_envs, n_links, 4); ``offsets``
+    (n_envs, 3) each env's on-screen offset. ``frame``: the last solved RunnerFrame (None until one).
+    """
+
+    generation: int
+    version: int
+    spec: object
+    keep_edits: bool
+    robot: object
+    n_envs: int
+    offsets: np.ndarray
+    qpos: np.ndarray
+    links_pos: np.ndarray
+    links_quat: np.ndarray
+    frame: object
+    t: float
+
+
+class Sim:
+    """The scene, runner and visualizer of controller ``c`` (engine calls happen here only)."""
+
+    def __init__(self, c):
+        self.c = c
+        self.scene = self.runner = self.robot = None
+        self.generation = 0
+        self.version = 0
+        self.published: Snapshot | None = None
+        self.last_frame = None
+        self.pending = None  # Future of the image being rendered
+        self._image: tuple | None = None  # (sequence number, image, render ms, generation) of the newest
+        self._image_seq = 0
+        self._requested = None  # (version, camera) of the last image requested
+        self._synced_edits = -1  # the controller's edit count last copied into the runner's spec
+        self._solved_edits = -1  # ... and last solved
+        self._steps_seen = 0
+        self._stepped_unrendered = False  # a solved state no image was requested of yet
+        self._last_tick = time.perf_counter()
+        self._tinted = np.zeros(0, bool)
+        self.on_image = None  # called (render thread) when an image is ready: the sim thread's wake-up
+        self.keep_edits = False
+        self._warm = False
+
+    @property
+    def visualizer(self):
+        return self.scene.visualizer
+
+    # -- building -------------------------------------------------------------------------------------
+    def install(self, spec, n_envs: int | None = None, keep_edits: bool = False) -> None:
+        """Build ``spec`` (for ``n_envs`` envs, default the file's) and make it current; on an error the
+        current scene stays as it was and the error propagates."""
+        from engine.vis import Visualizer
+
+        c = self.c
+        scene, runner = scenefile.build(spec, n_envs=n_envs)
+        scene.visualizer = Visualizer(scene, res=c.camera_params[3], lod=c.lod)
+        spec.envs.n_envs = scene.n_batch
+        old = self.scene
+        self.scene, self.runner, self.robot = scene, runner, runner.robot
+        runner.spec = spec.model_copy(deep=True)  # the runner's own: the GUI edits `spec`
+        self.pending, self._requested, self.last_frame = None, None, None
+        self._tinted = np.zeros(scene.n_batch, bool)
+        self._synced_edits = self._solved_edits = c.edit_count
+        self._stepped_unrendered = False
+        self._warm = False
+        self.generation += 1
+        self.keep_edits = keep_edits
+        c.metrics.reset()
+        if old is not None:
+            old.destroy()
+        self.publish(spec)
+
+    def close(self) -> None:
+        if self.scene is not None:
+            self.scene.destroy()
+            self.scene = None
+
+    # -- state to the GUI -----------------------------------------------------------------------------
+    def publish(self, spec=None) -> Snapshot:
+        """Read the robot's state once and publish it for the GUI."""
+        robot, n = self.robot, self.scene.n_batch
+        self.version += 1
+        snap = Snapshot(
+            generation=self.generation, version=self.version,
+            spec=spec if spec is not None else self.published.spec, keep_edits=self.keep_edits, robot=robot,
+            n_envs=n, offsets=self.scene.envs_offset(), qpos=robot.get_qpos().reshape(n, -1),
+            links_pos=robot.get_links_pos().reshape(n, -1, 3), links_quat=robot.get_links_quat().reshape(n, -1, 4),
+            frame=self.last_frame, t=self.runner.t)
+        self.published = snap
+        return snap
+
+    # -- one tick -------------------------------------------------------------------------------------
+    def _sync_spec(self) -> bool:
+        """Copy the GUI's targets and solver settings into the runner's spec if they were edited."""
+        c = self.c
+        if c.edit_count == self._synced_edits:
+            return False
+        with c.edit_lock:
+            count = c.edit_count
+            run_spec = self.runner.spec
+            run_spec.targets = [t.model_copy() for t in c.spec.targets]
+            run_spec.solver = c.spec.solver.model_copy()
+        self.runner.retarget()
+        self._synced_edits = count
+        return True
+
+    def tick(self) -> FrameReadout | None:
+        """Solve one frame if playing, stepping or edited (never in manual mode) and publish it;
+        returns its readout (None when nothing was solved)."""
+        if self.scene is None:
+            return None
+        c = self.c
+        now = time.perf_counter()
+        wall_dt, self._last_tick = now - self._last_tick, now
+        self._sync_spec()
+        step_once = c.step_requests != self._steps_seen
+        edited = self._synced_edits != self._solved_edits
+        if not (c.playing or step_once or edited) or c.manual:
+            return None
+        if c.playing:
+            dt = min(wall_dt, MAX_DT)
+        else:
+            dt = self.runner.dt if step_once else 0.0
+        self._steps_seen, self._solved_edits = c.step_requests, self._synced_edits
+        try:
+            frame = self.runner.step(dt * c.speed)
+        except (ValueError, RuntimeError) as err:
+            c.playing = False
+            c.error(f"solve failed, paused: {err}", key="solve")
+            return None
+        c.resolve("solve")
+        self.last_frame = frame
+        self._tint_failures(frame.success)
+        readout = FrameReadout(now, frame.ik_ms, self.visualizer.last_timing.get("total_ms", 0.0),
+                               100.0 * frame.success_rate, int((~frame.success).sum()),
+                               worst(frame.pos_error), worst(frame.rot_error))
+        if self._warm:
+            c.metrics.add(readout)
+        self._warm = True  # the first solve of a scene may compile or load kernels: not a readout
+        self._stepped_unrendered = True
+        self.publish()
+        return readout
+
+    def busy_rendering(self) -> bool:
+        return self.pending is not None and not self.pending.done()
+
+    def wants_step(self) -> bool:
+        """A tick would solve, and the last solved state is already on its way to the screen (the sim
+        runs at most one frame ahead of the renderer)."""
+        c = self.c
+        due = c.playing or c.step_requests != self._steps_seen or c.edit_count != self._solved_edits
+        return self.scene is not None and due and not c.manual and not (self._stepped_unrendered
+                                                                          and self.busy_rendering())
+
+    def _tint_failures(self, success: np.ndarray) -> None:
+        failed = ~np.asarray(success, bool).reshape(-1)
+        if failed.shape == self._tinted.shape and np.array_equal(failed, self._tinted):
+            return
+        vis = self.visualizer
+        if (~failed).any():
+            vis.set_env_tint(np.flatnonzero(~failed), None)
+        if failed.any():
+            vis.set_env_tint(np.flatnonzero(failed), FAIL_TINT)
+        self._tinted = failed
+
+    # -- engine writes the GUI asks for ------------------------------------------------------------------
+    def set_joint(self, env: int | None, q_index: int, value: float) -> None:
+        envs = [env] if self.scene.is_batched and env is not None else None
+        self.robot.set_qpos([float(value)], qs_idx_local=[int(q_index)], envs_idx=envs)
+        self.publish()
+
+    def reset(self) -> None:
+        self.runner.reset()
+        self.c.metrics.reset()
+        self.publish()
+
+    def start_recording(self, path, fps: float) -> None:
+        self.visualizer.start_recording(path, fps=fps)
+
+    def stop_recording(self) -> None:
+        vis = self.visualizer
+        if vis.is_recording:
+            path = vis.stop_recording()
+            self.c.info(f"recording saved: {path} ({vis.recorded_frames} frames)")
+
+    # -- images -------------------------------------------------------------------------------------
+    def request_frame(self, force: bool = False) -> bool:
+        """Ask the renderer for an image of the current state if it is idle and the state or the
+        camera changed since the last one (or ``force``); True if one was requested."""
+        if self.scene is None or self.busy_rendering():
+            return False
+        self.collect()
+        key = (self.version, self.c.camera_params, self.c.render_requests)
+        if key == self._requested and not force and not self.c.always_render:
+            return False
+        self._apply_camera(self.c.camera_params)
+        fut = self.visualizer.request_frame()
+        self.pending, self._requested, self._stepped_unrendered = fut, key, False
+        if self.on_image is not None:
+            fut.add_done_callback(lambda f: self.on_image())
+        return True
+
+    def _apply_camera(self, params) -> None:
+        position, target, fov, res = params
+        cam = self.visualizer.camera
+        if tuple(cam.res) != tuple(res):
+            cam.res = tuple(res)
+        cam.fov = fov
+        cam.look_at(np.array(position), np.array(target))
+
+    def collect(self) -> None:
+        """Take a finished render as the newest image (sim side only: the sim thread, or inline)."""
+        fut = self.pending
+        if fut is None or not fut.done():
+            return
+        self.pending = None
+        try:
+            image = fut.result()
+        except Exception as err:  # the render thread's error, shown rather than raised
+            self.c.error(f"render failed: {err}", key="render")
+            return
+        self.c.resolve("render")
+        self._image_seq += 1
+        ms = float(self.visualizer.last_timing.get("total_ms", 0.0))
+        self._image = (self._image_seq, image, ms, self.generation)
+
+    def latest_image(self) -> tuple | None:
+        """(sequence number, image (H, W, 3) uint8, its render ms, scene generation) of the newest
+        collected image, or None; any thread may read it."""
+        return self._image
+
+    def wait_image(self, timeout: float = 30.0) -> np.ndarray:
+        """Inline use: render the current state (or finish the render in flight) and return the image."""
+        if self.pending is None:
+            self.request_frame(force=True)
+        self.pending.result(timeout=timeout)
+        self.collect()
+        return self._image[1]
+
+
+class SimThread:
+    """Runs ``sim`` in a worker thread: commands posted by the GUI run in order between ticks; a
+    tick solves (at most one frame ahead of the renderer) and asks for the next image as soon as
+    the renderer is idle. ``on_done(key, failure)`` hears how each command ended (``failure``: its
+    message, None on success); an error outside the commands comes as ``on_done("sim", text)``."""
+
+    def __init__(self, sim: Sim, on_done, name: str = "ikstudio-sim"):
+        self.sim = sim
+        self.on_done = on_done
+        self._commands: queue.SimpleQueue = queue.SimpleQueue()
+        self._wake = threading.Event()
+        self._stop = False
+        self.busy: str | None = None  # what a long command is doing ("building the scene"), for the GUI
+        self.ticks = 0
+        sim.on_image = self.wake
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def post(self, what: str, fn, *args, key: str | None = None) -> None:
+        """Run ``fn(*args)`` in the sim thread; ``what`` names it in messages and :attr:`busy`,
+        ``key`` is handed to ``on_done``."""
+        self._commands.put((what, fn, args, key))
+        self._wake.set()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    @property
+    def idle(self) -> bool:
+        """No command waiting or running."""
+        return self._commands.empty() and self.busy is None
+
+    def _run(self) -> None:
+        try:  # below the GUI: on a busy machine the GUI thread gets the CPU first; threads made
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SIM_NICE)  # here (render) inherit it
+        except (AttributeError, OSError):
+            pass
+        sim = self.sim
+        last = 0.0
+        while not self._stop:
+            self._wake.wait(IDLE_WAIT_S)
+            self._wake.clear()
+            while not self._commands.empty() and not self._stop:
+                what, fn, args, key = self._commands.get()
+                self.busy = what
+                try:
+                    fn(*args)
+                except ValidationError as err:
+                    self.on_done(key, f"{what}: {one_line(err)}")
+                except Exception as err:  # a failed command is a message; the sim goes on
+                    self.on_done(key, f"{what}: {err}")
+                else:
+                    self.on_done(key, None)
+                finally:
+                    self.busy = None
+            if self._stop:
+                break
+            wait = MIN_TICK_S - (time.perf_counter() - last)
+            if wait > 0:
+                time.sleep(wait)
+            last = time.perf_counter()
+            try:
+                sim.collect()
+                if sim.wants_step():
+                    sim.tick()
+                    self.ticks += 1
+                sim.request_frame()
+            except Exception as err:  # never let the worker die: say so and pause
+                self.sim.c.playing = False
+                self.on_done("sim", f"sim: {type(err).__name__}: {err}")
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the thread (after the command running now), then free the scene in it."""
+        self._stop = True
+        self._wake.set()
+        self._thread.join(timeout)
+        self.sim.close()

@@ -1,0 +1,132 @@
+"""The 3D view of the window: the renderer's latest image as a texture in a drawlist, the gizmo
+handles drawn over it at the GUI's frame rate (they follow the mouse whatever the renderer's
+rate), a recording mark, and a progress note while the scene is being built."""
+
+from __future__ import annotations
+
+import time
+
+import dearpygui.dearpygui as dpg
+import numpy as np
+
+from . import gizmo as gz
+
+LEADER_RGBA = (235, 235, 235, 200)  # the line from a gizmo pushed aside back to its target
+CELL_RGBA = (255, 214, 90, 150)  # the outline of the selected env's cell
+
+
+class View:
+    """The drawlist of the 3D view inside ``parent``; ``app.controller`` provides what it draws."""
+
+    def __init__(self, app, parent):
+        self.app = app
+        self.size = (640, 360)
+        self.upload_ms = 0.0  # time of the last texture upload
+        self._buf = None
+        with dpg.texture_registry():
+            self.tex = dpg.add_raw_texture(*self.size, np.zeros(self.size[0] * self.size[1] * 3, np.float32),
+                                           format=dpg.mvFormat_Float_rgb)
+        self.drawlist = dpg.add_drawlist(*self.size, parent=parent)
+        self.image = dpg.draw_image(self.tex, (0, 0), self.size, parent=self.drawlist)
+        self.overlay = dpg.add_draw_layer(parent=self.drawlist)
+        self.marks = dpg.add_draw_layer(parent=self.drawlist)
+
+    def resize(self, width: int, height: int) -> None:
+        width, height = max(int(width), 64), max(int(height), 64)
+        if (width, height) == self.size:
+            return
+        self.size = (width, height)
+        dpg.configure_item(self.drawlist, width=width, height=height)
+        self.app.controller.resize_view(width, height)
+
+    def show_image(self, img: np.ndarray) -> None:
+        """Upload an (H, W, 3) uint8 frame (a new texture when its size changed)."""
+        h, w = img.shape[:2]
+        if self._buf is None or self._buf.shape != (h, w, 3):
+            old = self.tex
+            self._buf = np.empty((h, w, 3), np.float32)
+            with dpg.texture_registry():
+                self.tex = dpg.add_raw_texture(w, h, self._buf.ravel(), format=dpg.mvFormat_Float_rgb)
+            dpg.configure_item(self.image, texture_tag=self.tex)
+            dpg.delete_item(old)
+        t0 = time.perf_counter()
+        np.multiply(img, np.float32(1.0 / 255.0), out=self._buf)
+        dpg.set_value(self.tex, self._buf.ravel())
+        dpg.configure_item(self.image, pmax=self.size)
+        self.upload_ms = (time.perf_counter() - t0) * 1e3
+
+    def mouse(self) -> tuple[float, float]:
+        """Mouse position in view pixels (x right, y down)."""
+        mx, my = dpg.get_mouse_pos(local=False)
+        x0, y0 = dpg.get_item_rect_min(self.drawlist)
+        return mx - x0, my - y0
+
+    def draw_overlay(self) -> None:
+        """Gizmo handles of every target; the hovered one highlighted; masked-out ones dimmed. Then
+        the recording mark, or the progress note while the scene is being built."""
+        c = self.app.controller
+        dpg.delete_item(self.overlay, children_only=True)
+        dpg.delete_item(self.marks, children_only=True)
+        if c.ready:
+            self._draw_gizmos(c)
+        if c.recording is not None:
+            dpg.draw_circle((18, 18), 8, color=(255, 40, 40, 255), fill=(255, 40, 40, 255), parent=self.marks)
+            dpg.draw_text((32, 9), f"REC {c.recording_text()}", color=(255, 80, 80, 255), size=16, parent=self.marks)
+        busy = c.busy if c.ready else (c.busy or "starting")
+        if busy:
+            self._draw_progress(busy)
+
+    def _draw_gizmos(self, c) -> None:
+        self._draw_selected_cell(c)
+        hover = c.targets.hover.handle if c.targets.hover is not None else None
+        for i, (gizmo, anchor) in enumerate(c.targets.gizmos()):
+            if np.linalg.norm(gizmo.pos - anchor) > 1e-9:  # pushed aside: a leader line to its target
+                (a, b), depth = c.camera.project(np.array([anchor, gizmo.pos]))
+                if np.all(np.isfinite([a, b])) and np.all(depth > 0):
+                    dpg.draw_line(a.tolist(), b.tolist(), color=LEADER_RGBA, thickness=1.5, parent=self.overlay)
+                    dpg.draw_circle(a.tolist(), 3, color=LEADER_RGBA, fill=LEADER_RGBA, parent=self.overlay)
+            for handle in gz.handle_geometry(gizmo):
+                pix, depth = c.camera.project(handle.points)
+                if not np.all(np.isfinite(pix)) or np.any(depth <= 0):
+                    continue
+                rgb = handle.display_color(hovered=handle is hover or _same(handle, hover))
+                color = [int(255 * x) for x in rgb] + [255 if handle.enabled else 110]
+                width = 3.0 if handle.enabled else 1.5
+                pts = pix.tolist()
+                if handle.kind == "axis":
+                    dpg.draw_arrow(pts[1], pts[0], color=color, thickness=width, size=8, parent=self.overlay)
+                elif handle.kind == "plane":
+                    fill = color[:3] + [90 if handle.enabled else 30]
+                    dpg.draw_polygon(pts + [pts[0]], color=color, fill=fill, thickness=1.0, parent=self.overlay)
+                else:
+                    dpg.draw_polyline(pts, closed=True, color=color, thickness=width, parent=self.overlay)
+                if i == c.targets.selected and handle.kind == "axis" and handle.axis == 0:
+                    dpg.draw_circle(pix[0].tolist(), 4, color=(255, 255, 255, 255), parent=self.overlay)
+
+    def _draw_selected_cell(self, c) -> None:
+        """The selected env's cell outlined on the ground: where the gizmos are, and whose joints show."""
+        half = 0.47 * np.asarray(c.spec.envs.env_spacing, float)
+        x, y = c.view.offsets[c.selected_env][:2]
+        corners = np.array([[x - half[0], y - half[1], 0.0], [x + half[0], y - half[1], 0.0],
+                            [x + half[0], y + half[1], 0.0], [x - half[0], y + half[1], 0.0]])
+        pix, depth = c.camera.project(corners)
+        if np.all(np.isfinite(pix)) and np.all(depth > 0):
+            dpg.draw_polyline(pix.tolist(), closed=True, color=CELL_RGBA, thickness=2.0, parent=self.overlay)
+
+    def _draw_progress(self, text: str) -> None:
+        """A bar that sweeps while the sim thread works (its length is not a fraction: how long a
+        build or a kernel compile takes is not known in advance), with what it is doing."""
+        w, h = self.size
+        x0, x1, y = w * 0.25, w * 0.75, h * 0.5
+        dpg.draw_rectangle((x0 - 16, y - 44), (x1 + 16, y + 28), color=(0, 0, 0, 0), fill=(30, 32, 36, 230),
+                           rounding=6, parent=self.marks)
+        dpg.draw_text((x0, y - 36), text, color=(230, 230, 230, 255), size=18, parent=self.marks)
+        dpg.draw_rectangle((x0, y), (x1, y + 10), color=(90, 95, 105, 255), parent=self.marks)
+        phase = (time.perf_counter() * 0.6) % 1.0
+        a = x0 + (x1 - x0) * max(0.0, phase * 1.3 - 0.3)
+        b = x0 + (x1 - x0) * min(1.0, phase * 1.3)
+        dpg.draw_rectangle((a, y + 1), (b, y + 9), color=(0, 0, 0, 0), fill=(90, 160, 255, 255), parent=self.marks)
+
+
+def _same(a, b) -> bool:
+    return b is not None and a.kind == b.kind and a.axis == b.axis and np.allclose(a.center, b.center)

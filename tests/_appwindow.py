@@ -1,0 +1,111 @@
+"""Driving the real dearpygui window under Xvfb from a test: the app runs in a subprocess (one
+viewport per process) and writes a JSON report every frame (view origin, env centres and gizmo
+handles in pixels, target poses, qpos, widget rectangles, shortcuts run, messages); xdotool moves
+the mouse, clicks and types."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class AppProcess:
+    """``app.gui.run(**kwargs)`` in a subprocess on ``display``; output goes to files in ``folder``."""
+
+    def __init__(self, display: str, folder: Path, **kwargs):
+        self.display, self.folder = display, folder
+        self.report = folder / "report.json"
+        args = ", ".join(f"{k}={v!r}" for k, v in {**kwargs, "report": str(self.report)}.items())
+        code = f"import engine as ik; ik.init(backend='cpu'); from app import gui; gui.run({args})"
+        self.env = dict(os.environ, DISPLAY=display, PYOPENGL_PLATFORM=os.environ.get("PYOPENGL_PLATFORM", "osmesa"))
+        self.out = open(folder / "app.log", "w")  # closed in close()
+        self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=self.env, stdout=self.out,
+                                     stderr=subprocess.STDOUT)
+
+    def log(self) -> str:
+        self.out.flush()
+        return (self.folder / "app.log").read_text()[-4000:]
+
+    def read(self) -> dict | None:
+        try:
+            return json.loads(self.report.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def wait_report(self, ok, timeout: float = 120.0) -> dict:
+        """Poll the report until ``ok(report)``; fail if the app exits or time runs out."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            r = self.read()
+            if r is not None and ok(r):
+                return r
+            if self.proc.poll() is not None:
+                pytest.fail(f"the app exited (rc {self.proc.returncode}) while the test waited:\n{self.log()}")
+            time.sleep(0.05)
+        pytest.fail(f"timed out after {timeout} s waiting on the app's report:\n{self.log()}")
+
+    def wait_frames(self, n: int = 2) -> dict:
+        """Let the GUI run ``n`` more frames (input is polled once per frame)."""
+        start = self.read()["frames"]
+        return self.wait_report(lambda r: r["frames"] >= start + n, timeout=60.0)
+
+    def xdotool(self, *args) -> None:
+        subprocess.run(["xdotool", *map(str, args)], env=self.env, check=True, timeout=30)
+
+    def click(self, x: float, y: float, frames: int = 2) -> dict:
+        """Move the mouse to screen (x, y), let the GUI see it there, click, and wait ``frames`` frames."""
+        self.xdotool("mousemove", int(round(x)), int(round(y)))
+        self.wait_frames(2)
+        self.xdotool("click", 1)
+        return self.wait_frames(frames)
+
+    def type(self, text: str, delay_ms: int = 60) -> None:
+        """Type ``text`` with the real keyboard (one key event per character)."""
+        self.xdotool("type", "--delay", delay_ms, "--", text)
+
+    def wait_exit(self, timeout: float = 120.0) -> int:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the app did not exit within {timeout} s:\n{self.log()}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.out.close()
+
+
+def robot_pixels(rgb: np.ndarray) -> np.ndarray:
+    """Bright, neutral pixels: the robots' white shells. The background (41, 43, 48), the ground
+    (74, 77, 83) and its grid lines (at most ~(163, 169, 182), bluish) are neither; gizmo handles
+    and target frames are saturated colours."""
+    rgb = rgb.astype(int)
+    return (rgb.min(axis=2) > 190) & (rgb.max(axis=2) - rgb.min(axis=2) < 25)
+
+
+def grab_screen(display: str, box) -> np.ndarray:
+    """(H, W, 3) pixels of the X screen inside ``box`` (x0, y0, x1, y1)."""
+    from PIL import ImageGrab
+
+    return np.asarray(ImageGrab.grab(bbox=tuple(box), xdisplay=display).convert("RGB")).astype(int)
+
+
+def centre(rect) -> tuple[int, int]:
+    """Integer screen centre of a report rectangle [x0, y0, x1, y1]."""
+    return int(round((rect[0] + rect[2]) / 2)), int(round((rect[1] + rect[3]) / 2))
+
+
+def inside_left(rect, dx: float = 12.0) -> tuple[int, int]:
+    """A point ``dx`` px inside the left edge of a rectangle, half-way down: in a field's first box,
+    clear of its +/- buttons and its label."""
+    return int(round(rect[0] + dx)), int(round((rect[1] + rect[3]) / 2))

@@ -1,0 +1,100 @@
+"""The controller with its engine side in a thread (as the GUI runs it): calls from the GUI thread
+return at once whatever the solver or a scene build costs, edits made meanwhile reach the next
+solve, and a rebuild for a new env count keeps them (issue 17, item 2)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import engine as ik
+from app.controller import AppController
+
+RES = (320, 180)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def engine_cpu():
+    ik.init(backend="cpu")
+
+
+@pytest.fixture
+def ctl():
+    c = AppController(res=RES, threaded=True)
+    assert c.wait_ready(timeout=300)
+    yield c
+    c.close()
+
+
+def wait_for(ctl, cond, timeout: float = 60.0) -> None:
+    """Run GUI frames' worth of ``ctl.update()`` (which adopts the sim's newest state) until ``cond()``."""
+    t0 = time.perf_counter()
+    while not (ctl.update() or True) or not cond():
+        assert time.perf_counter() - t0 < timeout, "timed out"
+        time.sleep(0.005)
+
+
+def test_gui_calls_return_at_once_during_a_slow_solve(ctl):
+    runner = ctl.sim.runner
+    step, solving, release = runner.step, threading.Event(), threading.Event()
+
+    def slow_step(dt=None):
+        solving.set()
+        release.wait(10)  # a solve that takes as long as the test wants
+        return step(dt)
+
+    runner.step = slow_step
+    assert solving.wait(10), "the sim thread did not solve"
+    pos0 = np.array(ctl.spec.targets[0].pos)
+    t0 = time.perf_counter()
+    worst = 0.0
+    for k in range(30):  # 30 GUI frames' worth of calls while the solve is stuck
+        f0 = time.perf_counter()
+        ctl.update()
+        ctl.poll_frame()
+        ctl.joint_rows()
+        ctl.env_centers()
+        ctl.targets.handles()
+        ctl.targets.set_pose(0, pos=pos0 + [0.001 * k, 0, 0])
+        ctl.camera.orbit(1.0, 0.0)
+        worst = max(worst, time.perf_counter() - f0)
+    assert worst < 0.05, f"a GUI-side call waited {worst * 1e3:.0f} ms on the solver"
+    assert time.perf_counter() - t0 < 0.5
+    release.set()
+    runner.step = step
+    # the last edit reaches a solve: its targets are the runner's once the sim catches up
+    wait_for(ctl, lambda: ctl.last_frame is not None and not ctl.dirty)
+    np.testing.assert_allclose(ctl.runner.spec.targets[0].pos, pos0 + [0.029, 0, 0], atol=1e-12)
+
+
+def test_env_count_change_keeps_edits_made_during_the_rebuild(ctl):
+    generation, n_envs = ctl.view.generation, ctl.n_envs
+    t0 = time.perf_counter()
+    assert ctl.set_n_envs(36)
+    assert time.perf_counter() - t0 < 0.05, "set_n_envs waited on the build"
+    ctl.adopt()
+    assert ctl.n_envs == n_envs  # the old scene stays on screen while the new one is built
+    i = ctl.targets.add_target("link7")  # an edit made meanwhile
+    ctl.targets.set_group(i, "arm")
+    wait_for(ctl, lambda: ctl.view.generation != generation, timeout=120)
+    assert ctl.n_envs == 36 and ctl.view.qpos.shape[0] == 36
+    assert [t.link for t in ctl.spec.targets] == ["hand", "link7"] and ctl.spec.targets[1].group == "arm"
+    wait_for(ctl, lambda: not ctl.dirty and ctl.last_frame is not None and ctl.last_frame.pos_error.shape == (36, 2))
+    assert ctl.targets.undo()  # and the undo history came along
+    assert ctl.spec.targets[1].group is None
+
+
+def test_a_broken_robot_is_a_message_and_the_scene_stays(ctl, tmp_path):
+    bad = tmp_path / "broken.urdf"
+    bad.write_text("<robot name='broken'><link name='a'>")
+    generation = ctl.view.generation
+    assert ctl.load_robot(str(bad))  # posted: the failure comes back as a message
+    wait_for(ctl, lambda: ctl.worker.idle)
+    level, text = ctl.messages[-1]
+    assert level == "error" and "broken.urdf" in text, text
+    ctl.adopt()
+    assert ctl.view.generation == generation and ctl.robot.n_dofs == 9
+    assert ctl.wait_frame().shape == (RES[1], RES[0], 3)
