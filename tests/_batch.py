@@ -41,8 +41,9 @@ def target_table(poses: dict, prefixed: bool, **extra) -> pa.Table:
 
 
 def read_sorted(out) -> pa.Table:
-    """The whole dataset in ``out``, sorted by ``target``."""
-    table = pq.read_table(out)
+    """The whole dataset in ``out``, sorted by ``target`` (read in this thread: pyarrow's thread
+    pool, once started, stays in the test process and grew later tests' memory, which some measure)."""
+    table = pq.read_table(out, use_threads=False)
     return table.sort_by("target")
 
 

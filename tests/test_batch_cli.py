@@ -19,6 +19,8 @@ from _batch import check_complete, part_states, read_sorted
 
 from app import cli
 
+RUN_LAST = True  # uses pyarrow in the test process: see tests/conftest.py
+
 REPO = Path(__file__).resolve().parent.parent
 CHUNKS, CHUNK = 60, 256  # unreachable targets: every chunk runs all its restarts (~0.1 s each here)
 STOP_WITHIN_S = 5.0

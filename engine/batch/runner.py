@@ -180,7 +180,7 @@ def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, 
         if on_progress is not None:
             on_progress(progress)
 
-    pool = None
+    pool = solver = None
     try:
         if todo and cluster is None:
             from .worker import ChunkSolver
@@ -189,6 +189,7 @@ def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, 
             run_start = setup_end = progress.started = time.perf_counter()
             for k in todo:
                 handle(solver.solve(k, *chunk_args(k)))
+            solver.close()
         elif todo:
             from .cluster import Pool, cluster_cpus, cluster_gpus
 
@@ -210,11 +211,13 @@ def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, 
     finally:
         if pool is not None:
             pool.close()
+        if solver is not None:
+            solver.close()
     end = time.perf_counter()
     t0 = time.perf_counter()
     for k in skipped:  # the dataset's success count includes the chunks a resumed run skipped
-        succeeded += int(np.count_nonzero(pq.read_table(output.path / output.part_name(k),
-                                                        columns=["success"]).column(0).to_numpy()))
+        succeeded += int(np.count_nonzero(pq.read_table(output.path / output.part_name(k), columns=["success"],
+                                                        use_threads=False).column(0).to_numpy()))
     read_s += time.perf_counter() - t0
     return SolveSummary(out=str(output.path), rows=data.n_rows, rows_solved=data.n_rows - rows_skipped,
                         rows_skipped=rows_skipped, chunks=len(chunk_rows), chunks_solved=len(todo),

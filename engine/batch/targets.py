@@ -96,12 +96,15 @@ def read_table(source, label: str = "targets"):
             raise InvalidValueError(f"{label}: {name}: expected a .parquet, .npz or .csv file, got suffix "
                                     f"{path.suffix or '(none)'!r}")
         try:
+            # single-threaded: reading is a small part of a job, and pyarrow's thread pool would
+            # stay in the process beside the solver's (its threads' malloc arenas grew the memory
+            # of later work, e.g. the renderer's, by 10-60 MB in a test process)
             if kind == "parquet":
-                table = pq.read_table(path)
+                table = pq.read_table(path, use_threads=False)
             elif kind == "csv":
                 from pyarrow import csv
 
-                table = csv.read_csv(path)
+                table = csv.read_csv(path, read_options=csv.ReadOptions(use_threads=False))
             else:
                 table = _npz_table(path, name)
         except (InvalidValueError, InvalidTypeError):

@@ -52,6 +52,12 @@ class ChunkSolver:
         self.backend = engine.backend.current().describe()
         self.warm_up()
 
+    def close(self) -> None:
+        """Destroy the scene (its arrays and per-scene state go now, not whenever it is collected)."""
+        if self.scene is not None:
+            self.scene.destroy()
+            self.scene = None
+
     def ready(self) -> dict:
         """``{"pid", "backend"}``: this worker's process and engine (a Ray caller waits on it for the
         scene to be built and the kernels compiled)."""
