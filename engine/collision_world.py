@@ -58,6 +58,17 @@ def scene_obstacles(scene, robot) -> list[Obstacle]:
     return out
 
 
+def world_tables(obstacles: list[Obstacle], envs: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """The obstacles as the kernels take them (:mod:`engine.kernels.collide`): ``shapes (O, 4)``
+    (kind index into :data:`KINDS`, size padded to 3) and their poses ``(len(envs), O, 7)`` (pos,
+    quat wxyz; env-local world) in the envs ``envs``, both in ``dtype``."""
+    shapes = np.array([[KINDS.index(o.kind), *np.resize(o.size, 3)] for o in obstacles], dtype).reshape(-1, 4)
+    if not obstacles:
+        return shapes, np.zeros((len(envs), 0, 7), dtype)
+    shape_pose = np.stack([o.entity._pose[envs, 0] for o in obstacles], axis=1)
+    return shapes, np.ascontiguousarray(shape_pose, dtype)
+
+
 def world_links(tree, fixed_base: bool) -> np.ndarray:
     """``(n_links,)`` bool: the links checked against obstacles (see the module docstring)."""
     keep = np.ones(tree.n_links, bool)
@@ -106,8 +117,7 @@ def world_distance(model, robot, pose: np.ndarray, envs: np.ndarray, names: bool
         return dist, (which if names else [None] * B)
     pose = np.ascontiguousarray(pose)
     spheres = model.kernel_tables(pose.dtype)[0]
-    shapes = np.array([[KINDS.index(o.kind), *np.resize(o.size, 3)] for o in obstacles], pose.dtype)
-    shape_pose = np.ascontiguousarray(np.stack([o.entity._pose[envs, 0] for o in obstacles], axis=1), pose.dtype)
+    shapes, shape_pose = world_tables(obstacles, envs, pose.dtype)
     dist, which = np.empty(B, pose.dtype), np.empty((B, 2), np.int32)
     checked = checked.astype(np.int32)
     threads.CHOICE.launch(("world_distance", id(model)), B, lambda serial: collide.world_distance(
