@@ -47,6 +47,7 @@ class AvoidTables:
         self.coll_f = np.zeros((1, COLL_F_WIDTH), dtype)
         self.shape_pose = np.zeros((n_sel, 1, 7), dtype)
         self._key = None
+        self.names: list[str] = []  # each obstacle row's name
 
     def args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.coll_i, self.coll_f, self.shape_pose
@@ -58,6 +59,7 @@ class AvoidTables:
         robot_tables = model.kernel_tables(self.dtype)  # a new tuple whenever the pairs change
         obstacles = scene_obstacles(entity._scene, entity)
         shapes, poses = world_tables(obstacles, envs, self.dtype)
+        self.names = [o.name for o in obstacles]
         key = shapes.tobytes()
         if self._key is None or self._key[0] is not model or self._key[1] is not robot_tables or self._key[2] != key:
             self.coll_i, self.coll_f = pack(entity, robot_tables, shapes)
@@ -123,21 +125,23 @@ def loop_count(entity) -> int:
     return self_loops + entity.tree.n_links * (obstacles + 1) + model.spheres.n_spheres * obstacles + 6
 
 
-def answer_distance(entity, qpos: np.ndarray, envs: np.ndarray) -> tuple[np.ndarray, list]:
-    """Smallest sphere distance ``(n,)`` m of each answer ``qpos (n, n_qs)`` (envs ``envs``) over
-    the counted pairs and the obstacles, and what sets it (``(link, link)`` or ``(link,
-    obstacle)``; None when there is nothing to check): as ``collision_distance(qpos,
-    return_pair=True)``."""
-    from .collision_world import world_distance
+def answer_distance(entity, qpos: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
+    """Smallest sphere distance ``(n,)`` m of each answer ``qpos (n, n_qs)`` over the counted pairs
+    and the obstacles of ``tables`` (as updated for the solve), and what sets it (``(link, link)``
+    or ``(link, obstacle)``; None when there is nothing to check, then the distance is inf): the
+    distances ``collision_distance`` gives, from one kernel (:func:`engine.kernels.avoid.answer_distance`)."""
+    from .dispatch import serial
+    from .kernels import avoid
 
-    model = entity.collision_model()
+    n = len(qpos)
     pose = entity._fk_poses(np.ascontiguousarray(qpos, dtype=entity._dtype))
-    dist, which = model.distance(pose)
-    pairs = model.pairs
-    names = [pairs[k] if k >= 0 else None for k in which]
-    wdist, wnames = world_distance(model, entity, pose, envs, True)
-    closer = wdist < dist
-    return np.where(closer, wdist, dist), [w if c else n for n, w, c in zip(names, wnames, closer, strict=True)]
+    dist, which = np.empty(n, entity._dtype), np.empty((n, 3), np.int32)
+    if n:
+        avoid.answer_distance(pose, *tables.args(), dist, which, serial(n))
+    links = entity.tree.link_names()
+    names = [None if a < 0 else (links[a], links[b]) if o < 0 else (links[a], tables.names[o])
+             for a, b, o in which.tolist()]
+    return np.where(dist >= avoid.NO_PAIR, np.inf, dist.astype(float)), names
 
 
-__all__ = ["KINDS", "AvoidTables", "answer_distance", "loop_count", "pack"]
+__all__ = ["KINDS", "AvoidTables", "answer_distance", "loop_count", "pack", "shape_bound"]

@@ -125,7 +125,8 @@ def test_clutter_answers_are_collision_free_by_coal(clutter):
     assert plain_hits > 0  # the clutter is in the way: without avoidance some answers collide
     assert r.success.mean() >= 0.99
     assert false_successes == 0
-    np.testing.assert_array_equal(r.min_distance, panda.collision_distance(r.qpos))
+    np.testing.assert_allclose(r.min_distance, panda.collision_distance(r.qpos), atol=1e-6)
+    assert not panda.in_collision(r.qpos)[r.success].any()
     assert (r.min_distance[r.success] >= 0).all() and r.error.shape == (len(pos), 1, 6)
     assert (r.pos_error[r.success] <= 5e-4).all() and (r.rot_error[r.success] <= 5e-3).all()
     moved = r.success & (r.sample > 0) & plain.success & (plain.sample == 0) & panda.in_collision(plain.qpos)

@@ -18,17 +18,23 @@ obstacles of the scene (:mod:`engine.collision_world`), in the tables named in
    near contact it pushes the pair apart until it is ``margin + SLACK`` apart, a one-sided
    constraint in the least-squares step.
 3. **Met.** The task is met when the smallest distance over *every* pair is at least ``margin``
-   (exact: a culled pair is farther than that); its score is the shortfall in units of the
-   task's position tolerance.
+   (exact: a culled pair is farther than that). Unmet, its score is the solver's "far from the
+   goal" level (``STALL_NEAR``) plus the shortfall in units of the position tolerance: a sample
+   that stays in collision stalls and gives way to the next restart, and among failures a
+   collision-free answer is preferred.
 
 Sphere distances are at most mesh distances (the spheres contain the meshes), so an answer the
 task accepts is collision-free at mesh level by at least ``margin``.
 """
 
+from collections import namedtuple
+
 import taichi as ti
 
 from .collide import shape_distance
-from .quat import qconj, qrot
+from .launch import fast
+from .quat import qconj, qmul, qrot
+from .solver import STALL_NEAR
 from .tables import (
     AVOID_HEAD,
     BOUND_F,
@@ -74,14 +80,6 @@ def _keep(slots: ti.template(), d, a, b, ca, cb, n):
 
 
 @ti.func
-def _sphere(form: ti.template(), ctx: ti.template(), S: ti.template(), t, coll_f: ti.template(), s):
-    """(world centre, radius) of robot sphere ``s`` at the iterate."""
-    link = ti.cast(coll_f[s, SPHERE_F.link], ti.i32)
-    p, q = form.link_pose_at(ctx, S, t, link)
-    return p + qrot(q, _vec3(coll_f, s, SPHERE_F.center)), coll_f[s, SPHERE_F.radius]
-
-
-@ti.func
 def link_ball(p, q, coll_f: ti.template(), n_spheres, link):
     """(world centre, radius) of ``link``'s bounding ball for the link pose ``p``, ``q``."""
     row = bound_row(n_spheres, link)
@@ -89,68 +87,114 @@ def link_ball(p, q, coll_f: ti.template(), n_spheres, link):
 
 
 @ti.func
-def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, reach, slots: ti.template()):
+def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, reach, slots: ti.template(),
+                  exact: ti.template()):
     """Fill ``slots`` (ROWS, SLOT_WIDTH) with the closest pairs nearer than ``reach`` (m); returns
-    the smallest distance over every pair (:data:`NO_PAIR` when all are farther than ``reach``)."""
+    (the smallest distance over every pair, :data:`NO_PAIR` when all are farther than ``reach``;
+    what sets it: link a, link b (-1: an obstacle), the obstacle (-1: a self pair)). With
+    ``exact`` the slots are left alone and the culling is by the smallest distance so far, so the
+    distance is every pair's least (call it with ``reach`` = NO_PAIR)."""
     coll_i, coll_f, shape_pose = ti.static(ctx.coll[0], ctx.coll[1], ctx.coll[2])
     balls = form.link_balls(ctx, S, t)  # the form's cache of the links' bounding balls, if it keeps one
     n_pairs = coll_i[0, AVOID_HEAD.n_pairs]
     n_links = coll_i[0, AVOID_HEAD.n_links]
     n_spheres = coll_i[0, AVOID_HEAD.n_spheres]
     dmin = NO_PAIR
+    which = ti.Vector([-1, -1, -1])
+    cut = reach  # pairs at least this far apart are not searched
     for p in range(n_pairs):
         pr = pair_row(p)
         la = coll_i[pr, PAIR_I.link_a]
         lb = coll_i[pr, PAIR_I.link_b]
         ca, ra = form.link_ball(ctx, S, t, balls, la)
         cb, rb = form.link_ball(ctx, S, t, balls, lb)
-        if (ca - cb).norm() - ra - rb < reach:
+        if ti.static(exact):
+            cut = ti.min(reach, dmin)
+        if (ca - cb).norm() - ra - rb < cut:
+            # a's spheres are brought into b's frame (one rotation each), where b's are constants
+            pa, qa = form.link_pose_at(ctx, S, t, la)
+            pb, qb = form.link_pose_at(ctx, S, t, lb)
+            to_b = qconj(qb)
+            cb_local = _vec3(coll_f, bound_row(n_spheres, lb), BOUND_F.center)
+            ca_local = _vec3(coll_f, bound_row(n_spheres, la), BOUND_F.center)
             best = NO_PAIR
-            best_a = ca
-            best_b = cb
+            best_i = -1
+            best_j = -1
+            # a cheap bound first: sphere i (offset v from a's ball centre, a's frame) is at least
+            # |cb - ca| - u . v - r_i - rb from anything in b's ball, u the unit vector ca -> cb
+            gap_ab = (cb - ca).norm()
+            u = qrot(qconj(qa), cb - ca) / ti.max(gap_ab, 1e-12)
             for i in range(coll_i[pr, PAIR_I.a0], coll_i[pr, PAIR_I.a1]):
-                wi, ri = _sphere(form, ctx, S, t, coll_f, i)
-                if (wi - cb).norm() - ri - rb < ti.min(best, reach):  # else no sphere of b is nearer
+                if gap_ab - u.dot(_vec3(coll_f, i, SPHERE_F.center) - ca_local) - coll_f[i, SPHERE_F.radius] - rb >= \
+                        ti.min(best, cut):
+                    continue
+                wi = qrot(to_b, pa + qrot(qa, _vec3(coll_f, i, SPHERE_F.center)) - pb)
+                ri = coll_f[i, SPHERE_F.radius]
+                if (wi - cb_local).norm() - ri - rb < ti.min(best, cut):  # else no sphere of b is nearer
                     for j in range(coll_i[pr, PAIR_I.b0], coll_i[pr, PAIR_I.b1]):
-                        wj, rj = _sphere(form, ctx, S, t, coll_f, j)
-                        d = (wi - wj).norm() - ri - rj
+                        d = (wi - _vec3(coll_f, j, SPHERE_F.center)).norm() - ri - coll_f[j, SPHERE_F.radius]
                         if d < best:
                             best = d
-                            best_a = wi
-                            best_b = wj
-            dmin = ti.min(dmin, best)
-            if best < reach:
-                gap = best_a - best_b
-                _keep(slots, best, la, lb, best_a, best_b, gap / ti.max(gap.norm(), 1e-12))
+                            best_i = i
+                            best_j = j
+            if best < dmin:
+                dmin = best
+                which = ti.Vector([la, lb, -1])
+            if ti.static(not exact):
+                if best < reach:
+                    wa = pa + qrot(qa, _vec3(coll_f, best_i, SPHERE_F.center))
+                    wb = pb + qrot(qb, _vec3(coll_f, best_j, SPHERE_F.center))
+                    gap = wa - wb
+                    _keep(slots, best, la, lb, wa, wb, gap / ti.max(gap.norm(), 1e-12))
     n_shapes = coll_i[0, AVOID_HEAD.n_shapes]
-    for l in range(n_links):
-        lr = link_row_c(n_pairs, l)
-        if coll_i[lr, LINK_C.world] == 1 and coll_i[lr, LINK_C.s1] > coll_i[lr, LINK_C.s0]:
+    for o in range(n_shapes):  # obstacle by obstacle: its pose is read once per iteration
+        fr = shape_row_f(n_spheres, n_links, o)
+        sp = ti.Vector([shape_pose[e, o, POSE.pos + k] for k in ti.static(range(3))])
+        bound = coll_f[fr, SHAPE_F.bound]
+        for l in range(n_links):
             cl, rl = form.link_ball(ctx, S, t, balls, l)
-            for o in range(n_shapes):
+            lr = link_row_c(n_pairs, l)
+            # the balls first (one norm; a link without spheres has radius < 0 and is not checked)
+            if ti.static(exact):
+                cut = ti.min(reach, dmin)
+            if rl >= 0 and (cl - sp).norm() - rl - bound < cut and coll_i[lr, LINK_C.world] == 1:
                 kind = coll_i[shape_row_i(n_pairs, n_links, o), SHAPE_I.kind]
-                fr = shape_row_f(n_spheres, n_links, o)
                 size = _vec3(coll_f, fr, SHAPE_F.size)
-                sp = ti.Vector([shape_pose[e, o, POSE.pos + k] for k in ti.static(range(3))])
                 sq = ti.Vector([shape_pose[e, o, POSE.quat + k] for k in ti.static(range(4))])
                 inv = qconj(sq)
-                # the balls first (one norm), then the link's ball against the exact shape
-                if (cl - sp).norm() - rl - coll_f[fr, SHAPE_F.bound] < reach and \
-                        shape_distance(kind, size, qrot(inv, cl - sp))[0] - rl < reach:
+                # then the link's ball against the exact shape; a sphere lies within ball radius
+                # of the ball's centre, so the shape's distance there bounds each sphere's
+                d_ball, g_ball = shape_distance(kind, size, qrot(inv, cl - sp))
+                if d_ball - rl < cut:
+                    # the link's spheres straight into the shape's frame: one rotation each
+                    pl, ql = form.link_pose_at(ctx, S, t, l)
+                    rot = qmul(inv, ql)
+                    shift = qrot(inv, pl - sp)
+                    # the shapes are convex, so is their signed distance: at a sphere (offset v from
+                    # the ball's centre, link frame) it is at least d_ball + g . v (g its gradient there)
+                    g_link = qrot(qconj(rot), g_ball)
+                    cl_local = _vec3(coll_f, bound_row(n_spheres, l), BOUND_F.center)
                     best = NO_PAIR
-                    best_c = cl
+                    best_s = -1
                     best_g = ti.Vector([0.0, 0.0, 1.0])
                     for s in range(coll_i[lr, LINK_C.s0], coll_i[lr, LINK_C.s1]):
-                        c, r = _sphere(form, ctx, S, t, coll_f, s)
-                        d, g = shape_distance(kind, size, qrot(inv, c - sp))
-                        if d - r < best:
-                            best = d - r
-                            best_c = c
+                        if d_ball + g_link.dot(_vec3(coll_f, s, SPHERE_F.center) - cl_local) - \
+                                coll_f[s, SPHERE_F.radius] >= ti.min(best, cut):
+                            continue
+                        d, g = shape_distance(kind, size, shift + qrot(rot, _vec3(coll_f, s, SPHERE_F.center)))
+                        d -= coll_f[s, SPHERE_F.radius]
+                        if d < best:
+                            best = d
+                            best_s = s
                             best_g = g
-                    dmin = ti.min(dmin, best)
-                    if best < reach:
-                        _keep(slots, best, l, -1, best_c, best_c, qrot(sq, best_g))
-    return dmin
+                    if best < dmin:
+                        dmin = best
+                        which = ti.Vector([l, -1, o])
+                    if ti.static(not exact):
+                        if best < reach:
+                            c = pl + qrot(ql, _vec3(coll_f, best_s, SPHERE_F.center))
+                            _keep(slots, best, l, -1, c, c, qrot(sq, best_g))
+    return dmin, which
 
 
 @ti.func
@@ -164,7 +208,7 @@ def collision_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t,
     slots = ti.Matrix.zero(float, ROWS, SLOT_WIDTH)
     for k in ti.static(range(ROWS)):
         slots[k, SLOT_D] = NO_PAIR
-    dmin = closest_pairs(form, ctx, S, t, e, reach, slots)
+    dmin, _ = closest_pairs(form, ctx, S, t, e, reach, slots, False)
     form.zero_rows(ctx, S, t, 6 * i)
     err = ti.Vector([0.0] * ROWS)
     for k in ti.static(range(ROWS)):
@@ -182,7 +226,56 @@ def collision_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t,
     form.transform_rows(ctx, S, t, 6 * i, False, ti.Vector([1.0, 0.0, 0.0, 0.0]), zero, ti.Vector([1.0, 1.0, 1.0]),
                         1.0)
     form.set_error(ctx, S, t, 6 * i, ti.Vector([err[0], err[1], err[2]]), ti.Vector([err[3], err[4], err[5]]))
+    # met: every pair at least margin apart; else the score counts as far from the goal
+    # (STALL_NEAR tolerances plus the shortfall), so that a sample stuck in collision gives way to
+    # the next restart as a stalled one does, and a collision-free failure is preferred to it
     met = 1
+    score = 0.0
     if dmin < margin:
         met = 0
-    return met, ti.max(margin - dmin, 0.0) / task_f[row, TASK_F.pos_tol]
+        score = STALL_NEAR + (margin - dmin) / task_f[row, TASK_F.pos_tol]
+    return met, score
+
+
+class Posed:
+    """The hooks :func:`closest_pairs` needs, over given link poses ``ctx.pose`` (B, L, 7) (the
+    answers' checks: :func:`answer_distance`)."""
+
+    @staticmethod
+    @ti.func
+    def link_pose_at(ctx: ti.template(), S: ti.template(), t, link):
+        return (ti.Vector([ctx.pose[t, link, POSE.pos + k] for k in ti.static(range(3))]),
+                ti.Vector([ctx.pose[t, link, POSE.quat + k] for k in ti.static(range(4))]))
+
+    @staticmethod
+    @ti.func
+    def link_balls(ctx: ti.template(), S: ti.template(), t):
+        return ti.Vector([0.0])
+
+    @staticmethod
+    @ti.func
+    def link_ball(ctx: ti.template(), S: ti.template(), t, balls: ti.template(), link):
+        p, q = Posed.link_pose_at(ctx, S, t, link)
+        return link_ball(p, q, ctx.coll[1], ctx.coll[0][0, AVOID_HEAD.n_spheres], link)
+
+
+PosedCtx = namedtuple("PosedCtx", "pose coll")
+
+
+@ti.kernel
+def _answer_distance(pose: ti.types.ndarray(), coll_i: ti.types.ndarray(), coll_f: ti.types.ndarray(),
+                     shape_pose: ti.types.ndarray(), dist: ti.types.ndarray(), which: ti.types.ndarray(),
+                     serial: ti.template()):
+    """Each row's smallest sphere distance ``dist`` (B,) m over every counted pair and obstacle of
+    the tables, at link poses ``pose`` (B, L, 7), and what sets it ``which`` int32 (B, 3): link a,
+    link b (-1: an obstacle), obstacle (-1: a self pair); all -1 and NO_PAIR with nothing to check."""
+    ti.loop_config(serialize=serial)
+    for e in range(pose.shape[0]):
+        slots = ti.Matrix.zero(float, 1, 1)
+        d, w = closest_pairs(Posed, PosedCtx(pose, (coll_i, coll_f, shape_pose)), 0, e, e, NO_PAIR, slots, True)
+        dist[e] = d
+        for k in ti.static(range(3)):
+            which[e, k] = w[k]
+
+
+answer_distance = fast(_answer_distance, trace_helpers=True)  # PosedCtx(...) is built while tracing

@@ -128,6 +128,19 @@ def shape_distance(kind, size, p):
     return d, g
 
 
+@ti.func
+def shape_bound(kind, size):
+    """Radius (m) of a ball about a shape's origin that holds it (1e30 for a plane)."""
+    r = 1e30
+    if kind == BOX:
+        r = size.norm()
+    elif kind == SPHERE:
+        r = size[0]
+    elif kind == CYLINDER:
+        r = ti.sqrt(size[0] * size[0] + size[1] * size[1])
+    return r
+
+
 @fast
 @ti.kernel
 def world_distance(pose: ti.types.ndarray(), spheres: ti.types.ndarray(), checked: ti.types.ndarray(),
@@ -151,12 +164,14 @@ def world_distance(pose: ti.types.ndarray(), spheres: ti.types.ndarray(), checke
                     q = ti.Vector([shape_pose[e, o, 3], -shape_pose[e, o, 4], -shape_pose[e, o, 5],
                                    -shape_pose[e, o, 6]])  # world to the shape's frame
                     size = ti.Vector([shapes[o, 1], shapes[o, 2], shapes[o, 3]])
-                    d = shape_distance(ti.cast(shapes[o, 0], ti.i32), size, qrot(q, c - p))[0]
-                    d -= spheres[s, SPHERE_F.radius]
-                    if d < best:
-                        best = d
-                        arg_s = s
-                        arg_o = o
+                    kind = ti.cast(shapes[o, 0], ti.i32)
+                    r = spheres[s, SPHERE_F.radius]
+                    if (c - p).norm() - r - shape_bound(kind, size) < best:  # else the shape is farther
+                        d = shape_distance(kind, size, qrot(q, c - p))[0] - r
+                        if d < best:
+                            best = d
+                            arg_s = s
+                            arg_o = o
         dist[e] = best
         which[e, 0] = arg_s
         which[e, 1] = arg_o
