@@ -179,7 +179,7 @@ def test_unknown_key_lists_allowed_keys_when_nothing_is_close(tmp_path):
     path.write_text("robot: panda\nzzzzzz: 1\n")
     with pytest.raises(SceneFileError) as info:
         scenefile.load(path)
-    assert str(info.value) == (f"{path}: zzzzzz: unknown key (allowed: description, robot, envs, solver, targets, "
+    assert str(info.value) == (f"{path}: zzzzzz: unknown key (allowed: description, robot, envs, solver, targets, obstacles, "
                                "camera, record) (line 2)")
 
 
