@@ -257,9 +257,10 @@ class RigidEntity(IKMethods, CollisionMethods):
         new = self._qpos.copy()
         new[envs] = qpos
         self._qpos = new.astype(self._dtype)
-        self._run_fk(self._qpos, self._pose)
-        if self._body_pose.shape[1]:  # a fixed body's link sits where set_pos / set_quat put it
+        if self._body_pose.shape[1]:  # a fixed body (one link, no joint) sits where set_pos / set_quat put it
             self._pose[:, 0] = self._body_pose
+            return
+        self._run_fk(self._qpos, self._pose)
 
     @serialised
     def control_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
