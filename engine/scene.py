@@ -203,7 +203,8 @@ class Scene:
         ``envs_idx``: only these envs (the step count is kept then)."""
         self._require_built()
         if state is not None:
-            if not isinstance(state, SceneState) or len(state.qpos) != len(self.entities):
+            if not isinstance(state, SceneState) or len(state.qpos) != len(self.entities) \
+                    or len(state.poses) not in (0, len(self.entities)):
                 raise InvalidTypeError(f"state: expected a SceneState from this scene's get_state(), got "
                                        f"{type(state).__name__}")
             self._init_t = state.t
