@@ -206,3 +206,46 @@ def test_the_runner_passes_the_avoidance_settings(monkeypatch):
         got = {k: v for k, v in calls[0].items() if k in ("avoid_collisions", "collision_margin")}
         assert got == want
         scene.destroy()
+
+
+def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
+    """The shipped scene, 3 s of it: with avoidance every answer succeeds and keeps the arm's collision
+    meshes (coal) clear of the obstacles; without, the same targets put the arm through one."""
+    import coal
+    import pinocchio as pin
+    from test_collision_obstacles import _coal_primitive, _distance, _tf
+    from test_collision_reference import _coal
+
+    spec = scenefile.load(REPO / "scenes" / "panda_clutter.yaml")
+    assert spec.solver.avoid_collisions and spec.solver.collision_margin == 0.01
+    answers = {}
+    for avoid in (True, False):
+        spec.solver.avoid_collisions = avoid
+        scene, runner = scenefile.build(spec, debug_frames=False)
+        frames = runner.run(90)
+        assert all(f.success.all() for f in frames)
+        answers[avoid] = np.concatenate([f.qpos for f in frames])
+        robot, morphs_ = runner.robot, [b.morph for b in runner.obstacles]
+        world = np.array([robot.collision_distance(q, self_collision=False) for q in np.split(answers[avoid], 90)])
+        if avoid:
+            assert world.min() >= spec.solver.collision_margin - 1e-4, world.min()  # the margin kept, every frame
+            both = [robot.collision_distance(q).min() for q in np.split(answers[avoid], 90)]  # self pairs too
+            assert min(both) >= spec.solver.collision_margin - 1e-4, min(both)
+        else:
+            assert np.sum(world.min(axis=1) < 0) >= 5  # the scene asks for avoidance: plain IK collides
+        scene.destroy()
+
+    ref, geom = _coal(robot.tree)
+    data, gdata = ref.model.createData(), pin.GeometryData(geom)
+    shapes = [(_coal_primitive(m), _tf(m.pos, m.quat)) for m in morphs_]
+    base = robot.tree.link_names().index("panda_link0")
+    worst = np.inf
+    for q in answers[True][::3]:
+        pin.framesForwardKinematics(ref.model, data, ref.pin_q(q))
+        pin.updateGeometryPlacements(ref.model, data, geom, gdata)
+        for g, obj in enumerate(geom.geometryObjects):
+            if ref.model.frames[obj.parentFrame].name == robot.tree.link_names()[base]:
+                continue  # the base stands on the table
+            tf = coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation)
+            worst = min(worst, min(_distance(obj.geometry, tf, s, stf) for s, stf in shapes))
+    assert worst > 0.0, worst  # no answer touches an obstacle at mesh level
