@@ -126,19 +126,8 @@ class RobotCollision:
                 except (OSError, ValueError, KeyError):
                     pass
         qpos = sample_qpos(self.tree, self.samples, self.seed)
-        si, sj, owner = self._sphere_pairs(pairs)
-
-        def colliding(q):  # (n, pairs) bool: the pair's spheres overlap in configuration q
-            hits = np.zeros((len(q), len(pairs)), bool)
-            for start in range(0, len(q), CHUNK):
-                d = self._sphere_distances(self.world_centers(self.entity._fk_poses(q[start:start + CHUNK])), si, sj)
-                per_pair = np.full((len(d), len(pairs)), np.inf)
-                np.minimum.at(per_pair, (slice(None), owner), d)
-                hits[start:start + CHUNK] = per_pair < 0
-            return hits
-
-        hits = colliding(qpos).sum(0)
-        at_default = colliding(self.tree.default_qpos[None])[0]
+        hits = self._overlapping(pairs, qpos).sum(0)
+        at_default = self._overlapping(pairs, self.tree.default_qpos[None])[0]
         out = {}
         for p, h, default in zip(pairs, hits, at_default):
             if h == 0 or h == len(qpos):
@@ -150,6 +139,17 @@ class RobotCollision:
             _save(path, a=np.array([k[0] for k in keys], np.int64), b=np.array([k[1] for k in keys], np.int64),
                   reason=np.array([out[k] for k in keys]))
         return out
+
+    def _overlapping(self, pairs, qpos: np.ndarray) -> np.ndarray:
+        """``(n, len(pairs))`` bool: the pair's spheres overlap in configuration ``qpos[i]``."""
+        si, sj, owner = self._sphere_pairs(pairs)
+        hits = np.zeros((len(qpos), len(pairs)), bool)
+        for start in range(0, len(qpos), CHUNK):
+            d = self._sphere_distances(self.world_centers(self.entity._fk_poses(qpos[start:start + CHUNK])), si, sj)
+            per_pair = np.full((len(d), len(pairs)), np.inf)
+            np.minimum.at(per_pair, (slice(None), owner), d)
+            hits[start:start + CHUNK] = per_pair < 0
+        return hits
 
     def _link(self, link, arg: str) -> int:
         if isinstance(link, str):

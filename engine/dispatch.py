@@ -77,15 +77,23 @@ def fixed_sizes(kernel: str, n_tasks: int, n_dofs: int, n_envs: int) -> tuple[in
     return 0, 0, 0
 
 
-def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, what: str):
+def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, what: str, avoiding: bool = False):
     """The spec to compile the per-robot IK solver from, or None for the generic solver.
 
     ``spec``: the robot's :class:`~engine.kernels.spec.RobotSpec` (None when it does not qualify);
     ``moving_dofs``: the dofs that move the links the tasks use (the per-robot solver spans them,
-    so it needs one); ``what``: those links, for the error message."""
+    so it needs one); ``what``: those links, for the error message. ``avoiding``: the request has
+    a collision avoidance task, whose search loops run at run time; on a software Vulkan device
+    only the generic solver can split them over launches (:func:`solver_budget`), so it serves."""
     if kernel not in KERNELS:
         raise InvalidValueError(f"kernel: expected one of {', '.join(map(repr, KERNELS))}, got {kernel!r}")
     if kernel == "generic":
+        return None
+    if avoiding and backend.STATE.software:
+        if kernel == "per_robot":
+            raise InvalidValueError("kernel: on a software Vulkan device the per-robot solver cannot avoid "
+                                    "collisions (its loops would pass the device's loop limit: docs/backends.md); "
+                                    "use kernel='auto' or 'generic'")
         return None
     if spec is None:
         if kernel == "per_robot":
@@ -106,7 +114,7 @@ def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, 
 SOFTWARE_LOOP_LIMIT = 40_000  # loop iterations one solver launch may run per thread on a software Vulkan device
 
 
-def solver_budget(n_links: int, n_joints: int, n_tasks: int, n_dofs: int, com: bool) -> int:
+def solver_budget(n_links: int, n_joints: int, n_tasks: int, n_dofs: int, com: bool, avoid_loops: int = 0) -> int:
     """Solver iterations per launch of the generic solver, or 0 for one launch per solve.
 
     Mesa's lavapipe (the software Vulkan device the tests run on) stops every loop of a shader
@@ -115,12 +123,14 @@ def solver_budget(n_links: int, n_joints: int, n_tasks: int, n_dofs: int, com: b
     the code after the loops carries on with whatever was computed. A generic solve of a large
     robot runs far more (TALOS, 3 tasks: ~20k per iteration), so on a software device the solve
     is split over launches of a few iterations each; the answers do not depend on the split
-    (docs/backends.md). Hardware GPUs and the CPU have no such limit."""
+    (docs/backends.md). Hardware GPUs and the CPU have no such limit. ``avoid_loops``: the most a
+    collision avoidance task's search adds per iteration (:func:`engine.avoidance.loop_count`)."""
     if not backend.STATE.software:
         return 0
     m, n = 6 * n_tasks, max(n_dofs, 1)
     per_iteration = (m * m * n + m ** 3 // 3 + 6 * m * n + n_tasks * (n_links + 2 * n_joints + 8 * n)
-                     + (n_links * (n_links + 2 * n_joints) if com else 0) + 4 * (n_links + n_joints) + 200)
+                     + (n_links * (n_links + 2 * n_joints) if com else 0) + 4 * (n_links + n_joints) + 200
+                     + avoid_loops)
     return max(1, SOFTWARE_LOOP_LIMIT // per_iteration)
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import backend, dispatch, inputs
+from .avoidance import answer_distance
 from .dispatch import KERNELS
 from .errors import InvalidValueError, OutOfMemoryError
 from .ik_plan import IKPlan
@@ -38,6 +39,12 @@ class IKResult:
     reference link's axes); ``success`` ([n_envs,]) bool: every task within its tolerances;
     ``iterations`` ([n_envs,]): solver iterations of the returned sample; ``sample``
     ([n_envs,]): which restart it came from (0 = init_qpos, -1 = none succeeded).
+
+    With collision avoidance (``avoid_collisions=True`` or a CollisionTask; else both None):
+    ``min_distance`` ``([n_envs,])`` m, the smallest sphere distance of the answer over the
+    counted pairs and the obstacles (as ``collision_distance``; inf with nothing to check), and
+    ``min_pair`` ``([n_envs,])`` what sets it, ``(link, link)`` or ``(link, obstacle)``. Success
+    then also requires ``min_distance >= margin``. ``error`` has no rows for the avoidance task.
     """
 
     qpos: np.ndarray
@@ -45,6 +52,8 @@ class IKResult:
     success: np.ndarray
     iterations: np.ndarray
     sample: np.ndarray
+    min_distance: np.ndarray | None = None
+    min_pair: list | None = None
 
     @property
     def pos_error(self) -> np.ndarray:
@@ -93,6 +102,8 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     fill_targets(plan, targets, entity._batched)
     fill_start(plan, entity, init_qpos)
     plan.done.fill(ik_kernels.BIG)
+    if request.collide_index is not None:
+        plan.avoid.update(entity, plan.envs)  # the current pair set and obstacle poses
     tree = entity.tree
     n_sel, K, n_tasks = plan.n_sel, plan.K, plan.n_tasks
     generic = plan.spec is None
@@ -110,7 +121,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
             plan.kernel = static_ik.ik_kernel(plan.spec, request.structure)
         plan.kernel(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
-            dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
+            *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
     return _choose(entity, s, plan)
 
 
@@ -123,7 +134,7 @@ def _run_generic(entity, plan: IKPlan, s: dict) -> None:
     for launch in range(launches):
         ik_kernels.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *entity._robot_args, s["q"], s["pose"],
                          s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done,
-                         s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed)
+                         *plan.avoid.args(), s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed)
         if budget and launch % 4 == 3 and _all_finished(s["resume_i"], request.max_samples):
             break
 
@@ -195,8 +206,19 @@ def _choose(entity, s: dict, plan: IKPlan) -> IKResult:
                              s["info_out"], dispatch.serial(plan.n_sel))
         q, err = s["q_out"][:, :n_qs].copy(), s["err_out"].copy()
         sample, iterations = s["info_out"][:, CHOICE_I.sample].copy(), s["info_out"][:, CHOICE_I.iters].copy()
-    out = IKResult(qpos=entity.tree.apply_mimic_inplace(q), error=err, success=sample >= 0, iterations=iterations,
-                   sample=sample)
+    q = entity.tree.apply_mimic_inplace(q)
+    success = sample >= 0
+    dist = pairs = None
+    avoiding = plan.request.collide_index
+    if avoiding is not None:  # the answers checked on the host, as collision_distance would
+        dist, pairs = answer_distance(entity, q, plan.envs)
+        dist = dist.astype(entity._dtype)
+        success &= dist >= plan.request.rows[avoiding].margin
+        sample = np.where(success, sample, -1)
+        err = np.delete(err, avoiding, axis=1)
+    out = IKResult(qpos=q, error=err, success=success, iterations=iterations, sample=sample, min_distance=dist,
+                   min_pair=pairs)
     if not entity._batched:
-        out = IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0])
+        out = IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0],
+                       None if dist is None else dist[0], None if pairs is None else pairs[0])
     return out

@@ -19,7 +19,7 @@ from .ik import IKResult, run
 from .ik_request import make_request
 from .kernels.tables import FRAME
 from .locking import serialised
-from .tasks import PostureTask, Task, TaskRow, rot_mode
+from .tasks import CollisionTask, PostureTask, Task, TaskRow, rot_mode
 
 MAX_REQUESTS = 64  # kept per entity and call kind
 
@@ -30,22 +30,24 @@ class IKMethods:
     @serialised
     def solve_ik(self, tasks, *, init_qpos=None, envs_idx=None, dofs_idx_local=None, respect_joint_limit=True,
                  max_samples=50, max_solver_iters=20, damping=0.01, pos_tol=5e-4, rot_tol=5e-3, max_step_size=0.5,
-                 seed=None, kernel="auto") -> IKResult:
+                 seed=None, kernel="auto", avoid_collisions=False, collision_margin=0.0) -> IKResult:
         """One configuration per env meeting every task of ``tasks`` together.
 
         Args:
-            tasks: :class:`~engine.tasks.PoseTask`, ``RelativePoseTask``, ``ComTask`` (at least one
-                of these) and at most one ``PostureTask``; targets ``(3,)`` / ``(4,)`` shared or
-                ``(n_envs, 3)`` / ``(n_envs, 4)`` per env solved.
+            tasks: :class:`~engine.tasks.PoseTask`, ``RelativePoseTask``, ``ComTask``,
+                ``CollisionTask`` (at least one of these) and at most one ``PostureTask``; targets
+                ``(3,)`` / ``(4,)`` shared or ``(n_envs, 3)`` / ``(n_envs, 4)`` per env solved.
             init_qpos: start configuration ``([n_envs,] n_qs)``; None: the current state.
             envs_idx: envs to solve (None: all); dofs_idx_local: the dofs that may move (None: all).
             pos_tol, rot_tol: success tolerances (m, rad) of tasks that set none themselves.
-            max_samples, max_solver_iters, damping, max_step_size, seed, kernel: as in
-                ``inverse_kinematics``.
+            max_samples, max_solver_iters, damping, max_step_size, seed, kernel, avoid_collisions,
+                collision_margin: as in ``inverse_kinematics`` (``avoid_collisions`` adds a
+                ``CollisionTask(collision_margin)``).
 
         Returns:
             An :class:`~engine.ik.IKResult`: qpos ``([n_envs,] n_qs)``, error ``([n_envs,] n_tasks, 6)``
-            (PostureTask excluded), success, iterations, sample. The state is not changed.
+            (PostureTask and CollisionTask excluded), success, iterations, sample, and with
+            avoidance min_distance and min_pair. The state is not changed.
         """
         tasks = list(tasks) if isinstance(tasks, list | tuple) else [tasks]
         posture = [t for t in tasks if isinstance(t, PostureTask)]
@@ -60,6 +62,9 @@ class IKMethods:
             rows.append(task.row(self, f"tasks[{i}]"))
             labels.append((f"tasks[{i}].pos", f"tasks[{i}].quat"))
             targets.append((task.pos, task.quat))
+        if _avoidance(avoid_collisions, collision_margin):
+            rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))
+            labels.append(("avoid_collisions", "avoid_collisions"))
         rest, weight = (posture[0].qpos, posture[0].weight) if posture else (None, 0.0)
         request = make_request(self, rows, labels, lambda i: "tasks" if i is None else f"tasks[{i}]",
                                envs_idx=envs_idx, respect_joint_limit=respect_joint_limit, max_samples=max_samples,
@@ -73,7 +78,8 @@ class IKMethods:
                            respect_joint_limit=True, max_samples=50, max_solver_iters=20, damping=0.01,
                            pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True), rot_mask=(True, True, True),
                            max_step_size=0.5, seed=None, dofs_idx_local=None, return_error=False, envs_idx=None,
-                           return_info=False, rest_qpos=None, rest_weight=0.0, kernel="auto"):
+                           return_info=False, rest_qpos=None, rest_weight=0.0, kernel="auto", avoid_collisions=False,
+                           collision_margin=0.0):
         """Joint configuration placing ``link`` at ``pos`` ([n_envs,] 3) / ``quat`` ([n_envs,] 4, wxyz).
 
         Returns qpos ``([n_envs,] n_qs)``; with ``return_error`` also the masked error
@@ -83,16 +89,19 @@ class IKMethods:
         the one nearest ``rest_qpos`` (default: the robot's default qpos), and pull toward it.
         ``kernel``: "auto" (the solver compiled for this robot where it qualifies: fastest, ~10 s to
         compile the first time), "per_robot" or "generic" (compiled once for every robot); see
-        :mod:`engine.dispatch`.
+        :mod:`engine.dispatch`. ``avoid_collisions``: the answer keeps the robot's counted link
+        pairs and its spheres and the scene's fixed obstacles at least ``collision_margin`` (m)
+        apart, and success requires it (:class:`~engine.tasks.CollisionTask`; off by default, as
+        in Genesis); ``return_info`` then also gives each answer's ``min_distance``.
         """
         return_error, return_info = _flags(return_error, return_info)
         params = (link, pos is None, quat is None, local_point, respect_joint_limit, max_samples, max_solver_iters,
                   damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos,
-                  rest_weight, kernel)
+                  rest_weight, kernel, avoid_collisions, collision_margin)
         request = self._genesis_request("single", params, lambda: self._pose_request(
             [link], [pos], [quat], [local_point], True, respect_joint_limit, max_samples, max_solver_iters, damping,
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel))
+            kernel, avoid_collisions, collision_margin))
         result = run(self, request, [(pos, quat)], init_qpos, seed)
         if return_info:
             return result
@@ -106,13 +115,15 @@ class IKMethods:
                                      pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True),
                                      rot_mask=(True, True, True), max_step_size=0.5, seed=None,
                                      dofs_idx_local=None, return_error=False, envs_idx=None, return_info=False,
-                                     rest_qpos=None, rest_weight=0.0, kernel="auto"):
+                                     rest_qpos=None, rest_weight=0.0, kernel="auto", avoid_collisions=False,
+                                     collision_margin=0.0):
         """One configuration meeting every link's target together.
 
         ``links``: list of links; ``poss`` / ``quats`` / ``local_points``: lists of the same length
         whose entries may be None (no position / no orientation target for that link; not both).
         Returns qpos ``([n_envs,] n_qs)``, plus the error ``([n_envs,] n_links, 6)`` with
         ``return_error``, or an :class:`~engine.ik.IKResult` with ``return_info``.
+        ``avoid_collisions`` / ``collision_margin``: as in ``inverse_kinematics``.
         """
         return_error, return_info = _flags(return_error, return_info)
         links = list(links) if isinstance(links, list | tuple) else [links]
@@ -121,11 +132,12 @@ class IKMethods:
                                      (("poss", poss), ("quats", quats), ("local_points", local_points)))
         params = (tuple(links), tuple(p is None for p in poss), tuple(q is None for q in quats), tuple(local_points),
                   respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
-                  max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight, kernel)
+                  max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions,
+                  collision_margin)
         request = self._genesis_request("multi", params, lambda: self._pose_request(
             links, poss, quats, local_points, False, respect_joint_limit, max_samples, max_solver_iters, damping,
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel))
+            kernel, avoid_collisions, collision_margin))
         result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
         if return_info:
             return result
@@ -155,8 +167,9 @@ class IKMethods:
 
     def _pose_request(self, links, poss, quats, local_points, single, respect_joint_limit, max_samples,
                       max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local,
-                      envs_idx, rest_qpos, rest_weight, kernel):
-        """The request of a Genesis call: one world PoseTask row per link."""
+                      envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions, collision_margin):
+        """The request of a Genesis call: one world PoseTask row per link (and a CollisionTask's
+        row with ``avoid_collisions``)."""
         def label(plural: str, singular: str):
             return lambda i: (plural if single is False else singular) if i is None else \
                 (singular if single else f"{plural}[{i}]")
@@ -187,6 +200,9 @@ class IKMethods:
             rows.append(TaskRow(FRAME, link.idx_local, -1, poss[i] is not None, quats[i] is not None,
                                 mode if quats[i] is not None else -1, point, mask, 1.0, None, None))
         labels = [(pos_label(i), quat_label(i)) for i in range(n)]
+        if _avoidance(avoid_collisions, collision_margin):
+            rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))
+            labels.append(("avoid_collisions", "avoid_collisions"))
         return make_request(self, rows, labels, link_label, envs_idx=envs_idx,
                             respect_joint_limit=respect_joint_limit, max_samples=max_samples,
                             max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
@@ -203,6 +219,14 @@ def _keyed(params: tuple) -> tuple:
     so its call is validated every time."""
     return tuple([(type(p), tuple(p), tuple(map(type, p))) if type(p) in _SEQUENCES else (type(p), p)
                   for p in params])
+
+
+def _avoidance(avoid_collisions, collision_margin) -> bool:
+    """Whether the call avoids collisions; both arguments checked (a margin is checked even when
+    avoidance is off, so a typo is never silent)."""
+    avoid = inputs.as_flag("avoid_collisions", avoid_collisions)
+    inputs.as_positive("collision_margin", collision_margin, allow_zero=True)
+    return avoid
 
 
 def _flags(return_error, return_info) -> tuple[bool, bool]:

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dispatch
+from .avoidance import AvoidTables, loop_count
 from .ik_request import IKRequest, solver_spec
 from .kernels.tables import (
+    COLLIDE,
     COM,
     DOF_I,
     QPOS_REST_F,
@@ -46,7 +48,9 @@ class IKPlan:
     solver runs, else None; ``fixed``: the generic solver's compile-time sizes (zeros: run time);
     ``fields``: the targets each call fills, ``(task, 0 pos / 1 quat, first column, width,
     label)``; ``budget``: the generic solver's iterations per launch (0: one launch,
-    :func:`engine.dispatch.solver_budget`); ``kernel``: the per-robot solver, once it was asked for."""
+    :func:`engine.dispatch.solver_budget`); ``kernel``: the per-robot solver, once it was asked for;
+    ``avoid``: the collision tables (:class:`~engine.avoidance.AvoidTables`; placeholders unless the
+    request avoids collisions)."""
 
     request: IKRequest
     envs: np.ndarray
@@ -61,6 +65,7 @@ class IKPlan:
     fields: tuple = ()
     budget: int = 0
     kernel: object = None
+    avoid: AvoidTables | None = None
 
     @property
     def n_sel(self) -> int:
@@ -111,14 +116,18 @@ class PlanCache:
 
 
 def used_links(tree, rows) -> tuple[int, ...]:
-    """The links whose pose the tasks read: their links and reference links, and for a COM task
-    every link with a mass (local indices, sorted)."""
+    """The links whose dofs the solver moves: the tasks' links and reference links, and for a COM
+    task every link with a mass (local indices, sorted). A COLLIDE task adds none (avoidance moves
+    what the other tasks move), unless it is alone: then every link. As
+    :func:`engine.kernels.static_ik.used_links` on a spec."""
     out: set[int] = set()
     for row in rows:
         if row.kind == COM:
             out.update(int(l) for l in np.flatnonzero(tree.link_masses > 0))
-        else:
+        elif row.kind != COLLIDE:
             out.update(l for l in (row.link, row.ref) if l >= 0)
+    if not out and any(row.kind == COLLIDE for row in rows):
+        out.update(range(tree.n_links))
     return tuple(sorted(out))
 
 
@@ -144,7 +153,8 @@ def pack(entity, request: IKRequest) -> IKPlan:
         active &= allowed
     # plain rows need no masking: every dof that moves a task is active (the others' Jacobian
     # columns are zero anyway)
-    plain = all(row.plain for row in request.rows) and bool(active[list(moving)].all())
+    # (a COLLIDE task's rows are masked on their own)
+    plain = all(row.plain for row in request.rows if row.kind != COLLIDE) and bool(active[list(moving)].all())
 
     task_i = np.zeros((1 + Lt + n_dofs_k, TASK_I_WIDTH), np.int32)
     head = task_i[0]
@@ -164,18 +174,21 @@ def pack(entity, request: IKRequest) -> IKPlan:
         rf[TASK_F.weight] = row.weight
         rf[TASK_F.pos_tol] = request.pos_tol if row.pos_tol is None else row.pos_tol
         rf[TASK_F.rot_tol] = request.rot_tol if row.rot_tol is None else row.rot_tol
+        rf[TASK_F.margin] = row.margin
     task_i[dof_row(Lt, 0):, DOF_I.active] = active
     task_f[rest_row(Lt, 0):rest_row(Lt, tree.n_qs), QPOS_REST_F.rest] = request.rest
     targets = np.zeros((n_sel, Lt, TARGET.width), dtype)
     targets[..., TARGET.quat] = 1.0  # tasks without an orientation target hold (1, 0, 0, 0)
     spec = solver_spec(entity, request)
     fixed = (0, 0, 0) if spec is not None else dispatch.fixed_sizes(request.kernel, Lt, n_dofs_k, n_sel)
-    budget = 0 if spec is not None else dispatch.solver_budget(tree.n_links, tree.n_joints, Lt, tree.n_dofs,
-                                                                any(row.kind == COM for row in request.rows))
+    avoiding = request.collide_index is not None
+    budget = 0 if spec is not None else dispatch.solver_budget(
+        tree.n_links, tree.n_joints, Lt, tree.n_dofs, any(row.kind == COM for row in request.rows),
+        loop_count(entity) if avoiding and dispatch.backend.STATE.software else 0)
     return IKPlan(request=request, envs=envs, K=K, spec=spec, fixed=fixed, task_i=task_i, task_f=task_f,
                   targets=targets, q0=np.zeros((n_sel, n_qs_k), dtype), done=np.zeros(n_sel, np.int32),
                   fields=tuple((i, which, col, width, request.labels[i][which])
                                for i, row in enumerate(request.rows)
                                for which, col, width, wanted in ((0, TARGET.pos, 3, row.has_pos),
                                                                  (1, TARGET.quat, 4, row.has_quat)) if wanted),
-                  budget=budget)
+                  budget=budget, avoid=AvoidTables(n_sel, dtype))

@@ -16,6 +16,7 @@ import numpy as np
 from . import dispatch, inputs
 from .errors import InvalidTypeError, InvalidValueError
 from .kernels import static_ik
+from .kernels.tables import COLLIDE, COM
 from .tasks import TaskRow
 
 
@@ -52,6 +53,11 @@ class IKRequest:
     def structure(self) -> tuple[tuple[int, int, int], ...]:
         return tuple(row.structure for row in self.rows)
 
+    @property
+    def collide_index(self) -> int | None:
+        """The index of the COLLIDE task (collision avoidance) among the rows, or None."""
+        return next((i for i, row in enumerate(self.rows) if row.kind == COLLIDE), None)
+
 
 def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], link_label, *, envs_idx,
                  respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, max_step_size,
@@ -64,6 +70,10 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
                                 "body or robot): there is nothing to solve for")
     if not rows:
         raise InvalidValueError(f"{link_label(None)}: expected at least one")
+    avoiding = [i for i, row in enumerate(rows) if row.kind == COLLIDE]
+    if len(avoiding) > 1:
+        raise InvalidValueError(f"{link_label(avoiding[1])}: a second collision avoidance task; give at most one "
+                                "(avoid_collisions=True adds one)")
     seen: dict = {}
     for i, row in enumerate(rows):  # the same point of a link twice: two targets for one thing
         key = (row.kind, row.link, row.ref, row.point)
@@ -99,9 +109,10 @@ def solver_spec(entity, request: IKRequest):
     spec = entity._spec
     used = static_ik.used_links(spec, request.structure) if spec is not None else ()
     moving = spec.moving_dofs(used) if spec is not None else ()
-    what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else "the centre of mass"
-                     for row in request.rows)
-    return dispatch.ik_solver(request.kernel, spec, moving, entity.tree.name, what)
+    what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else
+                     "the centre of mass" if row.kind == COM else "collision avoidance" for row in request.rows)
+    return dispatch.ik_solver(request.kernel, spec, moving, entity.tree.name, what,
+                              avoiding=request.collide_index is not None)
 
 
 def as_seed(seed) -> int:

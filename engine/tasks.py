@@ -11,7 +11,10 @@ its tolerances. :meth:`engine.entity.RigidEntity.solve_ik` solves any mix of the
 - :class:`ComTask`: the whole-body centre of mass (world frame), from the link masses and
   inertial origins of the robot file;
 - :class:`PostureTask`: the pull toward a rest configuration in the tasks' null space, and the
-  choice of the nearest-to-rest solution among those meeting the tasks.
+  choice of the nearest-to-rest solution among those meeting the tasks;
+- :class:`CollisionTask`: keep the robot's counted link pairs and its distance to the scene's
+  obstacles at least ``margin`` apart (its sphere model; :mod:`engine.kernels.avoid`). What
+  ``avoid_collisions=True`` adds to a solve.
 
 Targets are ``(3,)`` / ``(4,)`` (shared by every env solved) or ``(n_envs, 3)`` /
 ``(n_envs, 4)`` (one per env), quaternions wxyz; :meth:`Task.set_target` replaces them between
@@ -27,9 +30,9 @@ import numpy as np
 
 from . import inputs
 from .errors import InvalidValueError
-from .kernels.tables import COM, FRAME
+from .kernels.tables import COLLIDE, COM, FRAME
 
-__all__ = ["ComTask", "PoseTask", "PostureTask", "RelativePoseTask", "Task", "TaskRow"]
+__all__ = ["CollisionTask", "ComTask", "PoseTask", "PostureTask", "RelativePoseTask", "Task", "TaskRow"]
 
 ALL = (True, True, True)
 
@@ -42,7 +45,7 @@ class TaskRow:
     indices (-1: none / the world); ``has_pos``, ``has_quat``: which targets it takes;
     ``rot_mode``: 3 full orientation, -1 free, k align local axis k; ``point``: on the link (link
     frame, m); ``pos_mask``: per axis of the reference frame; ``pos_tol`` / ``rot_tol``: m / rad,
-    None for the call's."""
+    None for the call's; ``margin``: a COLLIDE task's least accepted distance (m; 0 otherwise)."""
 
     kind: int
     link: int
@@ -55,6 +58,7 @@ class TaskRow:
     weight: float
     pos_tol: float | None
     rot_tol: float | None
+    margin: float = 0.0
 
     def __post_init__(self):
         ok = (type(self.kind) is int and type(self.link) is int and type(self.ref) is int
@@ -62,7 +66,8 @@ class TaskRow:
               and _floats(self.point, 3) and type(self.pos_mask) is tuple and len(self.pos_mask) == 3
               and all(type(v) is bool for v in self.pos_mask) and _positive(self.weight)
               and (self.pos_tol is None or _positive(self.pos_tol))
-              and (self.rot_tol is None or _positive(self.rot_tol)))
+              and (self.rot_tol is None or _positive(self.rot_tol))
+              and type(self.margin) is float and 0.0 <= self.margin < float("inf"))
         if not ok:
             raise InvalidValueError(f"TaskRow: not a valid task structure: {self!r}")
 
@@ -208,6 +213,25 @@ class ComTask(Task):
                                     "mass")
         return TaskRow(COM, -1, -1, True, False, -1, (0.0, 0.0, 0.0), self.pos_mask, self.weight, self.pos_tol,
                        None)
+
+
+class CollisionTask(Task):
+    """Collision avoidance: every counted self-collision pair of the robot (``collision_pairs()``)
+    and every robot sphere and scene obstacle (fixed Box / Sphere / Cylinder / Plane / Mesh
+    entities) at least ``margin`` (m, >= 0) apart in the answer, judged on the robot's sphere
+    model (conservative: sphere clearance implies mesh clearance). Near contact its rows push the
+    closest pairs apart; away from contact it costs nothing. ``weight`` scales that push against
+    the other tasks. It moves only the dofs the other tasks move, and needs no target. At most
+    one per solve; ``avoid_collisions=True`` adds one."""
+
+    def __init__(self, margin: float = 0.0, *, weight: float = 1.0):
+        super().__init__(weight, None, None)
+        self.margin = float(inputs.as_positive("margin", margin, allow_zero=True))
+        self._seal()
+
+    def row(self, entity, label: str) -> TaskRow:
+        return TaskRow(COLLIDE, -1, -1, False, False, -1, (0.0, 0.0, 0.0), (False, False, False), self.weight,
+                       None, None, self.margin)
 
 
 class PostureTask:

@@ -2,11 +2,11 @@
 
 Tables (numpy arrays in the engine's float dtype unless said):
 
-- ``spheres`` (S, 5): link (as a float), centre xyz in the link frame (m), radius (m); grouped by
-  link, so a link's spheres are one index range;
-- ``bounds`` (L, 4): each link's bounding ball of its spheres (centre in the link frame, radius;
-  radius < 0 for a link without spheres);
-- ``pairs`` int32 (P, 6): link a, link b, a's sphere range [start, end), b's sphere range;
+- ``spheres`` (S, SPHERE_F.width): link (as a float), centre in the link frame (m), radius (m);
+  grouped by link, so a link's spheres are one index range;
+- ``bounds`` (L, BOUND_F.width): each link's bounding ball of its spheres (centre in the link
+  frame, radius; radius < 0 for a link without spheres);
+- ``pairs`` int32 (P, PAIR_I.width): link a, link b, a's sphere range [start, end), b's;
 - ``pose`` (B, L, 7) link poses (pos, quat wxyz); ``world`` (B, S, 3) scratch: the sphere
   centres in the world.
 
@@ -19,8 +19,7 @@ import taichi as ti
 
 from .launch import fast
 from .quat import qrot
-
-PAIR_LINK_A, PAIR_LINK_B, PAIR_A0, PAIR_A1, PAIR_B0, PAIR_B1 = range(6)
+from .tables import BOUND_F, PAIR_I, SPHERE_F
 
 
 @ti.func
@@ -39,23 +38,23 @@ def self_distance(pose: ti.types.ndarray(), spheres: ti.types.ndarray(), bounds:
     ti.loop_config(serialize=serial)
     for e in range(pose.shape[0]):
         for s in range(spheres.shape[0]):
-            local = ti.Vector([spheres[s, 1], spheres[s, 2], spheres[s, 3]])
-            w = _world(pose, e, ti.cast(spheres[s, 0], ti.i32), local)
+            local = ti.Vector([spheres[s, SPHERE_F.center + k] for k in ti.static(range(3))])
+            w = _world(pose, e, ti.cast(spheres[s, SPHERE_F.link], ti.i32), local)
             for k in ti.static(range(3)):
                 world[e, s, k] = w[k]
         best = 1e30
         arg = -1
         for p in range(pairs.shape[0]):
-            la = pairs[p, PAIR_LINK_A]
-            lb = pairs[p, PAIR_LINK_B]
-            ca = _world(pose, e, la, ti.Vector([bounds[la, 0], bounds[la, 1], bounds[la, 2]]))
-            cb = _world(pose, e, lb, ti.Vector([bounds[lb, 0], bounds[lb, 1], bounds[lb, 2]]))
-            if (ca - cb).norm() - bounds[la, 3] - bounds[lb, 3] < best:
-                for i in range(pairs[p, PAIR_A0], pairs[p, PAIR_A1]):
+            la = pairs[p, PAIR_I.link_a]
+            lb = pairs[p, PAIR_I.link_b]
+            ca = _world(pose, e, la, ti.Vector([bounds[la, BOUND_F.center + k] for k in ti.static(range(3))]))
+            cb = _world(pose, e, lb, ti.Vector([bounds[lb, BOUND_F.center + k] for k in ti.static(range(3))]))
+            if (ca - cb).norm() - bounds[la, BOUND_F.radius] - bounds[lb, BOUND_F.radius] < best:
+                for i in range(pairs[p, PAIR_I.a0], pairs[p, PAIR_I.a1]):
                     wi = ti.Vector([world[e, i, 0], world[e, i, 1], world[e, i, 2]])
-                    for j in range(pairs[p, PAIR_B0], pairs[p, PAIR_B1]):
+                    for j in range(pairs[p, PAIR_I.b0], pairs[p, PAIR_I.b1]):
                         wj = ti.Vector([world[e, j, 0], world[e, j, 1], world[e, j, 2]])
-                        d = (wi - wj).norm() - spheres[i, 4] - spheres[j, 4]
+                        d = (wi - wj).norm() - spheres[i, SPHERE_F.radius] - spheres[j, SPHERE_F.radius]
                         if d < best:
                             best = d
                             arg = p
@@ -67,21 +66,66 @@ BOX, SPHERE, CYLINDER, PLANE = 0, 1, 2, 3  # obstacle kinds (engine.collision_wo
 
 
 @ti.func
-def signed_distance(kind, size, p):
-    """Signed distance (m) of point ``p`` (the shape's frame) to a shape of ``kind``: box (half
-    extents), sphere (radius), cylinder (radius, half height; axis z), plane (unit normal)."""
+def _sign(v):
+    out = 1.0
+    if v < 0:
+        out = -1.0
+    return out
+
+
+@ti.func
+def shape_distance(kind, size, p):
+    """(signed distance (m), its gradient: a unit vector) of point ``p`` (the shape's frame) to a
+    shape of ``kind``: box (half extents), sphere (radius), cylinder (radius, half height; axis z),
+    plane (unit normal; the half-space behind it is inside). Negative inside; inside a box or a
+    cylinder the gradient points to the nearest face."""
     d = 0.0
+    g = ti.Vector([0.0, 0.0, 1.0])
     if kind == SPHERE:
-        d = p.norm() - size[0]
+        r = p.norm()
+        d = r - size[0]
+        if r > 1e-12:
+            g = p / r
     elif kind == PLANE:
         d = p.dot(size)
-    else:
+        g = size
+    elif kind == BOX:
         q = ti.abs(p) - size
-        if kind == CYLINDER:
-            q = ti.Vector([ti.sqrt(p[0] * p[0] + p[1] * p[1]) - size[0], ti.abs(p[2]) - size[1], -1e30])
+        s = ti.Vector([_sign(p[0]), _sign(p[1]), _sign(p[2])])
         outside = ti.max(q, 0.0)
-        d = outside.norm() + ti.min(ti.max(q[0], ti.max(q[1], q[2])), 0.0)
-    return d
+        gap = outside.norm()
+        if gap > 0:
+            d = gap
+            g = s * outside / gap
+        elif q[0] >= q[1] and q[0] >= q[2]:
+            d = q[0]
+            g = ti.Vector([s[0], 0.0, 0.0])
+        elif q[1] >= q[2]:
+            d = q[1]
+            g = ti.Vector([0.0, s[1], 0.0])
+        else:
+            d = q[2]
+            g = ti.Vector([0.0, 0.0, s[2]])
+    else:  # CYLINDER
+        rho = ti.sqrt(p[0] * p[0] + p[1] * p[1])
+        radial = ti.Vector([1.0, 0.0])
+        if rho > 1e-12:
+            radial = ti.Vector([p[0], p[1]]) / rho
+        q0 = rho - size[0]
+        q1 = ti.abs(p[2]) - size[1]
+        sz = _sign(p[2])
+        if q0 > 0 or q1 > 0:
+            a = ti.max(q0, 0.0)
+            b = ti.max(q1, 0.0)
+            d = ti.sqrt(a * a + b * b)
+            g = ti.Vector([a * radial[0], a * radial[1], b * sz]) / d
+        elif q0 > q1:
+            d = q0
+            g = ti.Vector([radial[0], radial[1], 0.0])
+        else:
+            d = q1
+            g = ti.Vector([0.0, 0.0, sz])
+    return d, g
 
 
 @fast
@@ -100,14 +144,15 @@ def world_distance(pose: ti.types.ndarray(), spheres: ti.types.ndarray(), checke
         arg_o = -1
         for s in range(spheres.shape[0]):
             if checked[s] == 1:
-                local = ti.Vector([spheres[s, 1], spheres[s, 2], spheres[s, 3]])
-                c = _world(pose, e, ti.cast(spheres[s, 0], ti.i32), local)
+                local = ti.Vector([spheres[s, SPHERE_F.center + k] for k in ti.static(range(3))])
+                c = _world(pose, e, ti.cast(spheres[s, SPHERE_F.link], ti.i32), local)
                 for o in range(shapes.shape[0]):
                     p = ti.Vector([shape_pose[e, o, 0], shape_pose[e, o, 1], shape_pose[e, o, 2]])
                     q = ti.Vector([shape_pose[e, o, 3], -shape_pose[e, o, 4], -shape_pose[e, o, 5],
                                    -shape_pose[e, o, 6]])  # world to the shape's frame
                     size = ti.Vector([shapes[o, 1], shapes[o, 2], shapes[o, 3]])
-                    d = signed_distance(ti.cast(shapes[o, 0], ti.i32), size, qrot(q, c - p)) - spheres[s, 4]
+                    d = shape_distance(ti.cast(shapes[o, 0], ti.i32), size, qrot(q, c - p))[0]
+                    d -= spheres[s, SPHERE_F.radius]
                     if d < best:
                         best = d
                         arg_s = s

@@ -90,11 +90,20 @@ def fk_row(r, q: ti.template(), robot_i: ti.template(), robot_f: ti.template(), 
             pose[r, l, POSE.quat + k] = quat[k]
 
 
+def projected(direction) -> bool:
+    """Whether a Jacobian helper was given a direction to project onto (called while tracing:
+    taichi's scope has no ``is``)."""
+    return direction is not None
+
+
 @ti.func
-def add_column(J: ti.template(), r, row0, d, lin, ang, scale, accumulate: ti.template()):
+def add_column(J: ti.template(), r, row0, d, lin, ang, scale, accumulate: ti.template(), direction: ti.template()):
     """Column d of rows row0..row0+5: ``scale * (lin, ang)`` added, or (``accumulate`` False, scale
-    ignored) written."""
-    for k in ti.static(range(3)):
+    ignored) written; with a ``direction`` (a world unit vector, not None) only row0, with
+    ``scale * direction . lin`` added (the rate of a distance along it)."""
+    if ti.static(projected(direction)):
+        J[r, row0, d] += scale * direction.dot(lin)
+    for k in ti.static(range(0 if projected(direction) else 3)):
         if ti.static(accumulate):
             J[r, row0 + k, d] += scale * lin[k]
             J[r, row0 + 3 + k, d] += scale * ang[k]
@@ -113,13 +122,15 @@ def zero_rows(J: ti.template(), r, row0, n):
 
 @ti.func
 def add_point_jacobian(r, link, point, row0, scale, robot_i: ti.template(), robot_f: ti.template(),
-                       pose: ti.template(), J: ti.template(), accumulate: ti.template() = True):
+                       pose: ti.template(), J: ti.template(), accumulate: ti.template() = True,
+                       direction: ti.template() = None):
     """Adds ``scale`` times the Jacobian of a world ``point`` fixed to ``link`` to rows ``row0 ..
     row0+5`` of ``J`` (B, rows, n_dofs): linear velocity of the point (3), then angular velocity
     (3), world axes; the joint frames of ``pose`` row r must be current. Mimic columns are folded
     into their leaders (so the mimic columns stay zero across several calls). ``accumulate``
     False writes the columns instead (rows zeroed before: the first contribution, one read of
-    global memory less per entry)."""
+    global memory less per entry). With a ``direction`` (world unit vector) only row ``row0`` gets
+    ``scale`` times the point's velocity along it (see :func:`add_column`)."""
     L = robot_i[0, ROBOT_HEAD.n_links]
     n_joints = robot_i[0, ROBOT_HEAD.n_joints]
     cur = link
@@ -136,27 +147,27 @@ def add_point_jacobian(r, link, point, row0, scale, robot_i: ti.template(), robo
                 axis_w = qrot(fquat, const3(robot_f, jf, JOINT_F.axis))
                 if kind == HINGE:
                     anchor_w = fpos + qrot(fquat, const3(robot_f, jf, JOINT_F.anchor))
-                    add_column(J, r, row0, d0, axis_w.cross(point - anchor_w), axis_w, scale, accumulate)
+                    add_column(J, r, row0, d0, axis_w.cross(point - anchor_w), axis_w, scale, accumulate, direction)
                 else:
-                    add_column(J, r, row0, d0, axis_w, zero, scale, accumulate)
+                    add_column(J, r, row0, d0, axis_w, zero, scale, accumulate, direction)
             elif kind == BALL:
                 anchor_w = fpos + qrot(fquat, const3(robot_f, jf, JOINT_F.anchor))
                 for k in ti.static(range(3)):
                     e = qcolumn(fquat, k)
-                    add_column(J, r, row0, d0 + k, e.cross(point - anchor_w), e, scale, accumulate)
+                    add_column(J, r, row0, d0 + k, e.cross(point - anchor_w), e, scale, accumulate, direction)
             elif kind == FREE:
                 for k in ti.static(range(3)):
                     e = qcolumn(fquat, k)
                     unit = ti.Vector([0.0, 0.0, 0.0])
                     unit[k] = 1.0
-                    add_column(J, r, row0, d0 + k, unit, zero, scale, accumulate)
-                    add_column(J, r, row0, d0 + 3 + k, e.cross(point - fpos), e, scale, accumulate)
+                    add_column(J, r, row0, d0 + k, unit, zero, scale, accumulate, direction)
+                    add_column(J, r, row0, d0 + 3 + k, e.cross(point - fpos), e, scale, accumulate, direction)
         cur = robot_i[link_row_i(cur), LINK_I.parent]
     for j in range(n_joints):
         lead = robot_i[joint_row_i(L, j), JOINT_I.lead_dof]
         if lead >= 0:
             d = robot_i[joint_row_i(L, j), JOINT_I.dof]
-            for k in range(6):
+            for k in range(ti.static(1 if projected(direction) else 6)):
                 J[r, row0 + k, lead] += robot_f[joint_row_f(L, j), JOINT_F.mult] * J[r, row0 + k, d]
                 J[r, row0 + k, d] = 0.0
 

@@ -17,6 +17,7 @@ from collections import namedtuple
 
 import taichi as ti
 
+from .avoid import collision_task, link_ball
 from .fk import (
     BALL,
     FREE,
@@ -34,6 +35,8 @@ from .launch import fast
 from .quat import qexp, qmul, qnormalize, qrot
 from .solver import BIG, STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
 from .tables import (
+    AVOID_HEAD,
+    COLLIDE,
     COM,
     DOF_I,
     JOINT_I,
@@ -54,7 +57,7 @@ from .tables import (
 
 __all__ = ["BIG", "solve"]
 
-Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt")
+Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll")  # coll: (coll_i, coll_f, shape_pose)
 
 
 @ti.func
@@ -142,8 +145,11 @@ class Generic:
             row = task_row(i)
             met = 1
             task = 0.0
-            if task_i[row, TASK_I.kind] == COM:
+            kind = task_i[row, TASK_I.kind]
+            if kind == COM:
                 met, task = com_task(Generic, ctx, S, t, e, i, task_i, task_f, targets)
+            elif kind == COLLIDE:
+                met, task = collision_task(Generic, ctx, S, t, e, i, task_i, task_f)
             else:
                 link = task_i[row, TASK_I.link]
                 ref = task_i[row, TASK_I.ref]
@@ -160,6 +166,28 @@ class Generic:
     @ti.func
     def link_pose(ctx: ti.template(), S: ti.template(), t, link):
         return vec3(ctx.pose, t, link, POSE.pos), vec4(ctx.pose, t, link, POSE.quat)
+
+    @staticmethod
+    @ti.func
+    def link_pose_at(ctx: ti.template(), S: ti.template(), t, link):
+        return vec3(ctx.pose, t, link, POSE.pos), vec4(ctx.pose, t, link, POSE.quat)
+
+    @staticmethod
+    @ti.func
+    def link_balls(ctx: ti.template(), S: ti.template(), t):
+        return ti.Vector([0.0])  # none kept: link_ball computes each when asked
+
+    @staticmethod
+    @ti.func
+    def link_ball(ctx: ti.template(), S: ti.template(), t, balls: ti.template(), link):
+        p, q = Generic.link_pose_at(ctx, S, t, link)
+        return link_ball(p, q, ctx.coll[1], ctx.coll[0][0, AVOID_HEAD.n_spheres], link)
+
+    @staticmethod
+    @ti.func
+    def add_distance_row(ctx: ti.template(), S: ti.template(), t, r, link, point, direction, scale):
+        """Row r += ``scale`` times the rate of the world ``point`` fixed to ``link`` along ``direction``."""
+        add_point_jacobian(t, link, point, r, scale, ctx.robot_i, ctx.robot_f, ctx.pose, ctx.J, True, direction)
 
     @staticmethod
     @ti.func
@@ -393,12 +421,15 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
           targets: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot_f: ti.types.ndarray(),
           q: ti.types.ndarray(), pose: ti.types.ndarray(), J: ti.types.ndarray(), A: ti.types.ndarray(),
           vec: ti.types.ndarray(), best_q: ti.types.ndarray(), best_err: ti.types.ndarray(),
-          best_i: ti.types.ndarray(), done: ti.types.ndarray(), resume_i: ti.types.ndarray(),
+          best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
+          coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), resume_i: ti.types.ndarray(),
           resume_f: ti.types.ndarray(), first: ti.i32, budget: ti.i32, m_fixed: ti.template(), n_fixed: ti.template(),
           lt_fixed: ti.template()):
     """``m`` (6 Lt rows), ``n`` (dofs) and ``Lt`` (tasks): compile-time sizes (one compiled solver
     per size, fixed trip counts in the dense loops; see :mod:`engine.dispatch`), or 0 to read them
-    from the arrays at run time (one solver for everything). ``resume_i`` / ``resume_f``, ``first``,
+    from the arrays at run time (one solver for everything). ``coll_i`` / ``coll_f`` / ``shape_pose``:
+    the collision tables of a COLLIDE task (:mod:`engine.kernels.avoid`; placeholders without
+    one). ``resume_i`` / ``resume_f``, ``first``,
     ``budget``: a solve split over launches (:func:`engine.kernels.solver.run_thread`; budget 0:
     one launch)."""
     B = q0.shape[0]
@@ -413,7 +444,8 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
         Lt = lt_fixed
     ti.loop_config(block_dim=ti.static(loop_block_dim()))
     for t in range(q.shape[0]):
-        run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt), t, B, q.shape[1], q0, task_i,
+        run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt, (coll_i, coll_f, shape_pose)),
+                   t, B, q.shape[1], q0, task_i,
                    task_f, targets, best_q, best_err, best_i, done, (resume_i, resume_f, first, budget))
 
 

@@ -49,7 +49,8 @@ class FastKernel:
     e.g. ``{"advanced_optimization": False}`` for large unrolled kernels, where taichi's own IR
     optimisation costs 3-4x the compile time and LLVM does the same work anyway.
     ``trace_helpers``: the kernel calls plain Python functions on purpose (they build its IR at
-    trace time); taichi's warning about each such call is silenced while it compiles.
+    trace time, local matrices among it); taichi's warnings about each such call and about large
+    local matrices are silenced while it compiles.
     """
 
     def __init__(self, kernel, compile_config: dict | None = None, trace_helpers: bool = False):
@@ -118,6 +119,8 @@ class FastKernel:
             with warnings.catch_warnings():
                 if self.trace_helpers:
                     warnings.filterwarnings("ignore", message=".*Calling non-taichi function", category=SyntaxWarning)
+                    # the unrolled kernels keep their working set in local matrices on purpose
+                    warnings.filterwarnings("ignore", message=".*Taichi matrices/vectors with", category=UserWarning)
                 yield
         finally:
             for name, value in saved.items():

@@ -21,17 +21,20 @@ from collections import namedtuple
 
 import taichi as ti
 
+from .avoid import collision_task, link_ball
 from .fk import HINGE
 from .launch import CompiledCache, fast
 from .quat import qrot
 from .solver import STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
 from .spec import RobotSpec
 from .static_fk import UNROLLED_COMPILE
-from .tables import COM, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, dof_row, rest_row, task_row
+from .tables import AVOID_HEAD, COLLIDE, COM, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, dof_row, rest_row, task_row
 from .traced import trace_fk
 
 _CACHE = CompiledCache()
-Ctx = namedtuple("Ctx", "active fk")  # the dof mask (n,), this iteration's traced FK (P, Q, AX, AN)
+# the dof mask (n,), this iteration's traced FK (P, Q, AX, AN), with a COLLIDE task every link's pose
+# (L, 7) indexable at run time (else None), and the collision tables (coll_i, coll_f, shape_pose)
+Ctx = namedtuple("Ctx", "active fk lp coll")
 
 
 def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...]):
@@ -44,15 +47,22 @@ def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...]):
 
 
 def used_links(spec: RobotSpec, structure) -> tuple[int, ...]:
-    """The links whose pose the tasks read: their links, references and (a COM task) every link
-    with a mass."""
+    """The links the solver moves the dofs of: the tasks' links, references and (a COM task) every
+    link with a mass. A COLLIDE task adds none (avoidance moves only what the other tasks move),
+    unless it is the only task: then every link."""
     out = set()
     for kind, link, ref in structure:
         if kind == COM:
             out.update(spec.massive_links)
-        else:
+        elif kind != COLLIDE:
             out.update(l for l in (link, ref) if l >= 0)
+    if not out and any(kind == COLLIDE for kind, _, _ in structure):
+        out.update(range(spec.n_links))
     return tuple(sorted(out))
+
+
+def has_collide(structure) -> bool:
+    return any(kind == COLLIDE for kind, _, _ in structure)
 
 
 def vector(values):
@@ -63,7 +73,8 @@ def vector(values):
 def _build(spec: RobotSpec, structure):
     Lt = len(structure)
     LINKS = used_links(spec, structure)
-    LINEAGE = spec.lineage(LINKS)
+    COLLIDES = has_collide(structure)
+    LINEAGE = tuple(range(spec.n_links)) if COLLIDES else spec.lineage(LINKS)  # avoidance reads every link
     n_qs = max(spec.n_qs, 1)
     n = max(spec.n_dofs, 1)
     m = 6 * Lt
@@ -178,6 +189,31 @@ def _build(spec: RobotSpec, structure):
                 S[1][r0 + 3 + k, d] += scale * w * ang[k]
 
     @ti.func
+    def ancestors(link):
+        """The ancestor mask of a link given at run time (:meth:`RobotSpec.ancestor_mask`)."""
+        mask = 0
+        for l in ti.static(range(spec.n_links)):
+            if link == l:
+                mask = ti.static(spec.ancestor_mask(l))
+        return mask
+
+    def at(ctx, P, Q, AX, AN, lp):
+        """``ctx`` with this iteration's FK (called while tracing, inline in a call's arguments: taichi
+        would turn a tuple holding arrays into a local variable if it were assigned)."""
+        return ctx._replace(fk=(P, Q, AX, AN), lp=lp)
+
+    def traced_fk(qs):
+        """The iterate's FK traced (P, Q, AX, AN), and with a COLLIDE task every link's pose as an
+        (L, 7) matrix for reads at a run-time link index (else None); called while tracing, like
+        :func:`vector`, so that the poses are taken as trace_fk makes them."""
+        raw = {}
+        P, Q, AX, AN = trace_fk(spec, qs, LINEAGE, axes=True, on_link=lambda l, p, r: raw.__setitem__(l, (p, r)))
+        lp = None
+        if COLLIDES:
+            lp = ti.Matrix([[*raw[l][0], *raw[l][1]] for l in range(spec.n_links)])
+        return P, Q, AX, AN, lp
+
+    @ti.func
     def link_com(fk: ti.template(), l: ti.template()):
         return vector(fk[0][l]) + qrot(vector(fk[1][l]), ti.Vector(list(spec.links[l].com)))
 
@@ -205,7 +241,7 @@ def _build(spec: RobotSpec, structure):
         @ti.func
         def rows(ctx: ti.template(), S: ti.template(), t, e, task_i: ti.template(), task_f: ti.template(),
                  targets: ti.template()):
-            P, Q, AX, AN = trace_fk(spec, [S[0][k] for k in ti.static(range(n_qs))], LINEAGE, axes=True)
+            P, Q, AX, AN, lp = traced_fk([S[0][k] for k in ti.static(range(n_qs))])
             plain = task_i[0, SOLVE_I.plain]
             ok = 1
             score = 0.0
@@ -214,9 +250,11 @@ def _build(spec: RobotSpec, structure):
                 met = 1
                 task = 0.0
                 if ti.static(kind == COM):
-                    met, task = com_task(PerRobot, Ctx(ctx.active, (P, Q, AX, AN)), S, t, e, i, task_i, task_f, targets)
+                    met, task = com_task(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, task_i, task_f, targets)
+                elif ti.static(kind == COLLIDE):
+                    met, task = collision_task(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, task_i, task_f)
                 else:
-                    met, task = frame_task(PerRobot, Ctx(ctx.active, (P, Q, AX, AN)), S, t, e, i, link, ref,
+                    met, task = frame_task(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, link, ref,
                                            ref >= 0, plain, task_i, task_f, targets)
                 ok = ok * met
                 score += task
@@ -226,6 +264,48 @@ def _build(spec: RobotSpec, structure):
         @ti.func
         def link_pose(ctx: ti.template(), S: ti.template(), t, link: ti.template()):
             return vector(ctx.fk[0][link]), vector(ctx.fk[1][link])
+
+        @staticmethod
+        @ti.func
+        def link_pose_at(ctx: ti.template(), S: ti.template(), t, link):
+            return (ti.Vector([ctx.lp[link, k] for k in ti.static(range(3))]),
+                    ti.Vector([ctx.lp[link, 3 + k] for k in ti.static(range(4))]))
+
+        @staticmethod
+        @ti.func
+        def link_balls(ctx: ti.template(), S: ti.template(), t):
+            """Every link's bounding ball (L, 4: world centre, radius) at the iterate, computed once."""
+            out = ti.Matrix.zero(float, spec.n_links, 4)
+            n_spheres = ctx.coll[0][0, AVOID_HEAD.n_spheres]
+            for l in ti.static(range(spec.n_links)):
+                c, r = link_ball(vector(ctx.fk[0][l]), vector(ctx.fk[1][l]), ctx.coll[1], n_spheres, l)
+                for k in ti.static(range(3)):
+                    out[l, k] = c[k]
+                out[l, 3] = r
+            return out
+
+        @staticmethod
+        @ti.func
+        def link_ball(ctx: ti.template(), S: ti.template(), t, balls: ti.template(), link):
+            return ti.Vector([balls[link, k] for k in ti.static(range(3))]), balls[link, 3]
+
+        @staticmethod
+        @ti.func
+        def add_distance_row(ctx: ti.template(), S: ti.template(), t, r: ti.template(), link, point, direction,
+                             scale):
+            """Row r += ``scale`` times the rate of the world ``point`` fixed to ``link`` (a run-time
+            index) along ``direction``, over the dofs the step spans."""
+            AX, AN = ctx.fk[2], ctx.fk[3]
+            mask = ancestors(link)
+            for joint in ti.static(spec.joints):
+                d = ti.static(joint.lead_dof if joint.is_mimic else joint.dof)
+                if ti.static(d in COLS):
+                    if (mask >> joint.index) & 1:
+                        axis = vector(AX[joint.index])
+                        lin = axis
+                        if ti.static(joint.kind == HINGE):
+                            lin = axis.cross(point - vector(AN[joint.index]))
+                        S[1][r, d] += ti.static(joint.mult if joint.is_mimic else 1.0) * scale * direction.dot(lin)
 
         @staticmethod
         @ti.func
@@ -391,13 +471,14 @@ def _build(spec: RobotSpec, structure):
     @ti.kernel
     def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.ndarray(),
               targets: ti.types.ndarray(), best_q: ti.types.ndarray(), best_err: ti.types.ndarray(),
-              best_i: ti.types.ndarray(), done: ti.types.ndarray(), serial: ti.template()):
+              best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
+              coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), serial: ti.template()):
         B = q0.shape[0]
         K = task_i[0, SOLVE_I.slots]
         active = ti.Vector([ti.cast(task_i[dof_row(Lt, d), DOF_I.active], float) for d in ti.static(range(n))])
         ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
         for t in range(B * K):
-            run_thread(PerRobot, Ctx(active, None), t, B, n_qs, q0, task_i, task_f, targets, best_q, best_err,
-                       best_i, done, None)
+            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose)), t, B, n_qs, q0, task_i,
+                       task_f, targets, best_q, best_err, best_i, done, None)
 
     return solve

@@ -94,15 +94,16 @@ SOLVE_F = Columns(damping=1, max_step=1, rest_weight=1)
 # target (0/1), rotation mode (-1 free, 3 full, 0/1/2 align that local axis)
 TASK_I = Columns(kind=1, link=1, ref=1, has_pos=1, rot_mode=1)
 # point on the link (link frame, m); position mask per axis (0/1, the reference frame's axes);
-# weight; success tolerances (m, rad)
-TASK_F = Columns(point=3, pos_mask=3, weight=1, pos_tol=1, rot_tol=1)
+# weight; success tolerances (m, rad); a COLLIDE task's margin (m: the least distance it accepts)
+TASK_F = Columns(point=3, pos_mask=3, weight=1, pos_tol=1, rot_tol=1, margin=1)
 DOF_I = Columns(active=1)  # 1: the solver may move this dof
 QPOS_REST_F = Columns(rest=1)  # the posture the pull aims at
 
 TASK_I_WIDTH = max(c.width for c in (SOLVE_I, TASK_I, DOF_I))
 TASK_F_WIDTH = max(c.width for c in (SOLVE_F, TASK_F, QPOS_REST_F))
 
-FRAME, COM = 0, 1  # TASK_I.kind: a link frame's pose (world or relative), the centre of mass
+# TASK_I.kind: a link frame's pose (world or relative), the centre of mass, collision avoidance
+FRAME, COM, COLLIDE = 0, 1, 2
 ROWS_PER_TASK = 6  # each task owns 6 rows of the Jacobian: linear 3, angular 3 (zero for COM)
 
 # a pose row of a pose buffer (engine.kernels.layout) and of a link pose: position then wxyz quaternion
@@ -140,3 +141,57 @@ def dof_row(Lt, d):
 def rest_row(Lt, i):
     """Row of qpos entry ``i``'s rest value in ``task_f`` (Lt tasks)."""
     return 1 + Lt + i
+
+
+# -- collision tables (engine.avoidance; read by engine.kernels.avoid and engine.kernels.collide) --
+# For P counted link pairs, L links, O obstacles and S spheres:
+#
+# - ``coll_i`` int32 (1 + P + L + O, COLL_I_WIDTH): row 0 AVOID_HEAD; row pair_row(p) PAIR_I; row
+#   link_row_c(P, l) LINK_C; row shape_row_i(P, L, o) SHAPE_I.
+# - ``coll_f`` float (S + L + O, COLL_F_WIDTH): row s SPHERE_F; row bound_row(S, l) BOUND_F; row
+#   shape_row_f(S, L, o) SHAPE_F.
+# - ``shape_pose`` float (n_envs, max(O, 1), POSE.width): each obstacle's pose per env.
+AVOID_HEAD = Columns(n_pairs=1, n_links=1, n_shapes=1, n_spheres=1)
+# the two links of a pair and their sphere index ranges [a0, a1), [b0, b1)
+PAIR_I = Columns(link_a=1, link_b=1, a0=1, a1=1, b0=1, b1=1)
+# a link's sphere index range [s0, s1) (empty: no spheres) and whether it is checked against obstacles
+LINK_C = Columns(s0=1, s1=1, world=1)
+SHAPE_I = Columns(kind=1)  # engine.collision_world.KINDS index (box, sphere, cylinder, plane)
+SPHERE_F = Columns(link=1, center=3, radius=1)  # a robot sphere: its link (as a float), centre (link frame, m), radius
+BOUND_F = Columns(center=3, radius=1)  # a link's bounding ball of its spheres (link frame; radius < 0: none)
+# box half extents; sphere radius; cylinder radius, half height; plane unit normal; the radius of a
+# ball about the shape's origin that holds it (m; 1e30 for a plane)
+SHAPE_F = Columns(size=3, bound=1)
+
+COLL_I_WIDTH = max(c.width for c in (AVOID_HEAD, PAIR_I, LINK_C, SHAPE_I))
+COLL_F_WIDTH = max(c.width for c in (SPHERE_F, BOUND_F, SHAPE_F))
+
+
+@ti.pyfunc
+def pair_row(p):
+    """Row of pair ``p`` in ``coll_i``."""
+    return 1 + p
+
+
+@ti.pyfunc
+def link_row_c(P, l):
+    """Row of link ``l`` in ``coll_i`` (P pairs)."""
+    return 1 + P + l
+
+
+@ti.pyfunc
+def shape_row_i(P, L, o):
+    """Row of obstacle ``o`` in ``coll_i`` (P pairs, L links)."""
+    return 1 + P + L + o
+
+
+@ti.pyfunc
+def bound_row(S, l):
+    """Row of link ``l``'s bounding ball in ``coll_f`` (S spheres)."""
+    return S + l
+
+
+@ti.pyfunc
+def shape_row_f(S, L, o):
+    """Row of obstacle ``o``'s size in ``coll_f`` (S spheres, L links)."""
+    return S + L + o

@@ -12,13 +12,20 @@ from .errors import ModelLoadError
 
 
 def find_srdf(robot_file) -> Path | None:
-    """The SRDF of ``robot_file`` (a URDF path): ``../srdf/<stem>.srdf`` or ``<stem>.srdf`` beside
-    it; None when there is none."""
+    """The SRDF of ``robot_file`` (a URDF path), as example-robot-data lays them out: ``<stem>.srdf``
+    in ``../srdf/`` or beside it; else, in ``../srdf/``, the one whose stem is the longest prefix
+    of the URDF's (``ur5_robot.urdf``: ``ur5.srdf``), or the folder's only SRDF
+    (``baxter.urdf``: ``baxter_manipulation.srdf``). None when there is none."""
     path = Path(robot_file)
-    for cand in (path.parent.parent / "srdf" / f"{path.stem}.srdf", path.with_suffix(".srdf")):
+    folder = path.parent.parent / "srdf"
+    for cand in (folder / f"{path.stem}.srdf", path.with_suffix(".srdf")):
         if cand.is_file():
             return cand
-    return None
+    found = sorted(folder.glob("*.srdf")) if folder.is_dir() else []
+    prefixes = [f for f in found if path.stem.startswith(f.stem)]
+    if prefixes:
+        return max(prefixes, key=lambda f: len(f.stem))
+    return found[0] if len(found) == 1 else None
 
 
 def disabled_pairs(srdf_file, link_names) -> set[frozenset[str]]:
