@@ -146,9 +146,6 @@ class Runner:
         pos_error = np.zeros((n, n_targets))
         rot_error = np.zeros((n, n_targets))
         group_ms = []
-        avoid = {}  # passed only when on: the engine's IK may predate the keywords
-        if solver.avoid_collisions:
-            avoid = {"avoid_collisions": True, "collision_margin": solver.collision_margin}
         for g, (_name, idx) in enumerate(self.groups):
             first = self.spec.targets[idx[0]]
             seed = None if solver.seed is None else (solver.seed + 7919 * self.frame_index + g) % (2**31 - 1)
@@ -159,7 +156,8 @@ class Runner:
                 respect_joint_limit=solver.respect_joint_limit, max_samples=solver.max_samples,
                 max_solver_iters=solver.max_solver_iters, damping=solver.damping, pos_tol=solver.pos_tol,
                 rot_tol=solver.rot_tol, max_step_size=solver.max_step_size, seed=seed,
-                rest_weight=solver.rest_weight, return_info=True, kernel=solver.kernel, **avoid)
+                rest_weight=solver.rest_weight, return_info=True, kernel=solver.kernel,
+                avoid_collisions=solver.avoid_collisions, collision_margin=solver.collision_margin)
             group_ms.append((time.perf_counter() - t0) * 1e3)
             self.robot.set_qpos(result.qpos)
             success &= np.asarray(result.success, bool).reshape(n)
