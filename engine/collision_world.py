@@ -1,10 +1,20 @@
-"""World obstacles for the collision checks: the scene's fixed Box, Sphere, Cylinder and Plane
-entities (morph ``fixed=True``, ``collision=True``), as exact shapes.
+"""World obstacles for the collision checks: the scene's fixed Plane, Box, Sphere, Cylinder and
+Mesh entities (morph ``fixed=True``, ``collision=True``).
 
-Each obstacle's pose is its link's pose in the scene state, per env, so obstacles whose pose
-differs per env are handled as they stand. Which robot links are checked: every link with
-spheres except, for a fixed-base robot, the links rigidly attached to the world through the root
-(they cannot move away from a table they stand on).
+A primitive is one obstacle, its exact shape. A Mesh stands for its surface through spheres
+fitted to it (:func:`obstacle_spheres`, :mod:`engine.model.spheres`: every point of the surface is
+inside some sphere, so clearance from the spheres implies clearance from the mesh): one
+``"sphere"`` obstacle per sphere, all named ``"mesh#<entity index>"``. Only the surface is
+covered: a robot sphere wholly inside a closed mesh, touching no sphere, is not seen.
+
+Each obstacle's pose is its entity's pose in the scene state, per env (``set_pos`` / ``set_quat``
+move a fixed body, per env with ``envs_idx``), composed with the obstacle's centre in the body
+frame (a mesh's sphere), so obstacles that moved, or whose pose differs per env, are handled as
+they stand: the kernels read the poses each call (:func:`world_tables`) and compile nothing new.
+
+Which robot links are checked: every link with spheres except, for a fixed-base robot, the links
+rigidly attached to the world through the root (they cannot move away from a table they stand
+on).
 
 Distance of a robot sphere (centre ``c``, radius ``r``) to a shape: the shape's signed distance
 at ``c`` minus ``r`` (m; negative inside). A Plane is a half-space: everything behind its
@@ -18,32 +28,69 @@ from dataclasses import dataclass
 import numpy as np
 
 from .collision import _rotate, rigid_groups
+from .errors import InvalidTypeError
 
 KINDS = ("box", "sphere", "cylinder", "plane")
+MESH_SPHERES = 32  # spheres fitted to a Mesh obstacle unless obstacle_spheres() asked for another count
 
 
 @dataclass(frozen=True)
 class Obstacle:
-    """One obstacle: ``entity`` (a fixed single-body entity), ``kind``, ``size`` (box: half extents
-    ``(3,)``; sphere: ``(radius,)``; cylinder: ``(radius, half height)``; plane: its unit normal in
-    the body frame ``(3,)``), ``name`` (``"<kind>#<entity index>"``)."""
+    """One obstacle: ``entity`` (a fixed single-body entity), ``kind`` (one of :data:`KINDS`),
+    ``size`` (box: half extents ``(3,)``; sphere: ``(radius,)``; cylinder: ``(radius, half
+    height)``; plane: its unit normal in the body frame ``(3,)``), ``name`` (``"<kind>#<entity
+    index>"``; ``"mesh#<entity index>"`` for a Mesh's spheres) and ``center`` (``(3,)`` m, where
+    the shape sits in the entity's body frame; None: at its origin)."""
 
     entity: object
     kind: str
     size: np.ndarray
     name: str
+    center: np.ndarray | None = None
+
+
+def _fixed_body(entity) -> bool:
+    from .morphs import Shape
+
+    morph = entity.morph
+    return isinstance(morph, Shape) and morph.fixed and morph.collision
+
+
+def obstacle_spheres(entity, spheres_per_link: int | None = None):
+    """The :class:`~engine.model.spheres.SphereModel` standing for a fixed Mesh entity as an
+    obstacle: at most ``spheres_per_link`` spheres (1..64; default: the ones fitted before, else
+    :data:`MESH_SPHERES`) covering its surface, centres in its body frame (m). Fitted once per
+    entity and count, cached on disk under the mesh file's hash."""
+    from .model.collision import collision_geometry
+    from .model.spheres import check_spheres_per_link, sphere_model
+
+    morph = getattr(entity, "morph", None)
+    if morph is None or not (_fixed_body(entity) and morph.kind == "mesh"):
+        got = type(entity).__name__ if morph is None else \
+            f"an entity of a {type(morph).__name__}{'' if getattr(morph, 'fixed', True) else ' (not fixed)'}"
+        raise InvalidTypeError(f"entity: expected a fixed, colliding Mesh entity (morphs.Mesh(..., fixed=True, "
+                               f"collision=True)), got {got}")
+    with entity._lock:
+        entity._require_built()
+        kept = entity.__dict__.get("_obstacle_spheres")
+        if kept is not None and spheres_per_link in (None, kept[0]):
+            return kept[1]
+        n = check_spheres_per_link(MESH_SPHERES if spheres_per_link is None else spheres_per_link)
+        model = sphere_model(entity.tree, collision_geometry(entity.tree, morph), n, 0, morph.scale)
+        entity._obstacle_spheres = (n, model)
+        return model
 
 
 def scene_obstacles(scene, robot) -> list[Obstacle]:
-    """The fixed primitive entities of ``scene`` other than ``robot``, in entity order."""
-    from .morphs import Primitive
-
+    """The obstacles of ``scene`` for ``robot``: its fixed single bodies other than ``robot``, in
+    entity order (a Mesh's spheres in a row)."""
     out = []
     for entity in scene.entities:
-        morph = entity.morph
-        if entity is robot or not isinstance(morph, Primitive) or not morph.fixed or not morph.collision:
+        if entity is robot or not _fixed_body(entity):
             continue
+        morph = entity.morph
         kind = morph.kind
+        name = f"{kind}#{entity.idx}"
         if kind == "box":
             size = np.asarray(morph.size, float) / 2
         elif kind == "sphere":
@@ -52,21 +99,36 @@ def scene_obstacles(scene, robot) -> list[Obstacle]:
             size = np.array([float(morph.radius), float(morph.height) / 2])
         elif kind == "plane":
             size = np.asarray(morph.normal, float)
+        elif kind == "mesh":
+            model = obstacle_spheres(entity)
+            out += [Obstacle(entity, "sphere", np.array([r]), name, c) for c, r in zip(model.centers, model.radii)]
+            continue
         else:
             continue
-        out.append(Obstacle(entity, kind, size, f"{kind}#{entity.idx}"))
+        out.append(Obstacle(entity, kind, size, name))
     return out
+
+
+def obstacle_poses(obstacles: list[Obstacle], envs: np.ndarray) -> np.ndarray:
+    """The obstacles' poses ``(len(envs), O, 7)`` float64 (pos m, quat wxyz; env-local world) in
+    the envs ``envs``: each entity's current pose, moved to the obstacle's centre."""
+    if not obstacles:
+        return np.zeros((len(envs), 0, 7))
+    pose = np.stack([o.entity._pose[envs, 0] for o in obstacles], axis=1).astype(float)
+    offset = [k for k, o in enumerate(obstacles) if o.center is not None]
+    if offset:
+        centers = np.array([obstacles[k].center for k in offset], float)
+        quat = pose[:, offset, 3:]
+        pose[:, offset, :3] += _rotate(quat, np.broadcast_to(centers, quat.shape[:-1] + (3,)))
+    return pose
 
 
 def world_tables(obstacles: list[Obstacle], envs: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
     """The obstacles as the kernels take them (:mod:`engine.kernels.collide`): ``shapes (O, 4)``
     (kind index into :data:`KINDS`, size padded to 3) and their poses ``(len(envs), O, 7)`` (pos,
-    quat wxyz; env-local world) in the envs ``envs``, both in ``dtype``."""
+    quat wxyz; env-local world: :func:`obstacle_poses`) in the envs ``envs``, both in ``dtype``."""
     shapes = np.array([[KINDS.index(o.kind), *np.resize(o.size, 3)] for o in obstacles], dtype).reshape(-1, 4)
-    if not obstacles:
-        return shapes, np.zeros((len(envs), 0, 7), dtype)
-    shape_pose = np.stack([o.entity._pose[envs, 0] for o in obstacles], axis=1)
-    return shapes, np.ascontiguousarray(shape_pose, dtype)
+    return shapes, np.ascontiguousarray(obstacle_poses(obstacles, envs), dtype)
 
 
 def world_links(tree, fixed_base: bool) -> np.ndarray:
@@ -100,7 +162,8 @@ def signed_distance(kind: str, size: np.ndarray, pose: np.ndarray, points: np.nd
 def world_distance(model, robot, pose: np.ndarray, envs: np.ndarray, names: bool = True) -> tuple[np.ndarray, list]:
     """Smallest distance ``(B,)`` m between ``robot``'s checked spheres (at link poses ``pose
     (B, n_links, 7)`` of envs ``envs``) and the scene's obstacles (inf without any), and per env
-    the ``(link name, obstacle name)`` that sets it (None without obstacles, or unless ``names``). A taichi kernel
+    the ``(link name, obstacle name)`` that sets it (None without obstacles, or unless
+    ``names``). A taichi kernel
     (:func:`engine.kernels.collide.world_distance`); :func:`world_distance_numpy` is the same in numpy."""
     from .kernels import collide, threads
 
@@ -141,9 +204,9 @@ def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tu
     idx = np.flatnonzero(keep)
     pts, radii = centers[:, idx].astype(float), model.spheres.radii[idx]
     sphere, obstacle = np.zeros(B, np.int64), np.zeros(B, np.int64)
+    poses = obstacle_poses(obstacles, envs)
     for o, ob in enumerate(obstacles):
-        pose = ob.entity._pose[envs, 0].astype(float)
-        d = signed_distance(ob.kind, ob.size, pose, pts) - radii
+        d = signed_distance(ob.kind, ob.size, poses[:, o], pts) - radii
         k = np.argmin(d, axis=1)
         dk = d[np.arange(B), k]
         closer = dk < best

@@ -29,9 +29,12 @@ from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
 from .locking import new_lock, serialised
 from .model.tree import MAX_JOINT_VALUE, KinematicTree
+from .morphs import MAX_POS, Shape
 from .transforms import quat_mul
 
-STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled", "_init_qpos")  # the last: what reset restores
+# per-env state; the _init_* arrays are what reset restores. _body_pose: a fixed single body's pose
+# (pos, quat wxyz; (B, 7)), which set_pos / set_quat move; (B, 0) for every other entity.
+STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled", "_init_qpos", "_body_pose", "_init_body_pose")
 
 
 class RigidEntity(IKMethods, CollisionMethods):
@@ -78,6 +81,12 @@ class RigidEntity(IKMethods, CollisionMethods):
         """True when the base link has a free joint (a floating robot, or a single body not fixed)."""
         joints = self.tree.joints
         return bool(joints) and joints[0].type == "free" and joints[0].link == 0
+
+    @property
+    def is_placed_body(self) -> bool:
+        """True for a fixed single body (Plane, or a Box, Sphere, Cylinder or Mesh with ``fixed=True``):
+        no joint, and a pose per env that ``set_pos`` / ``set_quat`` move."""
+        return isinstance(self.morph, Shape) and self.morph.fixed
 
     @property
     def base_link(self) -> RigidLink:
@@ -141,11 +150,13 @@ class RigidEntity(IKMethods, CollisionMethods):
         self._ik_scratch = Scratch()  # the solver's working arrays (engine.ik)
         self._built = True
         self._run_fk(self._qpos, self._pose)
+        self._body_pose = self._pose[:, 0].copy() if self.is_placed_body else np.zeros((n_envs, 0), dtype)
+        self._init_body_pose = self._body_pose.copy()
 
     @serialised
     def _destroy(self) -> None:
-        for name in STATE_ARRAYS + ("_collision", "_ik_scratch", "_ik_plans", "_ik_requests", "_fk_out", "_jac_pose",
-                                    "_robot_args"):
+        for name in STATE_ARRAYS + ("_collision", "_obstacle_spheres", "_ik_scratch", "_ik_plans", "_ik_requests",
+                                    "_fk_out", "_jac_pose", "_robot_args"):
             self.__dict__.pop(name, None)
         self._built = False
 
@@ -166,7 +177,8 @@ class RigidEntity(IKMethods, CollisionMethods):
         """Bytes of per-env state one env costs (what :meth:`state_nbytes` holds per env), known
         before the scene is built."""
         size = np.dtype(float_dtype()).itemsize
-        return 2 * self.n_qs * size + self.n_links * 7 * size + self.n_dofs * (8 + 1)
+        body = 2 * 7 * size if self.is_placed_body else 0
+        return 2 * self.n_qs * size + self.n_links * 7 * size + self.n_dofs * (8 + 1) + body
 
     def widest_row(self) -> int:
         """Elements per env of the widest per-env array a kernel indexes (a pose buffer of links and
@@ -245,6 +257,9 @@ class RigidEntity(IKMethods, CollisionMethods):
         new = self._qpos.copy()
         new[envs] = qpos
         self._qpos = new.astype(self._dtype)
+        if self._body_pose.shape[1]:  # a fixed body (one link, no joint) sits where set_pos / set_quat put it
+            self._pose[:, 0] = self._body_pose
+            return
         self._run_fk(self._qpos, self._pose)
 
     @serialised
@@ -274,11 +289,18 @@ class RigidEntity(IKMethods, CollisionMethods):
         self._commit_qpos(np.arange(self._B), qpos)
 
     @serialised
-    def _reset(self, envs: np.ndarray, qpos: np.ndarray | None = None) -> None:
+    def _reset(self, envs: np.ndarray, qpos: np.ndarray | None = None, body_pose: np.ndarray | None = None) -> None:
         """Back to the initial state in ``envs``: the qpos at build (or the one ``qpos`` (B, n_qs)
-        registers as initial), no dof targets."""
+        registers as initial), no dof targets; a fixed body back to its pose at build (or the one
+        ``body_pose`` (B, 7) registers)."""
         if qpos is not None:
             self._init_qpos = np.array(qpos, dtype=self._dtype)
+        if body_pose is not None and self._body_pose.shape[1]:
+            self._init_body_pose = np.array(body_pose, dtype=self._dtype)
+        if self._body_pose.shape[1]:
+            placed = self._body_pose.copy()
+            placed[envs] = self._init_body_pose[envs]
+            self._body_pose = placed
         self._dof_target[envs] = dofs_mod.qpos_to_dofs(self.tree, self._init_qpos[envs].astype(float))
         self._dof_controlled[envs] = False
         self._commit_qpos(envs, self._init_qpos[envs].astype(float))
@@ -296,35 +318,49 @@ class RigidEntity(IKMethods, CollisionMethods):
 
     @serialised
     def set_pos(self, pos, envs_idx=None, relative: bool = False, zero_velocity: bool = True) -> None:
-        """Move a free base to ``pos`` ``([n_envs,] 3)`` m (``relative``: by ``pos``);
-        ``zero_velocity`` is accepted (nothing moves here between steps)."""
+        """Move a free base, or a fixed single body, to ``pos`` ``([n_envs,] 3)`` m (``relative``: by
+        ``pos``); ``zero_velocity`` is accepted (nothing moves here between steps). A fixed body
+        (an obstacle) keeps its new pose through ``set_qpos`` and ``step``; ``scene.reset()``
+        puts it back where it was built."""
         self._set_base("pos", pos, envs_idx, relative, zero_velocity)
 
     @serialised
     def set_quat(self, quat, envs_idx=None, relative: bool = False, zero_velocity: bool = True) -> None:
-        """Turn a free base to ``quat`` ``([n_envs,] 4)`` (w, x, y, z; ``relative``: by ``quat``,
-        applied before the current orientation)."""
+        """Turn a free base, or a fixed single body, to ``quat`` ``([n_envs,] 4)`` (w, x, y, z;
+        ``relative``: by ``quat``, applied before the current orientation)."""
         self._set_base("quat", quat, envs_idx, relative, zero_velocity)
 
     def _set_base(self, name: str, value, envs_idx, relative, zero_velocity) -> None:
         self._require_built()
-        inputs.as_flag("relative", relative)
+        relative = inputs.as_flag("relative", relative)
         inputs.as_flag("zero_velocity", zero_velocity)
-        if not self.is_free:
-            raise StateError(f"set_{name}: '{self.tree.name}' has no free joint at its base (it is fixed); only a "
-                             f"free body or a floating base can be moved")
+        placed = self.is_placed_body
+        if not self.is_free and not placed:
+            raise StateError(f"set_{name}: '{self.tree.name}' is a fixed robot: its base is bolted to the world (no "
+                             f"free joint); only a free body, a floating base or a fixed single body (Plane, Box, "
+                             f"Sphere, Cylinder, Mesh) can be moved")
         envs = self._envs(envs_idx)
         size, start = (3, 0) if name == "pos" else (4, 3)
         values = inputs.batched(name, value, (size,), len(envs), self._batched)
-        full = self._qpos[envs].astype(float)
+        full = (self._body_pose[envs] if placed else self._qpos[envs]).astype(float)
         if name == "quat":
             if np.any(np.linalg.norm(values, axis=-1) < 1e-9):
                 raise InvalidValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {values.tolist()}")
             values = quat_mul(values, full[:, 3:7]) if relative else values
         elif relative:
             values = full[:, :3] + values
+        if name == "pos" and np.abs(values).max(initial=0) > MAX_POS:
+            raise InvalidValueError(f"pos: expected coordinates within {MAX_POS:g} m, got "
+                                    f"{float(np.abs(values).max()):.3g}")
         full[:, start:start + size] = values
-        self._commit_qpos(envs, dofs_mod.normalize_quaternions(self.tree, full))
+        if not placed:
+            self._commit_qpos(envs, dofs_mod.normalize_quaternions(self.tree, full))
+            return
+        full[:, 3:] /= np.linalg.norm(full[:, 3:], axis=-1, keepdims=True)
+        moved = self._body_pose.copy()
+        moved[envs] = full
+        self._body_pose = moved
+        self._pose[envs, 0] = moved[envs]
 
     # -- link poses, FK, Jacobian -----------------------------------------------------------------
     @serialised
@@ -376,6 +412,9 @@ class RigidEntity(IKMethods, CollisionMethods):
             pose = _allocate("forward_kinematics", (n, self.n_links, 7), self._dtype)
             self._run_fk(full, pose)
             pos, quat = pose[..., :3], pose[..., 3:]
+        if self._body_pose.shape[1]:  # a fixed body: where set_pos / set_quat put it, whatever qpos says
+            placed = self._body_pose if envs is None else self._body_pose[envs]
+            pos[:, 0], quat[:, 0] = placed[:, :3], placed[:, 3:]
         if links is not None:
             pos, quat = pos[:, links], quat[:, links]
         return self._out(pos), self._out(quat)

@@ -34,10 +34,12 @@ LOG = logging.getLogger("engine")
 @dataclass(frozen=True)
 class SceneState:
     """What :meth:`Scene.get_state` saves and :meth:`Scene.reset` restores: each entity's qpos
-    ``(B, n_qs)`` (copies) and the step count."""
+    ``(B, n_qs)`` (copies), the step count, and each entity's fixed-body pose ``(B, 7)`` (pos,
+    quat wxyz; ``(B, 0)`` for an entity that is no fixed single body)."""
 
     qpos: tuple
     t: int
+    poses: tuple = ()
 
 
 class Scene:
@@ -195,28 +197,32 @@ class Scene:
 
     @serialised
     def reset(self, state: SceneState | None = None, envs_idx=None) -> None:
-        """Back to the initial state: every entity's qpos at build (or the one ``state``, from
-        :meth:`get_state`, registers as initial, as in Genesis), no dof targets, step count 0.
+        """Back to the initial state: every entity's qpos and every fixed body's pose at build (or
+        the ones ``state``, from :meth:`get_state`, registers as initial, as in Genesis), no dof
+        targets, step count 0.
         ``envs_idx``: only these envs (the step count is kept then)."""
         self._require_built()
         if state is not None:
-            if not isinstance(state, SceneState) or len(state.qpos) != len(self.entities):
+            if not isinstance(state, SceneState) or len(state.qpos) != len(self.entities) \
+                    or len(state.poses) not in (0, len(self.entities)):
                 raise InvalidTypeError(f"state: expected a SceneState from this scene's get_state(), got "
                                        f"{type(state).__name__}")
             self._init_t = state.t
         envs = inputs.as_index_list("envs_idx", envs_idx, self.n_batch, "env")
         envs = np.arange(self.n_batch) if envs is None else envs
         for i, entity in enumerate(self.entities):
-            entity._reset(envs, None if state is None else state.qpos[i])
+            entity._reset(envs, None if state is None else state.qpos[i],
+                          state.poses[i] if state is not None and state.poses else None)
         if envs_idx is None:
             self.t = self._init_t
         self._visualizer_hook()
 
     @serialised
     def get_state(self) -> SceneState:
-        """The current state (each entity's qpos and the step count), for :meth:`reset`."""
+        """The current state (each entity's qpos, fixed bodies' poses, the step count), for :meth:`reset`."""
         self._require_built()
-        return SceneState(tuple(e._qpos.copy() for e in self.entities), self.t)
+        return SceneState(tuple(e._qpos.copy() for e in self.entities), self.t,
+                          tuple(e._body_pose.copy() for e in self.entities))
 
     def _visualizer_hook(self) -> None:
         hook = getattr(self._visualizer, "on_step", None) if self._visualizer is not None else None

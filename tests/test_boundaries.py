@@ -175,7 +175,9 @@ def test_scenefile_modules_form_no_import_cycle():
     edges.pop("engine.scenefile")  # the package re-exports its modules; they never import it back:
     assert not [m for m, targets in edges.items() if "engine.scenefile" in targets]
     assert _cycles(edges) == []
-    assert edges["engine.scenefile.models"] <= {"engine.scenefile.errors", "engine.scenefile.patterns"}
+    assert edges["engine.scenefile.values"] <= {"engine.scenefile.errors", "engine.scenefile.patterns"}
+    assert edges["engine.scenefile.models"] <= {"engine.scenefile.errors", "engine.scenefile.patterns",
+                                                "engine.scenefile.values"}
 
 
 def test_batch_jobs_are_a_layer_above_scene_files_and_never_draw():

@@ -180,7 +180,7 @@ def test_unknown_key_lists_allowed_keys_when_nothing_is_close(tmp_path):
     with pytest.raises(SceneFileError) as info:
         scenefile.load(path)
     assert str(info.value) == (f"{path}: zzzzzz: unknown key (allowed: description, robot, envs, solver, targets, "
-                               "camera, record) (line 2)")
+                               "obstacles, camera, record) (line 2)")
 
 
 def test_spec_made_in_code_is_checked_at_build():
@@ -192,10 +192,14 @@ def test_spec_made_in_code_is_checked_at_build():
 
 # -- Hypothesis: nothing but SceneFileError ----------------------------------------------------------
 
-VALID = yaml.safe_load((REPO / "scenes" / "batched_panda.yaml").read_text())
+VALID = {**yaml.safe_load((REPO / "scenes" / "batched_panda.yaml").read_text()),
+         "obstacles": [*yaml.safe_load((REPO / "scenes" / "panda_clutter.yaml").read_text())["obstacles"],
+                       {"kind": "mesh", "file": "meshes/axis.obj", "scale": 0.2}]}
 KEYS = ["robot", "envs", "n_envs", "targets", "link", "pos", "quat", "rpy", "rot_mask", "pos_mask", "group",
         "motion", "type", "circle", "offset", "figure8", "keyframes", "times", "poses", "speed", "radius", "record",
-        "fps", "frames", "seconds", "resolution", "camera", "fov", "solver", "seed", "grid", "random", "offsets"]
+        "fps", "frames", "seconds", "resolution", "camera", "fov", "solver", "seed", "grid", "random", "offsets",
+        "obstacles", "kind", "size", "color", "file", "scale", "box", "mesh", "plane", "avoid_collisions",
+        "collision_margin"]
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70),
                     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8), st.sampled_from(KEYS))

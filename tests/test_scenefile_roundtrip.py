@@ -107,6 +107,18 @@ def _motion():
     return st.one_of(circle, offset, figure8, keyframes)
 
 
+def _obstacle():
+    pose = {"pos": vec3, "quat": quat, "color": st.lists(fl(0, 1), min_size=3, max_size=4)}
+    sizes = {"box": st.lists(positive, min_size=3, max_size=3), "sphere": positive,
+             "cylinder": st.lists(positive, min_size=2, max_size=2)}
+    kinds = [st.fixed_dictionaries({"kind": st.just(k), "size": size}, optional=pose) for k, size in sizes.items()]
+    kinds.append(st.fixed_dictionaries({"kind": st.just("plane")}, optional=pose))
+    kinds.append(st.fixed_dictionaries({"kind": st.just("mesh"), "file": st.just("meshes/axis.obj")},
+                                       optional={**pose, "scale": st.one_of(positive, st.lists(positive, min_size=3,
+                                                                                                max_size=3))}))
+    return st.one_of(kinds)
+
+
 target = st.fixed_dictionaries(
     {"link": st.sampled_from(["hand", "link7", "left_finger"]), "pos": vec3},
     optional={"quat": quat, "pos_mask": mask, "rot_mask": rot_mask, "motion": _motion()})
@@ -120,8 +132,11 @@ spec_dict = st.fixed_dictionaries(
         "envs": st.fixed_dictionaries({}, optional={"n_envs": st.integers(1, 64),
                                                     "env_spacing": st.lists(fl(0, 3), min_size=2, max_size=2)}),
         "solver": st.fixed_dictionaries({}, optional={"max_samples": st.integers(1, 100), "damping": positive,
-                                                      "seed": seed, "respect_joint_limit": st.booleans()}),
+                                                      "seed": seed, "respect_joint_limit": st.booleans(),
+                                                      "avoid_collisions": st.booleans(),
+                                                      "collision_margin": fl(0, 0.1)}),
         "targets": st.lists(target, max_size=3),
+        "obstacles": st.lists(_obstacle(), max_size=3),
         "camera": st.fixed_dictionaries({"pos": st.just([3.0, 1.0, 2.0])}, optional={
             "lookat": vec3, "fov": fl(1, 179)}),
         "record": st.fixed_dictionaries({}, optional={"fps": fl(0.1, 1000.0), "frames": st.integers(1, 1000),

@@ -32,13 +32,17 @@ def collision_geometry(tree, morph) -> list[list[Visual]]:
     ``[n_links]`` lists of :class:`Visual`, each posed in its link's body frame (m).
 
     ``morph``: the URDF / MJCF morph the tree came from (its ``scale`` applies); for a single-body
-    morph (Box, Sphere, ...) the visuals are the collision geometry."""
-    from ..morphs import MJCF, URDF
+    morph (Box, Sphere, Mesh, ...) its shape is the collision geometry (drawn or not)."""
+    from ..morphs import MJCF, URDF, Shape
 
     if isinstance(morph, URDF):
         per_link = _urdf(Path(morph.file), tree, float(morph.scale))
     elif isinstance(morph, MJCF):
         per_link = _mjcf(Path(morph.file), tree, float(morph.scale))
+    elif isinstance(morph, Shape):
+        from .shapes import shape_visuals
+
+        per_link = [shape_visuals(morph)]
     else:
         per_link = [[] for _ in tree.links]
     out = []

@@ -50,6 +50,11 @@ def _visual(morph) -> tuple[list[Visual], float]:
     raise TypeError(f"morph: not a single-body morph: {type(morph).__name__}")
 
 
+def shape_visuals(morph) -> list[Visual]:
+    """The body's geometry in its link frame (what it draws when ``visualization`` is on)."""
+    return _visual(morph)[0]
+
+
 def shape_tree(morph, rho: float | None = None) -> KinematicTree:
     """The one-link tree of a :class:`engine.morphs.Shape`."""
     visuals, volume = _visual(morph)

@@ -194,16 +194,18 @@ def check_spheres_per_link(value) -> int:
 
 
 def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
-                 scale: float = 1.0, use_cache: bool = True) -> SphereModel:
+                 scale: float | np.ndarray = 1.0, use_cache: bool = True) -> SphereModel:
     """The :class:`SphereModel` of ``tree`` from its collision ``geometry`` (``[n_links]`` lists of
     :class:`Visual`, :func:`engine.model.collision.collision_geometry`), cached on disk.
 
-    ``scale``: the morph's scale (part of the cache key; the geometry is already scaled)."""
+    ``scale``: the morph's scale, one factor or 3 (part of the cache key; the geometry is already
+    scaled)."""
     from .collision import mesh_files
 
     spheres_per_link = check_spheres_per_link(spheres_per_link)
     source = Path(tree.source)
-    params = {"spheres_per_link": spheres_per_link, "seed": int(seed), "scale": float(scale),
+    scale_key = float(scale) if np.ndim(scale) == 0 else tuple(float(x) for x in np.ravel(scale))
+    params = {"spheres_per_link": spheres_per_link, "seed": int(seed), "scale": scale_key,
               "links": ",".join(tree.link_names())}
     path = None
     if use_cache and source.is_file():

@@ -14,22 +14,27 @@ scene from a spec and playing it). The engine core never imports this package.
 from .errors import Issue, SceneFileError
 from .io import check_spec, dumps, load, loads, save, spec_issues, to_dict
 from .models import (
+    BoxObstacle,
     CameraSpec,
     CircleMotion,
+    CylinderObstacle,
     EnvsSpec,
     Figure8Motion,
     KeyframesMotion,
     KeyPose,
+    MeshObstacle,
     OffsetMotion,
+    PlaneObstacle,
     RecordSpec,
     RobotSpec,
     SceneSpec,
     SolverSpec,
+    SphereObstacle,
     TargetSpec,
 )
 from .runner import Runner, RunnerFrame, build
 
-__all__ = ["CameraSpec", "CircleMotion", "EnvsSpec", "Figure8Motion", "Issue", "KeyPose", "KeyframesMotion",
-           "OffsetMotion", "RecordSpec", "RobotSpec", "Runner", "RunnerFrame", "SceneFileError", "SceneSpec",
-           "SolverSpec", "TargetSpec", "build", "check_spec", "dumps", "load", "loads", "save", "spec_issues",
-           "to_dict"]
+__all__ = ["BoxObstacle", "CameraSpec", "CircleMotion", "CylinderObstacle", "EnvsSpec", "Figure8Motion", "Issue",
+           "KeyPose", "KeyframesMotion", "MeshObstacle", "OffsetMotion", "PlaneObstacle", "RecordSpec", "RobotSpec",
+           "Runner", "RunnerFrame", "SceneFileError", "SceneSpec", "SolverSpec", "SphereObstacle", "TargetSpec",
+           "build", "check_spec", "dumps", "load", "loads", "save", "spec_issues", "to_dict"]

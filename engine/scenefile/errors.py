@@ -106,12 +106,14 @@ _DISCRIMINATED = ("function-after", "function-before", "function-wrap", "functio
 
 def _clean_loc(loc: Loc, union_tags: dict[str, Iterable[str]]) -> Loc:
     """Drop pydantic's internal loc parts: validator names, and the tag that follows a tagged union's
-    key (``motion.circle.radius`` -> ``motion.radius``; ``union_tags`` maps keys to their tags)."""
+    key or an item of a list of them (``motion.circle.radius`` -> ``motion.radius``,
+    ``obstacles[0].box.size`` -> ``obstacles[0].size``; ``union_tags`` maps keys to their tags)."""
     out: list[str | int] = []
     for part in loc:
         if isinstance(part, str) and part.startswith(_DISCRIMINATED):
             continue
-        if out and isinstance(part, str) and part in union_tags.get(str(out[-1]), ()):
+        key = out[-2] if len(out) > 1 and isinstance(out[-1], int) else out[-1] if out else None
+        if isinstance(part, str) and isinstance(key, str) and part in union_tags.get(key, ()):
             continue
         out.append(part)
     return tuple(out)
@@ -148,7 +150,8 @@ def _message(err: dict, fields_at) -> str:
     if kind == "union_tag_invalid":
         tags = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",")]
         tag = ctx.get("tag", value)
-        return f"unknown type {show(tag)}{suggest(str(tag), tags)} (expected one of {', '.join(tags)})"
+        what = str(ctx.get("discriminator", "type")).strip("'")
+        return f"unknown {what} {show(tag)}{suggest(str(tag), tags)} (expected one of {', '.join(tags)})"
     if kind == "union_tag_not_found":
         return f"missing key '{ctx.get('discriminator', 'type').strip(chr(39))}'"
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):

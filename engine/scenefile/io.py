@@ -1,8 +1,9 @@
 """Reading, checking and writing scene files.
 
-``load(path) -> SceneSpec`` parses the YAML (syntax errors carry their line), validates it with the
-models, then runs :func:`check_spec`: the robot resolves (catalog name or file), every target's
-link exists in it, groups agree on their masks, per-env lists match ``n_envs``. Every problem found
+``load(path) -> SceneSpec`` parses the YAML (:mod:`engine.scenefile.yamlparse`: syntax errors carry
+their line), validates it with the models, then runs :func:`check_spec`: the robot resolves
+(catalog name or file), every target's link exists in it, groups agree on their masks, per-env
+lists match ``n_envs``, mesh obstacles' files can be read (:mod:`engine.scenefile.obstacles`). Every problem found
 is reported at once in one :class:`SceneFileError`, each line naming the file, the key path and,
 where known, the line of the file.
 
@@ -28,129 +29,47 @@ from .. import assets, morphs
 from .. import model as model_mod
 from ..errors import InvalidValueError
 from .errors import Issue, SceneFileError, issues_from_validation, show, suggest
-from .models import MOTION_TYPES, KeyframesMotion, OffsetMotion, RobotSpec, SceneSpec, _Model
+from .models import MOTION_TYPES, OBSTACLE_KINDS, KeyframesMotion, OffsetMotion, RobotSpec, SceneSpec, _Model
+from .obstacles import obstacle_issues
+from .yamlparse import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported: batch jobs read settings files too
+from .yamlparse import _line_of, parse_yaml
 
 ROBOT_SUFFIXES = (".urdf", ".xml", ".mjcf")
-_UNION_TAGS = {"motion": tuple(MOTION_TYPES)}
-
-# -- YAML -------------------------------------------------------------------------------------------
-
-
-def _yaml_issue(err: yaml.YAMLError) -> Issue:
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    problem = getattr(err, "problem", None) or str(err)
-    context = getattr(err, "context", None)
-    text = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
-    if mark is not None:
-        return Issue((), f"{text} at line {mark.line + 1}, column {mark.column + 1}")
-    return Issue((), text)
-
-
-def _walk(node, loc, lines: dict, issues: list) -> None:
-    """Record the line of every key path; flag duplicate keys (PyYAML would keep the last silently)."""
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-            if key is None:
-                continue
-            line = key_node.start_mark.line + 1
-            if key in seen and key_node.tag.endswith(":str"):
-                issues.append(Issue((*loc, key), f"duplicate key (first given at line {seen[key]})", line))
-            seen.setdefault(key, line)
-            lines.setdefault((*loc, key), line)
-            _walk(value_node, (*loc, key), lines, issues)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            lines.setdefault((*loc, i), item.start_mark.line + 1)
-            _walk(item, (*loc, i), lines, issues)
-
-
-MAX_FILE_BYTES = 4 << 20  # a scene file is a few KB
-MAX_EXPANDED_NODES = 100_000  # a scene file is a few hundred; aliases of aliases can make billions
-
-
-def _expanded_size(node, memo: dict) -> int:
-    """How many nodes ``node`` stands for once every alias is expanded (each distinct node is
-    counted once per path to it, as the walk and the validation would visit it); stops counting
-    past :data:`MAX_EXPANDED_NODES`."""
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    memo[key] = MAX_EXPANDED_NODES + 1  # a node reached again while being counted: a recursive alias
-    if isinstance(node, yaml.MappingNode):
-        children = [v for pair in node.value for v in pair]
-    elif isinstance(node, yaml.SequenceNode):
-        children = node.value
-    else:
-        children = []
-    total = 1
-    for child in children:
-        total += _expanded_size(child, memo)
-        if total > MAX_EXPANDED_NODES:
-            break
-    memo[key] = total
-    return total
-
-
-def parse_yaml(text: str) -> tuple[Any, dict, list[Issue]]:
-    """``(data, lines by key path, issues)`` for a YAML document; data is None on a syntax error,
-    and on a document that aliases expand beyond :data:`MAX_EXPANDED_NODES` nodes (a "billion
-    laughs" file: 1 KB that would need gigabytes)."""
-    try:
-        loader = yaml.SafeLoader(text)  # a NUL or other unprintable character fails here already
-    except yaml.YAMLError as err:
-        return None, {}, [_yaml_issue(err)]
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, {}, []
-        if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
-            return None, {}, [Issue((), f"YAML aliases (*name) expand this file beyond {MAX_EXPANDED_NODES:,} "
-                                        "nodes; a scene file needs a few hundred: refused")]
-        lines: dict = {}
-        issues: list[Issue] = []
-        _walk(node, (), lines, issues)
-        data = loader.construct_document(node)
-    except yaml.YAMLError as err:
-        return None, {}, [_yaml_issue(err)]
-    except (ValueError, TypeError, OverflowError, RecursionError) as err:  # e.g. a timestamp out of range
-        return None, {}, [Issue((), f"YAML error: {err}")]
-    finally:
-        loader.dispose()
-    return data, lines, issues
-
-
-def _line_of(loc: tuple, lines: dict) -> int | None:
-    for n in range(len(loc), 0, -1):
-        if loc[:n] in lines:
-            return lines[loc[:n]]
-    return None
-
+# keys whose value (or each item of whose list) is one of several models, told apart by a tag key
+_TAGGED = {"motion": ("type", MOTION_TYPES), "obstacles": ("kind", OBSTACLE_KINDS)}
+_TAGGED_LISTS = {"obstacles"}  # of these, the list's items are tagged
+_UNION_TAGS = {key: tuple(models) for key, (_, models) in _TAGGED.items()}
 
 # -- validation -------------------------------------------------------------------------------------
 
 
 def _fields_at(loc: tuple, data: Any) -> list[str]:
-    """Keys allowed at a key path (for "did you mean" on unknown keys); a motion's keys follow its type."""
-    model: type[BaseModel] = SceneSpec
+    """Keys allowed at a key path (for "did you mean" on unknown keys); a motion's keys follow its
+    type, an obstacle's its kind."""
+    model: type[BaseModel] | None = SceneSpec
     node = data
+    listed = None  # the key of a list of tagged models, whose item's index comes next
     for part in loc:
         node = node[part] if isinstance(node, dict | list) and _has(node, part) else None
         if isinstance(part, int):
+            if listed is not None:
+                model, listed = _tagged_model(listed, node), None
             continue
-        field = model.model_fields.get(part)
+        field = model.model_fields.get(part) if model is not None else None
         if field is None:
             return []
-        if part == "motion":
-            kind = node.get("type") if isinstance(node, dict) else None
-            sub = MOTION_TYPES.get(kind) if isinstance(kind, str) else None
-        else:
-            sub = _model_in(field.annotation)
-        if sub is None:
-            return []
-        model = sub
-    return list(model.model_fields)
+        if part in _TAGGED_LISTS:
+            listed = part
+            continue
+        model = _tagged_model(part, node) if part in _TAGGED else _model_in(field.annotation)
+    return list(model.model_fields) if model is not None and listed is None else []
+
+
+def _tagged_model(key: str, node) -> type[BaseModel] | None:
+    """The model of a tagged value (a motion, an obstacle) by its tag, or None."""
+    tag_key, models = _TAGGED[key]
+    tag = node.get(tag_key) if isinstance(node, dict) else None
+    return models.get(tag) if isinstance(tag, str) else None
 
 
 def _has(node, part) -> bool:
@@ -400,7 +319,7 @@ def spec_issues(spec: SceneSpec, n_envs: int | None = None) -> list[Issue]:
             if motion.poses[0].pos is None and target.pos is None and target.orientation() is None \
                     and motion.poses[0].orientation() is None:
                 issues.append(Issue((*loc, "motion"), "the keyframes give neither pos nor quat"))
-    return issues
+    return issues + obstacle_issues(spec)
 
 
 def check_spec(spec: SceneSpec, n_envs: int | None = None) -> None:
@@ -478,7 +397,10 @@ def dumps(spec: SceneSpec, base_dir: str | os.PathLike | None = None) -> str:
 
         def rewrite(loc, text):
             path_keys = {("robot", "file"), ("record", "output")}
-            if loc not in path_keys or (loc == ("robot", "file") and not _is_path(text)):
+            mesh = len(loc) == 3 and loc[0] == "obstacles" and loc[2] == "file"
+            if mesh and not spec.resolve_path(text).is_file():  # one of the engine's meshes, found by name
+                return text
+            if not mesh and loc not in path_keys or (loc == ("robot", "file") and not _is_path(text)):
                 return text
             p = Path(text).expanduser()
             if p.is_absolute():

@@ -4,7 +4,8 @@ The models check each value on its own (shapes, ranges, types) and the few rules
 one mapping together (``quat`` or ``rpy``, ``seconds`` or ``frames``). Rules that need the robot or
 several sections (link names, groups, per-env counts) are in :func:`engine.scenefile.io.check_spec`,
 and building a scene from a spec is :func:`engine.scenefile.runner.build`: this module holds data and
-its validation only, and imports nothing of the engine beyond this package's errors and patterns.
+its validation only, and imports nothing of the engine beyond this package's errors, patterns and
+value types (:mod:`engine.scenefile.values`).
 
 Values are kept as written (a quaternion is not normalised, an rpy is not turned into a quaternion)
 so that saving a loaded spec writes the same file back; the ``*_quat()`` helpers give the derived
@@ -13,7 +14,6 @@ values.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,188 +21,37 @@ import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
 
 from .errors import custom, show
-from .patterns import PLANES, rpy_to_quat
-
-# -- value types ------------------------------------------------------------------------------------
-
-
-MAX_NUMBER = 1e30  # beyond this a number is inf, or overflows, in the engine's float32 kernels
-
-
-def _is_number(x) -> bool:
-    """A real number that fits a float (YAML can write ints too big for one)."""
-    if not isinstance(x, int | float | np.integer | np.floating) or isinstance(x, bool | np.bool_):
-        return False
-    try:
-        float(x)
-    except OverflowError:
-        return False
-    return True
-
-
-def _fmt(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
-
-
-def _seq(v) -> bool:
-    return isinstance(v, list | tuple | np.ndarray)
-
-
-def _numbers(n: int, what: str = "numbers", finite: bool = True):
-    def check(v):
-        if not _seq(v):
-            raise custom(f"expected {n} {what}, got {show(v)}")
-        if len(v) != n:
-            raise custom(f"expected {n} {what}, got {len(v)}")
-        if not all(_is_number(x) for x in v):
-            raise custom(f"expected {n} {what}, got {show(list(v))}")
-        if finite and not all(math.isfinite(float(x)) for x in v):
-            raise custom(f"expected {n} finite {what}, got {show([float(x) for x in v])}")
-        if finite and any(abs(float(x)) > MAX_NUMBER for x in v):
-            raise custom(f"expected {n} {what} within +-{MAX_NUMBER:g}, got {show([float(x) for x in v])}")
-        return tuple(float(x) for x in v)
-
-    return check
-
-
-def _quat(v):
-    q = _numbers(4, "numbers (w, x, y, z)")(v)
-    if math.sqrt(sum(x * x for x in q)) < 1e-9:
-        raise custom(f"expected a non-zero (w, x, y, z) quaternion, got {show(list(q))}")
-    return q
-
-
-def _mask(v):
-    if not _seq(v):
-        raise custom(f"expected 3 booleans, got {show(v)}")
-    if len(v) != 3:
-        raise custom(f"expected 3 booleans, got {len(v)}")
-    out = []
-    for x in v:
-        if isinstance(x, bool | np.bool_):
-            out.append(bool(x))
-        elif _is_number(x) and x in (0, 1):
-            out.append(bool(x))
-        else:
-            raise custom(f"expected 3 booleans, got {show(list(v))}")
-    return tuple(out)
-
-
-def _rot_mask(v):
-    mask = _mask(v)
-    if sum(mask) == 2:
-        raise custom(f"{show(list(mask))} has two true axes; two aligned axes fix the third, so use all three "
-                     "(full orientation), one (align that axis) or none (orientation free)")
-    return mask
-
-
-def _number(low: float | None = None, strict_low: bool = False, high: float | None = None,
-            strict_high: bool = False, integer: bool = False, quiet_high: bool = False):
-    """A number check; ``quiet_high``: the upper bound is a technical one (the kernels' int32),
-    named only in the message of a value beyond it."""
-    kind = "an integer" if integer else "a number"
-    if high is not None and quiet_high:
-        over = f"expected at most {high:,}"
-        high_shown = None
-    else:
-        over = None
-        high_shown = high
-    if low is not None and high_shown is not None:
-        want = f"{kind} in {'(' if strict_low else '['}{_fmt(low)}, {_fmt(high)}{')' if strict_high else ']'}"
-    elif low == 0 and strict_low:
-        want = f"a positive {'integer' if integer else 'number'}"
-    elif low == 0:
-        want = f"a non-negative {'integer' if integer else 'number'}"
-    elif low is not None:
-        want = f"{kind} {'>' if strict_low else '>='} {_fmt(low)}"
-    else:
-        want = kind
-
-    def check(v):
-        if not _is_number(v) or not math.isfinite(float(v)):
-            raise custom(f"expected {want}, got {show(v)}")
-        if abs(float(v)) > MAX_NUMBER:
-            raise custom(f"expected {want} within +-{MAX_NUMBER:g}, got {show(v)}")
-        if integer and float(v) != int(v):
-            raise custom(f"expected {want}, got {show(v)}")
-        x = float(v)
-        if low is not None and (x < low or strict_low and x == low):
-            raise custom(f"expected {want}, got {show(v)}")
-        if high is not None and (x > high or strict_high and x == high):
-            raise custom(f"{over or 'expected ' + want}, got {show(v)}")
-        return int(v) if integer else x
-
-    return check
-
-
-def _range(v):
-    if _is_number(v):
-        v = [v, v]
-    if not _seq(v) or len(v) != 2 or not all(_is_number(x) and math.isfinite(float(x)) for x in v):
-        raise custom(f"expected [min, max] (2 numbers) or one number, got {show(v)}")
-    lo, hi = float(v[0]), float(v[1])
-    if lo > hi:
-        raise custom(f"expected [min, max] with min <= max, got {show([v[0], v[1]])}")
-    return (lo, hi)
-
-
-def _resolution(v):
-    if not _seq(v) or len(v) != 2 or not all(_is_number(x) and float(x) == int(x) for x in v):
-        raise custom(f"expected [width, height] (2 integers), got {show(v)}")
-    w, h = int(v[0]), int(v[1])
-    if not (16 <= w <= 8192 and 16 <= h <= 8192):
-        raise custom(f"expected [width, height] with each in [16, 8192] pixels, got {show([w, h])}")
-    return (w, h)
-
-
-def _text(what: str):
-    def check(v):
-        if not isinstance(v, str) or not v.strip():
-            raise custom(f"expected {what}, got {show(v)}")
-        return v
-
-    return check
-
-
-def _plane(v):
-    if v not in PLANES:
-        raise custom(f"expected one of {', '.join(PLANES)}, got {show(v)}")
-    return v
-
-
-def _bool(v):
-    if not isinstance(v, bool | np.bool_):
-        raise custom(f"expected true or false, got {show(v)}")
-    return bool(v)
-
-
-Vec2 = Annotated[tuple[float, float], BeforeValidator(_numbers(2))]
-Vec3 = Annotated[tuple[float, float, float], BeforeValidator(_numbers(3))]
-Quat = Annotated[tuple[float, float, float, float], BeforeValidator(_quat)]
-Mask = Annotated[tuple[bool, bool, bool], BeforeValidator(_mask)]
-RotMask = Annotated[tuple[bool, bool, bool], BeforeValidator(_rot_mask)]
-Range = Annotated[tuple[float, float], BeforeValidator(_range)]
-Resolution = Annotated[tuple[int, int], BeforeValidator(_resolution)]
-Bool = Annotated[bool, BeforeValidator(_bool)]
-PosInt = Annotated[int, BeforeValidator(_number(0, strict_low=True, high=2**31 - 1, integer=True, quiet_high=True))]
-NonNegInt = Annotated[int, BeforeValidator(_number(0, high=2**31 - 1, integer=True, quiet_high=True))]
-# envs a scene file may ask for: every env is drawn by the app and the recorder (the app's own limit
-# too, app/controller.py); the engine's API takes more (engine.Scene.build checks the memory)
-MAX_ENVS = 1024
-EnvCount = Annotated[int, BeforeValidator(_number(1, high=MAX_ENVS, integer=True))]
-Seed = Annotated[int, BeforeValidator(_number(0, high=2**31 - 1, integer=True))]
-PosFloat = Annotated[float, BeforeValidator(_number(0, strict_low=True))]
-NonNegFloat = Annotated[float, BeforeValidator(_number(0))]
-Float = Annotated[float, BeforeValidator(_number())]
-# restarts and iterations a scene file may ask for: each frame solves them all; 10,000 x 10,000 on
-# an unreachable target is already hours (the engine's API takes up to int32)
-MAX_SOLVER_COUNT = 10_000
-SolverCount = Annotated[int, BeforeValidator(_number(1, high=MAX_SOLVER_COUNT, integer=True))]
-# frames per second of a recording (and the runner's step): below 0.1, a frame is 10 s of motion
-Fps = Annotated[float, BeforeValidator(_number(0.1, high=1000, integer=False))]
-Fov = Annotated[float, BeforeValidator(_number(0, strict_low=True, high=180, strict_high=True))]
-Name = Annotated[str, BeforeValidator(_text("a non-empty string"))]
-Plane = Annotated[str, BeforeValidator(_plane)]
+from .patterns import rpy_to_quat
+from .values import MAX_ENVS as MAX_ENVS  # re-exported: the app and the batch jobs read the limits here
+from .values import (
+    MAX_SOLVER_COUNT,
+    Bool,
+    Color,
+    EnvCount,
+    Float,
+    Fov,
+    Fps,
+    Length,
+    Lengths2,
+    Lengths3,
+    Mask,
+    Name,
+    NonNegFloat,
+    Plane,
+    PosFloat,
+    PosInt,
+    Position,
+    Quat,
+    Range,
+    Resolution,
+    RotMask,
+    Scale,
+    Seed,
+    SolverCount,
+    Vec3,
+    _number,
+    _numbers,
+)
 
 
 class _Model(BaseModel):
@@ -267,7 +116,8 @@ class SolverSpec(_Model):
     ``seed``: restarts are seeded with ``seed + frame`` so a run is reproducible; null draws randomly.
     ``kernel``: which compiled solver runs (see ``engine.ik.KERNELS``); "generic" by default, so
     that loading a robot or adding a target never waits for a per-robot compile (~10 s the first
-    time); "auto" is faster per call once compiled.
+    time); "auto" is faster per call once compiled. ``avoid_collisions``: answers keep the robot's
+    counted link pairs and the scene's obstacles at least ``collision_margin`` (m) apart.
     """
 
     max_samples: SolverCount = 50
@@ -280,6 +130,8 @@ class SolverSpec(_Model):
     seed: Seed | None = None
     rest_weight: NonNegFloat = 0.0
     kernel: Literal["auto", "per_robot", "generic"] = "generic"
+    avoid_collisions: Bool = False
+    collision_margin: NonNegFloat = 0.0
 
 
 # -- motion patterns --------------------------------------------------------------------------------
@@ -429,6 +281,73 @@ class TargetSpec(_Model):
         return _orientation(self.quat, self.rpy)
 
 
+class _ObstacleSpec(_Model):
+    """What every obstacle takes: ``kind``, ``pos`` (m), ``quat`` (w, x, y, z) or ``rpy`` (degrees,
+    as targets), ``color`` ([r, g, b] or [r, g, b, a] in [0, 1]). An obstacle is a fixed body of
+    the scene (``set_pos`` / ``set_quat`` move it), which IK with ``solver.avoid_collisions``
+    keeps clear of."""
+
+    kind: str
+    pos: Position = (0.0, 0.0, 0.0)
+    quat: Quat | None = None
+    rpy: Vec3 | None = None
+    color: Color | None = None
+
+    @model_validator(mode="after")
+    def _orientation(self):
+        if self.quat is not None and self.rpy is not None:
+            raise custom("give quat or rpy, not both", at="rpy")
+        return self
+
+    def orientation(self) -> np.ndarray:
+        """(w, x, y, z), unit; the identity when neither quat nor rpy is given."""
+        q = _orientation(self.quat, self.rpy)
+        return np.array([1.0, 0.0, 0.0, 0.0]) if q is None else q
+
+
+class BoxObstacle(_ObstacleSpec):
+    """A box of full extents ``size`` [x, y, z] m, centred at ``pos``."""
+
+    kind: Literal["box"]
+    size: Lengths3
+
+
+class SphereObstacle(_ObstacleSpec):
+    """A ball of radius ``size`` m, centred at ``pos``."""
+
+    kind: Literal["sphere"]
+    size: Length
+
+
+class CylinderObstacle(_ObstacleSpec):
+    """A cylinder of ``size`` [radius, height] m along its local z, centred at ``pos``."""
+
+    kind: Literal["cylinder"]
+    size: Lengths2
+
+
+class PlaneObstacle(_ObstacleSpec):
+    """An infinite plane through ``pos`` whose normal is the local +z (turned by quat / rpy); the
+    half-space behind it is solid."""
+
+    kind: Literal["plane"]
+
+
+class MeshObstacle(_ObstacleSpec):
+    """The mesh in ``file`` (.obj, .stl, .ply, ...; relative to the scene file) scaled by ``scale``
+    (one factor or 3), posed at ``pos``; as an obstacle it is spheres fitted to its surface."""
+
+    kind: Literal["mesh"]
+    file: Name
+    scale: Scale = 1.0
+
+
+OBSTACLE_KINDS = {"box": BoxObstacle, "sphere": SphereObstacle, "cylinder": CylinderObstacle, "plane": PlaneObstacle,
+                  "mesh": MeshObstacle}
+ObstacleSpec = Annotated[BoxObstacle | SphereObstacle | CylinderObstacle | PlaneObstacle | MeshObstacle,
+                         Field(discriminator="kind")]
+
+
 class CameraSpec(_Model):
     """Viewer / recording camera: ``pos`` and ``lookat`` in metres, vertical ``fov`` in degrees."""
 
@@ -477,6 +396,7 @@ class SceneSpec(_Model):
     envs: EnvsSpec = Field(default_factory=EnvsSpec)
     solver: SolverSpec = Field(default_factory=SolverSpec)
     targets: list[TargetSpec] = Field(default_factory=list)
+    obstacles: list[ObstacleSpec] = Field(default_factory=list)
     camera: CameraSpec | None = None
     record: RecordSpec | None = None
 

@@ -24,6 +24,7 @@ from . import patterns
 from .errors import Issue, SceneFileError
 from .io import check_spec, resolve_robot
 from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec
+from .obstacles import add_obstacles
 
 
 @dataclass
@@ -100,13 +101,15 @@ class Runner:
 
     ``dt`` (s) defaults to ``1 / spec.fps``. ``debug_frames``: draw each target as a frame in the
     scene's visualizer and move it every step, once the scene has a visualizer (the app's view,
-    :meth:`record`); a headless run draws nothing and so never makes one.
+    :meth:`record`); a headless run draws nothing and so never makes one. ``obstacles``: the
+    entities of ``spec.obstacles``, in file order (:func:`build` makes them).
     """
 
-    def __init__(self, spec: SceneSpec, scene, robot, debug_frames: bool = True):
+    def __init__(self, spec: SceneSpec, scene, robot, debug_frames: bool = True, obstacles: list | None = None):
         self.spec = spec
         self.scene = scene
         self.robot = robot
+        self.obstacles = list(obstacles or [])
         self.n_envs = scene.n_batch
         self.dt = 1.0 / spec.fps
         self.t = 0.0
@@ -153,7 +156,8 @@ class Runner:
                 respect_joint_limit=solver.respect_joint_limit, max_samples=solver.max_samples,
                 max_solver_iters=solver.max_solver_iters, damping=solver.damping, pos_tol=solver.pos_tol,
                 rot_tol=solver.rot_tol, max_step_size=solver.max_step_size, seed=seed,
-                rest_weight=solver.rest_weight, return_info=True, kernel=solver.kernel)
+                rest_weight=solver.rest_weight, return_info=True, kernel=solver.kernel,
+                avoid_collisions=solver.avoid_collisions, collision_margin=solver.collision_margin)
             group_ms.append((time.perf_counter() - t0) * 1e3)
             self.robot.set_qpos(result.qpos)
             success &= np.asarray(result.success, bool).reshape(n)
@@ -166,6 +170,12 @@ class Runner:
         self.t += dt
         self.frame_index += 1
         return frame
+
+    def place_obstacles(self) -> None:
+        """Put every obstacle, in every env, at the pose ``spec.obstacles`` gives it (after an edit)."""
+        for entity, obstacle in zip(self.obstacles, self.spec.obstacles):
+            entity.set_pos(obstacle.pos)
+            entity.set_quat(obstacle.orientation())
 
     def run(self, n_frames: int) -> list[RunnerFrame]:
         """``n_frames`` steps; their frames."""
@@ -274,8 +284,9 @@ def viewer_options(spec: SceneSpec) -> ViewerOptions:
 
 
 def build(spec: SceneSpec, n_envs: int | None = None, debug_frames: bool = True):
-    """``(scene, runner)``: an engine :class:`~engine.Scene` with the spec's robot, built for ``n_envs``
-    envs (default: the file's), and the :class:`Runner` that animates and solves its targets.
+    """``(scene, runner)``: an engine :class:`~engine.Scene` with the spec's robot and obstacles (fixed
+    bodies, after the robot, in file order), built for ``n_envs`` envs (default: the file's), and
+    the :class:`Runner` that animates and solves its targets.
 
     The spec is checked first (:func:`~engine.scenefile.io.check_spec`); problems raise
     :class:`SceneFileError`.
@@ -293,5 +304,9 @@ def build(spec: SceneSpec, n_envs: int | None = None, debug_frames: bool = True)
             robot = scene.add_entity(morph)
     except (ValueError, OSError, KeyError, TypeError) as err:
         raise SceneFileError(file, [Issue(("robot",), f"cannot load the robot: {err}")]) from None
+    try:
+        obstacles = add_obstacles(spec, scene)
+    except ValueError as err:
+        raise SceneFileError(file, [Issue(("obstacles",), str(err))]) from None
     scene.build(n_envs=int(n_envs if n_envs is not None else spec.envs.n_envs), env_spacing=spec.envs.env_spacing)
-    return scene, Runner(spec, scene, robot, debug_frames=debug_frames)
+    return scene, Runner(spec, scene, robot, debug_frames=debug_frames, obstacles=obstacles)
