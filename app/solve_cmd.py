@@ -56,8 +56,11 @@ def add_parser(sub, add_backend) -> None:
     p.add_argument("--workers", type=int, help="Ray workers (default: one per CPU of the cluster)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--avoid-collisions", action="store_true", help="not available yet (collision-aware IK)")
-    p.add_argument("--obstacles", metavar="FILE.yaml", help="not available yet (with --avoid-collisions)")
+    p.add_argument("--avoid-collisions", action=argparse.BooleanOptionalAction, default=None,
+                   help="keep the robot clear of itself and of the obstacles (default: the solver file's, else no)")
+    p.add_argument("--collision-margin", type=float, metavar="M", help="least clearance with --avoid-collisions (m)")
+    p.add_argument("--obstacles", metavar="FILE.yaml",
+                   help="a scene file whose obstacles: are placed in every env (its robot is not used)")
     add_backend(p)
 
 
@@ -87,17 +90,14 @@ def run(args) -> int:
 
     from .cli import EXIT_USAGE, CliError, init_engine
 
-    if args.avoid_collisions or args.obstacles:
-        raise CliError("--avoid-collisions / --obstacles: not available yet (collision-aware IK comes in a later "
-                       "release); run without them", EXIT_USAGE)
     if args.workers is not None and not args.ray:
         raise CliError("--workers: only with --ray (an in-process job is one worker using every core)", EXIT_USAGE)
     links = [name.strip() for value in args.link for name in value.split(",") if name.strip()]
     solver = engine.batch.settings.solver_file(args.solver) if args.solver else {}
     labels = {"links": "--link", "out": "--out", "targets": "--targets", "pos_mask": "--pos-mask",
               "rot_mask": "--rot-mask", "chunk": "--chunk", "seed": "--seed", "solver": "--solver",
-              "ray": "--ray", "workers": "--workers", "robot": "robot"}
-    for key in (*SOLVER_FLAGS, "respect_joint_limit", "kernel"):
+              "ray": "--ray", "workers": "--workers", "robot": "robot", "obstacles": "--obstacles"}
+    for key in (*SOLVER_FLAGS, "respect_joint_limit", "kernel", "avoid_collisions", "collision_margin"):
         labels[key] = "--" + key.replace("_", "-")
         if getattr(args, key) is not None:
             solver[key] = getattr(args, key)
@@ -111,7 +111,7 @@ def run(args) -> int:
                 seed=args.seed, solver=solver, ray=args.ray, workers=args.workers,
                 backend=args.backend, progress=not args.no_progress,
                 log=lambda message: print(f"note: {message}", file=sys.stderr, flush=True),
-                labels=labels, init=lambda backend, precision: init_engine(backend))
+                labels=labels, init=lambda backend, precision: init_engine(backend), obstacles=args.obstacles)
             signals.check()
         except SceneFileError:
             raise

@@ -158,8 +158,9 @@ def test_bad_robot_link_masks_and_options_are_one_line_errors(tmp_path, capsys, 
                                                          "got -1"),
         (("panda", "--link", "hand", "--chunk", "0"), "ikstudio: error: --chunk: expected rows per solve call"),
         (("panda", "--link", "hand", "--workers", "2"), "ikstudio: error: --workers: only with --ray"),
-        (("panda", "--link", "hand", "--avoid-collisions"), "ikstudio: error: --avoid-collisions / --obstacles: "
-                                                            "not available yet"),
+        (("panda", "--link", "hand", "--avoid-collisions", "--collision-margin", "-1"),
+         "ikstudio: error: --collision-margin:"),
+        (("panda", "--link", "hand", "--obstacles", "nowhere.yaml"), "nowhere.yaml: no such file"),
     ]
     for args, message in expected:
         code, err = _solve(capsys, *args, "--targets", src, "--out", out)

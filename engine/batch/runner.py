@@ -26,7 +26,7 @@ LABELS = {"robot": "robot", "targets": "targets", "links": "links", "out": "out"
 def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: int | None = None,
           seed: int | None = None, solver=None, ray=None, workers: int | None = None, backend: str | None = None,
           precision: str | None = None, progress=False, log=None, labels: dict | None = None,
-          init=None) -> SolveSummary:
+          init=None, obstacles=None) -> SolveSummary:
     """Solve IK for every row of ``targets`` and write the answers to the Parquet dataset ``out``.
 
     Args:
@@ -57,6 +57,9 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
         labels: names for the arguments in error messages (the command line passes its flags).
         init: ``init(backend, precision)`` to call instead of ``engine.init`` when an in-process
             job starts the engine (the command line's keeps taichi's console lines off stdout).
+        obstacles: a scene file whose ``obstacles:`` are placed in every env of every worker (with
+            ``avoid_collisions: true`` among the solver settings the answers keep clear of them;
+            without, they only count in nothing). Part of the job's settings.
 
     Returns:
         A :class:`SolveSummary`. Read the results with ``pyarrow.parquet.read_table(out)`` or
@@ -79,6 +82,9 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
         if not any(pm) and not any(rm):
             raise InvalidValueError(f"{labels['pos_mask']}, {labels['rot_mask']}: link {link!r} has every axis masked "
                                     "out; it would constrain nothing")
+    obstacle_source = None
+    if obstacles is not None:
+        obstacle_source = st.obstacle_file(obstacles)
     solver_values = _solver_values(solver, labels)
     file_seed = solver_values.pop("seed", 0)
     if seed is None:
@@ -126,7 +132,8 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
         job = st.JobSpec(robot=source, robot_sha256=st.file_sha256(robot_path),
                          robot_options=robot_options, links=tuple(links),
                          pos_masks=tuple(pos_masks), rot_masks=tuple(rot_masks), chunk=chunk, envs=min(chunk, n),
-                         seed=seed, solver=solver_values, backend=worker_backend, precision=worker_precision)
+                         seed=seed, solver=solver_values, backend=worker_backend, precision=worker_precision,
+                         obstacles=obstacle_source)
         manifest = {"format": FORMAT, "input": {"source": data.source, "sha256": data.sha256, "rows": n},
                     "settings": job.fingerprint(), "chunks": n_chunks, "columns": ["target", *q_names, "success",
                                                                                    *error_names, "iterations",

@@ -277,7 +277,9 @@ class JobSpec:
     ``pos`` / ``quat`` / ``scale`` / ``fixed``; ``links``: link names; ``pos_masks`` /
     ``rot_masks``: one per link; ``chunk``: rows per call (a worker's scene has ``envs`` =
     min(chunk, rows) envs); ``seed``: the job seed; ``solver``: keyword arguments of the IK call
-    (:data:`SOLVER_KEYS`); ``backend`` / ``precision``: of ``engine.init`` in workers.
+    (:data:`SOLVER_KEYS`); ``backend`` / ``precision``: of ``engine.init`` in workers;
+    ``obstacles``: ``(text, folder)`` of a scene file whose ``obstacles:`` every worker's scene
+    gets (fixed bodies in every env; :func:`obstacle_file`), or None.
     """
 
     robot: str
@@ -292,6 +294,7 @@ class JobSpec:
     solver: dict = field(default_factory=dict, hash=False)
     backend: str = "cpu"
     precision: str = "32"
+    obstacles: tuple[str, str] | None = None
 
     @property
     def has_pos(self) -> list[bool]:
@@ -314,4 +317,29 @@ class JobSpec:
         d["pos_masks"] = [list(m) for m in self.pos_masks]
         d["rot_masks"] = [list(m) for m in self.rot_masks]
         d["solver"] = dict(sorted(self.solver.items()))
+        d["obstacles"] = None if self.obstacles is None else hashlib.sha256(self.obstacles[0].encode()).hexdigest()
         return d
+
+
+def obstacle_file(path: str | os.PathLike) -> tuple[str, str]:
+    """``(text, folder)`` of the scene file ``path`` whose ``obstacles:`` a batch job places (its
+    robot and the rest are not used), validated now: a bad file raises
+    :class:`~engine.scenefile.SceneFileError` naming the file, the key and the line."""
+    from ..scenefile import load
+
+    spec = load(path, check=False)
+    if not spec.obstacles:
+        raise SceneFileError(os.fspath(path), [Issue(("obstacles",), "no obstacles in this scene file")])
+    p = Path(path).resolve()
+    return p.read_text(encoding="utf-8"), str(p.parent)
+
+
+def add_job_obstacles(job: JobSpec, scene) -> list:
+    """Add ``job.obstacles`` to ``scene`` (not built yet); returns their entities."""
+    if job.obstacles is None:
+        return []
+    from ..scenefile.io import loads
+    from ..scenefile.obstacles import add_obstacles
+
+    text, folder = job.obstacles
+    return add_obstacles(loads(text, file=str(Path(folder) / "obstacles"), base_dir=folder, check=False), scene)

@@ -31,7 +31,7 @@ class ChunkSolver:
         import engine
         from engine.scenefile.io import resolve_robot
 
-        from .settings import make_morph
+        from .settings import add_job_obstacles, make_morph
 
         self.job = job
         if init_engine:
@@ -46,6 +46,7 @@ class ChunkSolver:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             self.robot = self.scene.add_entity(morph)
+            add_job_obstacles(job, self.scene)  # fixed bodies: what avoid_collisions keeps clear of
         self.scene.build(n_envs=job.envs)
         self.links = [self.robot.get_link(name) for name in job.links]
         self.q0 = self.robot.get_qpos()  # (envs, n_qs): every call starts from the default pose
