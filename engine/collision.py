@@ -91,7 +91,8 @@ class RobotCollision:
             raise InvalidValueError(f"samples: expected an int >= 1, got {samples!r}")
         self.seed, self.samples, self.use_cache = int(seed), int(samples), use_cache
         self.geometry = collision_geometry(tree, entity.morph)
-        scale = float(getattr(entity.morph, "scale", 1.0))
+        raw = getattr(entity.morph, "scale", 1.0)  # one factor, or 3 (a Mesh's)
+        scale = float(raw) if np.ndim(raw) == 0 else tuple(float(x) for x in np.ravel(raw))
         self.spheres = sphere_model(tree, self.geometry, self.spheres_per_link, self.seed, scale, use_cache)
         has = np.zeros(tree.n_links, bool)
         has[self.spheres.link] = True

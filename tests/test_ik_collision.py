@@ -272,3 +272,11 @@ def test_unbatched_scene_gives_scalars(f32):
     assert r.success and np.ndim(r.min_distance) == 0 and r.min_distance >= 0.01
     assert isinstance(r.min_pair, tuple) and r.error.shape == (1, 6)
     assert r.min_distance == pytest.approx(float(panda.collision_distance(r.qpos)), abs=1e-6)
+
+
+def test_a_mesh_scaled_per_axis_has_a_collision_model(f32):
+    scene = gs.Scene()
+    body = scene.add_entity(gs.morphs.Mesh(file="meshes/axis.obj", scale=(1.0, 2.0, 0.5)))
+    scene.build()
+    spheres = body.collision_model().spheres
+    assert spheres.n_spheres > 0 and not body.in_collision()
