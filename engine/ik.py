@@ -25,11 +25,10 @@ from .ik_request import IKRequest, as_seed
 from .kernels import choose as choose_kernel
 from .kernels import ik as ik_kernels
 from .kernels import memory, static_ik
+from .kernels.avoid import ROUNDING
 from .kernels.tables import BEST_I, CHOICE_I, RESUME_F, RESUME_I, SOLVE_I, TARGET
 
 __all__ = ["KERNELS", "IKResult", "run"]
-
-ROUNDING = 2e-6  # m: float32 distances of the same spheres from two kernels differ by a few 1e-7
 
 
 @dataclass
@@ -215,8 +214,7 @@ def _choose(entity, s: dict, plan: IKPlan) -> IKResult:
     if avoiding is not None:  # the answers checked on the host, as collision_distance would
         dist, pairs = answer_distance(entity, q, plan.avoid)
         dist = dist.astype(entity._dtype)
-        # a hair beyond the margin: collision_distance, whose sums run in another order, then agrees
-        success &= dist >= plan.request.rows[avoiding].margin + ROUNDING
+        success &= dist >= plan.request.rows[avoiding].margin + ROUNDING  # as the kernel's test
         sample = np.where(success, sample, -1)
         err = np.delete(err, avoiding, axis=1)
     out = IKResult(qpos=q, error=err, success=success, iterations=iterations, sample=sample, min_distance=dist,
