@@ -26,6 +26,7 @@ from engine import scenefile
 from engine.scenefile import models as scenefile_models
 from engine.scenefile.errors import one_line
 
+from . import placement
 from .camera_math import OrbitCamera
 from .metrics import FrameReadout, Metrics
 from .pointer import PointerMixin
@@ -234,22 +235,30 @@ class AppController(StatusMixin, PointerMixin):
         return ok
 
     def load_robot(self, name_or_path: str) -> bool:
-        """Replace the robot (a catalog name or a URDF / MJCF path), keeping envs and solver settings.
-        Its end link gets one full-pose target at its current pose."""
+        """Replace the robot (a catalog name or a URDF / MJCF path), keeping the env count and solver
+        settings. It stands on the floor (its base raised if its geometry reaches below z = 0), the
+        envs are spaced by its reach (:mod:`app.placement`), and its end link gets one full-pose
+        target at its current pose."""
         envs, solver = self.spec.envs.model_dump(), self.spec.solver.model_dump()
 
         def swap():
             spec = scenefile.SceneSpec(robot={"file": str(name_or_path)}, envs=envs, solver=solver, targets=[])
             scene, runner = scenefile.build(spec, n_envs=1, debug_frames=False)
             robot = runner.robot
+            pos = robot.get_links_pos().reshape(-1, robot.n_links, 3)[0]
+            quat = robot.get_links_quat().reshape(-1, robot.n_links, 4)[0]
+            lift = placement.lift_to_floor(robot.tree, pos, quat)  # a humanoid's pelvis base: feet to the floor
+            spacing = placement.env_spacing(robot, pos, quat)  # neighbours out of each other's reach
             link = end_link(robot.tree)
-            pos = robot.get_links_pos().reshape(-1, robot.n_links, 3)[0, link.idx]
-            quat = robot.get_links_quat().reshape(-1, robot.n_links, 4)[0, link.idx]
-            spec.targets = [scenefile.TargetSpec(link=link.name, pos=tuple(float(x) for x in pos.round(4)),
-                                                 quat=tuple(float(x) for x in quat.round(6)))]
+            target = pos[link.idx] + [0.0, 0.0, lift]
+            spec.robot.pos = (0.0, 0.0, round(lift, 4))
+            spec.envs.env_spacing = (spacing, spacing)
+            spec.targets = [scenefile.TargetSpec(link=link.name, pos=tuple(float(x) for x in target.round(4)),
+                                                 quat=tuple(float(x) for x in quat[link.idx].round(6)))]
             scene.destroy()
             self.sim.install(spec)
-            self.info(f"loaded robot {name_or_path}: {self.sim.robot.n_links} links, {self.sim.robot.n_dofs} dofs")
+            self.info(f"loaded robot {name_or_path}: {self.sim.robot.n_links} links, {self.sim.robot.n_dofs} dofs; "
+                      f"envs {spacing:g} m apart" + (f", base raised {lift:.2f} m to the floor" if lift else ""))
 
         return self._post(f"cannot load robot '{name_or_path}'", swap)
 
@@ -341,6 +350,7 @@ class AppController(StatusMixin, PointerMixin):
     def wait_frame(self, timeout: float = 30.0) -> np.ndarray:
         """Block until an image of the current state is ready (for tests and headless use)."""
         if self.worker is None:
+            self.camera_params = self._camera_params()
             self.sim.wait_image(timeout)
             return self.poll_frame()
         seen = self._image_seen
@@ -386,11 +396,20 @@ class AppController(StatusMixin, PointerMixin):
         self.camera.azimuth_deg = float(np.degrees(np.arctan2(d[1], d[0])))
         self.camera.elevation_deg = float(np.degrees(np.arcsin(np.clip(d[2] / dist, -1, 1))))
         self.camera.fov_deg = float(cam.fov)
-        pix, depth = self.camera.project(self.env_centers())
-        margin = 0.06 * np.array([self.camera.width, self.camera.height])
-        inside = (depth > 0) & np.all((pix >= margin) & (pix <= [self.camera.width, self.camera.height] - margin), 1)
-        if not inside.all():
+        if not self._shows_every_env():
             self.frame_all()
+
+    def _shows_every_env(self, margin: float = 0.02) -> bool:
+        """Every env's robot (the box around its link origins, padded) lies inside the view."""
+        v = self.view
+        pos = v.links_pos + v.offsets[:, None]
+        lo, hi = pos.min(axis=1) - LINK_PAD_M, pos.max(axis=1) + LINK_PAD_M
+        corners = np.stack([np.stack([np.where(m & 1, hi[:, 0], lo[:, 0]), np.where(m & 2, hi[:, 1], lo[:, 1]),
+                                      np.where(m & 4, hi[:, 2], lo[:, 2])], axis=1) for m in range(8)], axis=1)
+        pix, depth = self.camera.project(corners)
+        size = np.array([self.camera.width, self.camera.height])
+        edge = margin * size.min()
+        return bool(np.all(depth > 0) and np.all(pix >= edge) and np.all(pix <= size - edge))
 
     def _camera_to_spec(self) -> None:
         self.spec.camera = scenefile.CameraSpec(pos=tuple(float(x) for x in self.camera.position().round(4)),
@@ -414,8 +433,9 @@ class AppController(StatusMixin, PointerMixin):
         return lo, hi
 
     def frame_all(self) -> None:
+        """Fit every env's robot (and the ground under it) in the view, direction kept."""
         lo, hi = self.scene_bounds()
-        self.camera.frame_points(np.array([lo, hi]))
+        self.camera.frame_box(lo, hi, margin_px=0.03 * min(self.camera.width, self.camera.height))
 
     def preset(self, name: str) -> None:
         self.camera.preset(name)

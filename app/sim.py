@@ -277,8 +277,14 @@ class Sim:
         return self._image
 
     def wait_image(self, timeout: float = 30.0) -> np.ndarray:
-        """Inline use: render the current state (or finish the render in flight) and return the image."""
-        if self.pending is None:
+        """Inline use: the image of the current state: the render in flight if it shows it, else a new
+        one (the newest image when nothing changed since it was requested)."""
+        if self.pending is not None:
+            self.pending.result(timeout=timeout)
+            self.collect()
+        if not self.request_frame():
+            if self._image is not None:
+                return self._image[1]
             self.request_frame(force=True)
         self.pending.result(timeout=timeout)
         self.collect()
