@@ -30,13 +30,14 @@ from . import placement
 from .camera_math import OrbitCamera
 from .metrics import FrameReadout, Metrics
 from .pointer import PointerMixin
+from .recording import RecordingMixin
 from .sim import FAIL_TINT, Sim, SimThread, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
 from .status import StatusMixin
 from .targets import TargetEditor
+from .viewing import LINK_PAD_M, CameraMixin  # noqa: F401 (LINK_PAD_M: re-exported)
 
 DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 MAX_ENVS = scenefile_models.MAX_ENVS  # the scene files' limit: one limit for both
-LINK_PAD_M = 0.15  # frame_all: link geometry around the link origins
 USER_ERRORS = (scenefile.SceneFileError, ValueError, KeyError, TypeError, OSError, RuntimeError)
 
 
@@ -44,7 +45,7 @@ class AppError(Exception):
     """A user action that could not be done; the message is shown in the app."""
 
 
-class AppController(StatusMixin, PointerMixin):
+class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
     """Everything the app shows and changes.
 
     ``scene_path``: a scene file (default: the seed's 16-env batched demo). ``res``: the 3D view's
@@ -65,8 +66,10 @@ class AppController(StatusMixin, PointerMixin):
         self.speed = 1.0
         self.manual = False
         self.follow = False
-        self.always_render = False  # render every tick even when nothing changed (recording)
-        self.recording: dict | None = None  # {"path", "t0"} while recording
+        self.always_render = False  # render every tick even when nothing changed
+        self.view_size = self.res  # the 3D view's size, px; the camera renders at it or at render_size
+        self.render_size: tuple[int, int] | None = None  # a recording's fixed size
+        self._init_recording()
         self.selected_env = 0
         self.edit_lock = threading.Lock()  # held while the GUI edits spec.targets / .solver and the sim copies them
         self.edit_count = 0
@@ -164,10 +167,6 @@ class AppController(StatusMixin, PointerMixin):
             self._camera_from_spec()
             self.selected_env = self.nearest_env()  # in front: its gizmo and robot are the largest on screen
         return True
-
-    def nearest_env(self) -> int:
-        """The env whose robot is nearest the camera."""
-        return int(np.argmin(np.linalg.norm(self.env_centers() - self.camera.position(), axis=1)))
 
     # -- scene lifecycle ------------------------------------------------------------------------------
     def _post(self, what: str, fn, *args, key: str | None = None) -> bool:
@@ -375,78 +374,6 @@ class AppController(StatusMixin, PointerMixin):
             time.sleep(0.01)
         return False
 
-    # -- camera -----------------------------------------------------------------------------------------
-    def _camera_params(self) -> tuple:
-        cam = self.camera
-        return (tuple(cam.position().tolist()), tuple(np.asarray(cam.target, float).tolist()), float(cam.fov_deg),
-                (cam.width, cam.height))
-
-    def _camera_from_spec(self) -> None:
-        """The file's camera, unless it leaves an env out of this view (the file's camera may be
-        framed for a video of another aspect ratio): then frame every env."""
-        cam = self.spec.camera
-        if cam is None:
-            self.frame_all()
-            return
-        pos, lookat = np.array(cam.pos, float), np.array(cam.lookat, float)
-        d = pos - lookat
-        dist = float(np.linalg.norm(d))
-        self.camera.target = lookat
-        self.camera.distance = dist
-        self.camera.azimuth_deg = float(np.degrees(np.arctan2(d[1], d[0])))
-        self.camera.elevation_deg = float(np.degrees(np.arcsin(np.clip(d[2] / dist, -1, 1))))
-        self.camera.fov_deg = float(cam.fov)
-        if not self._shows_every_env():
-            self.frame_all()
-
-    def _shows_every_env(self, margin: float = 0.02) -> bool:
-        """Every env's robot (the box around its link origins, padded) lies inside the view."""
-        v = self.view
-        pos = v.links_pos + v.offsets[:, None]
-        lo, hi = pos.min(axis=1) - LINK_PAD_M, pos.max(axis=1) + LINK_PAD_M
-        corners = np.stack([np.stack([np.where(m & 1, hi[:, 0], lo[:, 0]), np.where(m & 2, hi[:, 1], lo[:, 1]),
-                                      np.where(m & 4, hi[:, 2], lo[:, 2])], axis=1) for m in range(8)], axis=1)
-        pix, depth = self.camera.project(corners)
-        size = np.array([self.camera.width, self.camera.height])
-        edge = margin * size.min()
-        return bool(np.all(depth > 0) and np.all(pix >= edge) and np.all(pix <= size - edge))
-
-    def _camera_to_spec(self) -> None:
-        self.spec.camera = scenefile.CameraSpec(pos=tuple(float(x) for x in self.camera.position().round(4)),
-                                                lookat=tuple(float(x) for x in np.asarray(self.camera.target).round(4)),
-                                                fov=float(self.camera.fov_deg))
-
-    def resize_view(self, width: int, height: int) -> None:
-        """The 3D view's widget changed size: render at the new size."""
-        width, height = max(int(width), 16), max(int(height), 16)
-        if (width, height) != (self.camera.width, self.camera.height):
-            self.camera.resize(width, height)
-            self.res = (width, height)
-
-    def scene_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Axis-aligned box (lo, hi) around every env's links, the ground at z = 0 included, m (as
-        the visualizer's, from the snapshot)."""
-        v = self.view
-        pos = v.links_pos + v.offsets[:, None]
-        lo, hi = pos.min(axis=(0, 1)) - LINK_PAD_M, pos.max(axis=(0, 1)) + LINK_PAD_M
-        lo[2], hi[2] = min(lo[2], 0.0), max(hi[2], 0.3)
-        return lo, hi
-
-    def frame_all(self) -> None:
-        """Fit every env's robot (and the ground under it) in the view, direction kept."""
-        lo, hi = self.scene_bounds()
-        self.camera.frame_box(lo, hi, margin_px=0.03 * min(self.camera.width, self.camera.height))
-
-    def preset(self, name: str) -> None:
-        self.camera.preset(name)
-
-    def env_centers(self) -> np.ndarray:
-        """On-screen centre of every env's robot (n_envs, 3): the mean of its link origins, m."""
-        return self.view.links_pos.mean(axis=1) + self.view.offsets
-
-    def env_center(self, env: int) -> np.ndarray:
-        return self.env_centers()[env]
-
     def select_env(self, env: int) -> None:
         if not 0 <= int(env) < self.n_envs:
             raise AppError(f"env: expected 0 to {self.n_envs - 1}, got {env}")
@@ -475,37 +402,6 @@ class AppController(StatusMixin, PointerMixin):
     def toggle_manual(self) -> None:
         self.manual = not self.manual
         self._wake()
-
-    # -- recording ------------------------------------------------------------------------------------
-    def start_recording(self, path, fps: float = 30.0) -> bool:
-        """Record the view to the video ``path`` (every image rendered from now on)."""
-        if self.recording is not None:
-            self.error(f"record: already recording to {self.recording['path']}", key="record")
-            return False
-        path = Path(path).expanduser()
-        if path.suffix.lower() not in (".mp4", ".mkv", ".mov", ".avi"):
-            self.error(f"record: expected a video file ending in .mp4 (or .mkv, .mov, .avi), got '{path}'",
-                       key="record")
-            return False
-        if not path.parent.is_dir():
-            self.error(f"record: folder '{path.parent}' does not exist", key="record")
-            return False
-        self.recording = {"path": Path(path), "t0": time.perf_counter()}
-        self.always_render = True
-        return self._post("record", self.sim.start_recording, path, fps, key="record")
-
-    def stop_recording(self) -> bool:
-        """Finish the video (its frames so far); the sim says where it went."""
-        rec, self.recording = self.recording, None
-        self.always_render = False
-        if rec is None:
-            return False
-        return self._post("record", self.sim.stop_recording, key="record")
-
-    def recording_text(self) -> str:
-        """How long the recording has run, for the REC mark (m:ss)."""
-        s = 0.0 if self.recording is None else time.perf_counter() - self.recording["t0"]
-        return f"{int(s // 60)}:{int(s % 60):02d}"
 
     @property
     def render_ms(self) -> float:

@@ -31,10 +31,10 @@ TEXT_ENTRY_TYPES = frozenset(f"mvAppItemType::mv{t}" for t in (
     "InputText", "InputInt", "InputFloat", "InputDouble", "InputIntMulti", "InputFloatMulti", "InputDoubleMulti",
     "SliderFloat", "SliderInt", "SliderDouble", "DragFloat", "DragInt", "DragDouble", "DragFloatMulti",
     "DragIntMulti", "DragDoubleMulti"))
-FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog")
+FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog", "record_dialog")
 REPORT_WIDGETS = ("robot_filter", "robot_list", "n_envs", "spacing", "solver_max_samples", "solver_damping",
-                  "record_path", "record_button", "selected_env", "add_link", "add_link_filter", "add_target",
-                  "status")  # their screen rects go in the report
+                  "record_path", "record_button", "record_browse", "selected_env", "add_link", "add_link_filter",
+                  "add_target", "status")  # their screen rects go in the report
 
 
 class App:
@@ -230,13 +230,14 @@ class App:
 
         c = self.controller
         x0, y0 = dpg.get_item_rect_min(self.view.drawlist)
-        pix, _ = c.camera.project(c.env_centers())
+        to_view = self.view.to_view  # camera pixels -> view pixels (they differ while a recording letterboxes)
+        pix = to_view(c.camera.project(c.env_centers())[0])
         handles, gizmos = [], []
         for i, (g, anchor) in enumerate(c.targets.gizmos()):
-            (centre, anchor_px), _ = c.camera.project(np.array([g.pos, anchor]))
+            centre, anchor_px = to_view(c.camera.project(np.array([g.pos, anchor]))[0])
             radius = 0.0
             for h in gz.handle_geometry(g):
-                hp, _ = c.camera.project(h.points)
+                hp = to_view(c.camera.project(h.points)[0])
                 radius = max(radius, float(np.linalg.norm(hp - centre, axis=1).max()))
                 handles.append({"target": i, "kind": h.kind, "axis": h.axis, "enabled": h.enabled,
                                 "points_px": hp.tolist(), "points": h.points.tolist()})
@@ -256,14 +257,18 @@ class App:
                 "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
                 "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow, "space": c.targets.space,
                           "help": self.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env,
-                          "recording": c.recording is not None, "busy": c.busy},
+                          "recording": c.recording is not None, "busy": c.busy,
+                          "render_size": [c.camera.width, c.camera.height]},
+                "last_recording": None if c.last_recording is None else {
+                    k: str(v) if k == "path" else v for k, v in c.last_recording.items()},
                 "rates": list(self.rates()),
                 "shortcuts": list(self.shortcuts_run), "keyboard_owner": self.keyboard_owner(), "widgets": widgets,
                 "frames": self.n_frames, "images": self.n_images,
                 "targets": [c.targets.target_pose(i)[0].tolist() for i in range(len(c.targets.targets))],
                 "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in c.targets.targets],
                 "links": [t.link for t in c.targets.targets], "gizmos": gizmos,
-                "link_choice": dpg.get_value("add_link"),
+                "link_choice": dpg.get_value("add_link"), "record_path": dpg.get_value("record_path"),
+                "record_info": dpg.get_value("record_info"),
                 "env_depth": c.camera.project(c.env_centers())[1].tolist(),
                 "status": [getattr(self, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
                 "qpos": c.view.qpos.tolist(), "handles": handles, "frames_shown": self.frames_shown,

@@ -221,14 +221,16 @@ class Sim:
         self.c.metrics.reset()
         self.publish()
 
-    def start_recording(self, path, fps: float) -> None:
-        self.visualizer.start_recording(path, fps=fps)
-
-    def stop_recording(self) -> None:
-        vis = self.visualizer
-        if vis.is_recording:
-            path = vis.stop_recording()
-            self.c.info(f"recording saved: {path} ({vis.recorded_frames} frames)")
+    def show_target_frames(self, show: bool) -> None:
+        """Draw the targets' frames in the render (the runner's debug frames), or hide them."""
+        runner = self.runner
+        if runner.debug_frames != bool(show):
+            runner.debug_frames = bool(show)
+            if not show:
+                runner.clear_debug_frames()
+            else:
+                self._solved_edits = -1  # solve once (no time passes) so that the frames are drawn again
+            self.publish()  # a new state to render
 
     # -- images -------------------------------------------------------------------------------------
     def request_frame(self, force: bool = False) -> bool:
@@ -270,6 +272,9 @@ class Sim:
         self._image_seq += 1
         ms = float(self.visualizer.last_timing.get("total_ms", 0.0))
         self._image = (self._image_seq, image, ms, self.generation)
+        recorder = self.c.recorder
+        if recorder is not None:
+            recorder.offer(image)
 
     def latest_image(self) -> tuple | None:
         """(sequence number, image (H, W, 3) uint8, its render ms, scene generation) of the newest
