@@ -62,6 +62,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.camera = OrbitCamera(target=np.zeros(3), distance=4.0, azimuth_deg=30.0, elevation_deg=30.0,
                                   width=self.res[0], height=self.res[1])
         self.camera_params = self._camera_params()
+        self.camera_generation = 0  # the scene generation the camera was last handed over for
         self.playing = True
         self.speed = 1.0
         self.manual = False
@@ -107,8 +108,15 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
 
     @property
     def busy(self) -> str | None:
-        """What the sim thread is doing that takes a while (building a scene), or None."""
-        return None if self.worker is None else self.worker.busy
+        """What the sim thread is doing that takes a while (building a scene, preparing the kernels),
+        or None: the GUI's progress note."""
+        stage = self.sim.stage or (None if self.worker is None else self.worker.busy)
+        if stage is not None:
+            return stage
+        latest = self.sim.latest_image()
+        if self.worker is not None and (self.view is None or latest is None or latest[3] != self.view.generation):
+            return "drawing the robots"  # built; its first image is on its way
+        return None
 
     # the engine objects: for the inline mode (tests) and the sim thread only
     @property
@@ -169,12 +177,12 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         return True
 
     # -- scene lifecycle ------------------------------------------------------------------------------
-    def _post(self, what: str, fn, *args, key: str | None = None) -> bool:
+    def _post(self, what: str, fn, *args, key: str | None = None, label: str | None = None) -> bool:
         """Run an engine-side action: in the sim thread (True at once; a failure becomes a message),
         or inline (its success, errors as messages). ``key``: a failure stays on the status line
         until the same key succeeds (see :mod:`app.status`)."""
         if self.worker is not None:
-            self.worker.post(what, fn, *args, key=key)
+            self.worker.post(what, fn, *args, key=key, label=label)
             return True
         try:
             fn(*args)
@@ -259,7 +267,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             self.info(f"loaded robot {name_or_path}: {self.sim.robot.n_links} links, {self.sim.robot.n_dofs} dofs; "
                       f"envs {spacing:g} m apart" + (f", base raised {lift:.2f} m to the floor" if lift else ""))
 
-        return self._post(f"cannot load robot '{name_or_path}'", swap)
+        return self._post(f"cannot load robot '{name_or_path}'", swap, label=f"loading {name_or_path}")
 
     def set_n_envs(self, n_envs: int) -> bool:
         """Rebuild the scene with ``n_envs`` envs (1 .. :data:`MAX_ENVS`); targets and edits are kept."""
@@ -325,7 +333,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         Threaded: adopt the newest snapshot and hand the camera to the sim thread (None)."""
         if self.view is not None and self.follow:
             self.camera.target = self.env_center(self.selected_env)
-        self.camera_params = self._camera_params()
+        self._hand_camera()
         if self.worker is not None:
             self.adopt()
             self.worker.wake()
@@ -334,6 +342,11 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.adopt()
         self.sim.request_frame()
         return readout
+
+    def _hand_camera(self) -> None:
+        """The camera as it is now, for the sim's next image (and which scene it was framed for)."""
+        self.camera_params = self._camera_params()
+        self.camera_generation = 0 if self.view is None else self.view.generation
 
     def poll_frame(self) -> np.ndarray | None:
         """The newest rendered image (H, W, 3) uint8 if one finished since the last call, else None."""
@@ -349,7 +362,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
     def wait_frame(self, timeout: float = 30.0) -> np.ndarray:
         """Block until an image of the current state is ready (for tests and headless use)."""
         if self.worker is None:
-            self.camera_params = self._camera_params()
+            self._hand_camera()
             self.sim.wait_image(timeout)
             return self.poll_frame()
         seen = self._image_seen

@@ -10,12 +10,12 @@ One viewport per process.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
 
 import dearpygui.dearpygui as dpg
-import numpy as np
 
 from . import keybinds, panels
 from .controller import AppController
@@ -32,9 +32,6 @@ TEXT_ENTRY_TYPES = frozenset(f"mvAppItemType::mv{t}" for t in (
     "SliderFloat", "SliderInt", "SliderDouble", "DragFloat", "DragInt", "DragDouble", "DragFloatMulti",
     "DragIntMulti", "DragDoubleMulti"))
 FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog", "record_dialog")
-REPORT_WIDGETS = ("robot_filter", "robot_list", "n_envs", "spacing", "solver_max_samples", "solver_damping",
-                  "record_path", "record_button", "record_browse", "selected_env", "add_link", "add_link_filter",
-                  "add_target", "status")  # their screen rects go in the report
 
 
 class App:
@@ -79,6 +76,9 @@ class App:
         dpg.set_primary_window("main", True)
         dpg.setup_dearpygui()
         dpg.show_viewport()
+        self.t_window = time.perf_counter()
+        self.startup_text = ""
+        self._startup_said = 0  # startup lines said: robots on screen, then solving
 
     # -- input -------------------------------------------------------------------------------------
     def _on_wheel(self, delta) -> None:
@@ -203,8 +203,10 @@ class App:
             _keep_last(self._image_times, t0)
             if self.t_first_image is None:
                 self.t_first_image, self._first_image_frame = t0, self.n_frames
-                print(f"IK Studio: robots on screen {t0 - self.t_start:.1f} s after start", file=sys.stderr)
+                self._note_startup()
             self.view.show_image(img)
+        if self._startup_said == 1 and self.controller.sim.startup_note() is not None:
+            self._note_startup()  # the first solve's image is on screen
         self.view.draw_overlay()
         panels.refresh(self)
         dpg.render_dearpygui_frame()
@@ -213,6 +215,23 @@ class App:
         if rest > 0:
             time.sleep(rest)
 
+    def _note_startup(self) -> None:
+        """Say (stderr and the status line) when the robots reached the screen and, later, when the
+        IK first solved, counted from the process's start (the ``ikstudio`` command)."""
+        age = process_age()
+        since = (f"{age:.1f} s after start" if age is not None
+                 else f"{time.perf_counter() - self.t_start:.1f} s after the app began")
+        sim = self.controller.sim
+        if self._startup_said == 0:
+            lead = "" if age is None else f"python and the engine {age - (time.perf_counter() - self.t_start):.1f} s, "
+            text = f"robots on screen {since} ({lead}window {self.t_window - self.t_start:.1f} s)"
+        else:
+            text = f"solving {since}: {sim.startup_note()}"
+        self._startup_said += 1
+        self.startup_text = text
+        print(f"IK Studio: {text}", file=sys.stderr)
+        self.controller.info(text)
+
     def rates(self) -> tuple[float, float]:
         """(GUI frames/s, images shown/s) over the last two seconds."""
         now = time.perf_counter()
@@ -220,62 +239,10 @@ class App:
                      for times in (self._frame_times, self._image_times))
 
     def report(self, path: Path) -> None:
-        """Write what an outside test driver needs as JSON: the 3D view's top-left corner in window
-        pixels, each env's projected centre and each target's gizmo handles in view pixels, the
-        targets' poses. Written atomically."""
-        import json
-        import os
+        """Write the JSON report an outside test driver reads (see :mod:`app.report`)."""
+        from .report import write_report
 
-        from . import gizmo as gz
-
-        c = self.controller
-        x0, y0 = dpg.get_item_rect_min(self.view.drawlist)
-        to_view = self.view.to_view  # camera pixels -> view pixels (they differ while a recording letterboxes)
-        pix = to_view(c.camera.project(c.env_centers())[0])
-        handles, gizmos = [], []
-        for i, (g, anchor) in enumerate(c.targets.gizmos()):
-            centre, anchor_px = to_view(c.camera.project(np.array([g.pos, anchor]))[0])
-            radius = 0.0
-            for h in gz.handle_geometry(g):
-                hp = to_view(c.camera.project(h.points)[0])
-                radius = max(radius, float(np.linalg.norm(hp - centre, axis=1).max()))
-                handles.append({"target": i, "kind": h.kind, "axis": h.axis, "enabled": h.enabled,
-                                "points_px": hp.tolist(), "points": h.points.tolist()})
-            gizmos.append({"center_px": centre.tolist(), "anchor_px": anchor_px.tolist(), "radius_px": radius})
-        widgets = {}
-        per_target = ("pos", "group", "spread", "rot_full", "rot_align_x", "rot_align_y", "rot_align_z", "rot_free",
-                      "pos_mask0", "pos_mask1", "pos_mask2")
-        for tag in REPORT_WIDGETS + tuple(f"t{i}_{f}" for i in range(len(c.targets.targets)) for f in per_target):
-            state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
-            if state.get("visible", True) and "rect_min" in state:
-                widgets[tag] = [*state["rect_min"], *state["rect_max"]]
-        panels_state = {tag: {"size": dpg.get_item_state(tag)["rect_size"], "scroll_max": dpg.get_y_scroll_max(tag)}
-                        for tag in ("left", "right", "joints")}
-        cam = c.camera
-        data = {"panels": panels_state, "view_origin": [x0, y0], "view_size": list(self.view.size),
-                "env_px": pix.tolist(),
-                "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
-                "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow, "space": c.targets.space,
-                          "help": self.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env,
-                          "recording": c.recording is not None, "busy": c.busy,
-                          "render_size": [c.camera.width, c.camera.height]},
-                "last_recording": None if c.last_recording is None else {
-                    k: str(v) if k == "path" else v for k, v in c.last_recording.items()},
-                "rates": list(self.rates()),
-                "shortcuts": list(self.shortcuts_run), "keyboard_owner": self.keyboard_owner(), "widgets": widgets,
-                "frames": self.n_frames, "images": self.n_images,
-                "targets": [c.targets.target_pose(i)[0].tolist() for i in range(len(c.targets.targets))],
-                "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in c.targets.targets],
-                "links": [t.link for t in c.targets.targets], "gizmos": gizmos,
-                "link_choice": dpg.get_value("add_link"), "record_path": dpg.get_value("record_path"),
-                "record_info": dpg.get_value("record_info"),
-                "env_depth": c.camera.project(c.env_centers())[1].tolist(),
-                "status": [getattr(self, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
-                "qpos": c.view.qpos.tolist(), "handles": handles, "frames_shown": self.frames_shown,
-                "messages": [list(m) for m in c.messages]}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
+        write_report(self, path)
 
     @property
     def frames_shown(self) -> int:
@@ -289,7 +256,7 @@ class App:
         try:
             while dpg.is_dearpygui_running():
                 self.frame()
-                if report is not None and self.controller.latest_image is not None:
+                if report is not None:
                     self.report(report)
                 if frames is not None and self.frames_shown >= frames:
                     if screenshot is not None:
@@ -303,6 +270,16 @@ class App:
         finally:
             self.controller.close()
             dpg.destroy_context()
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (Linux: /proc), or None where that is not known."""
+    try:
+        start_ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+        uptime = float(open("/proc/uptime").read().split()[0])
+        return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _keep_last(times: list[float], t: float, span_s: float = 2.0) -> None:

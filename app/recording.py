@@ -224,7 +224,7 @@ class RecordingMixin:
             self.info(f"recording saved: {path} ({_clock(rec.seconds)} at {rec.fps:g} fps, {rec.frames} frames, "
                       "real time)")
 
-        return self._post("record", finish, key="record")
+        return self._post("record", finish, key="record", label="finishing the video")
 
     def recording_text(self) -> str:
         """How long the video is so far (m:ss), for the REC mark."""

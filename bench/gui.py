@@ -48,13 +48,13 @@ def main() -> None:
     try:
         c = app.controller
         for n_envs in args.envs:
-            while not (c.ready and c.worker.idle):
+            while not (c.ready and c.worker.idle and c.last_frame is not None):  # built and solved once
                 app.frame()
             if c.n_envs != n_envs:
                 generation = c.view.generation
                 if not c.set_n_envs(n_envs):
                     raise SystemExit(c.messages[-1][1])
-                while c.view.generation == generation:  # the GUI keeps running while the sim rebuilds
+                while c.view.generation == generation or c.last_frame is None:  # the GUI runs meanwhile
                     app.frame()
                     if c.messages and c.messages[-1][0] == "error":
                         raise SystemExit(c.messages[-1][1])

@@ -68,6 +68,16 @@ class AppProcess:
         self.xdotool("click", 1)
         return self.wait_frames(frames)
 
+    def select_all(self) -> None:
+        """ctrl+A in the focused field, with ctrl held over several GUI frames (a quick ctrl+a can
+        reach a slow frame with ctrl already up)."""
+        self.xdotool("keydown", "ctrl")
+        self.wait_frames(2)
+        self.xdotool("key", "a")
+        self.wait_frames(2)
+        self.xdotool("keyup", "ctrl")
+        self.wait_frames(1)
+
     def type(self, text: str, delay_ms: int = 60) -> None:
         """Type ``text`` with the real keyboard (one key event per character)."""
         self.xdotool("type", "--delay", delay_ms, "--", text)

@@ -73,7 +73,7 @@ def test_the_gizmo_keeps_its_size_on_screen_at_any_env_count(launch):
     sizes = {16: ring_radius_px(r)}
     for n in (64, 256):
         app.click(*inside_left(r["widgets"]["n_envs"]))
-        app.xdotool("key", "ctrl+a")
+        app.select_all()
         app.type(str(n))
         app.xdotool("key", "Return")
         r = app.wait_report(lambda r, n=n: r["state"]["n_envs"] == n and r["images"] > 0, timeout=180)

@@ -58,7 +58,7 @@ def test_errors_fit_the_status_line_and_clear_when_fixed(launch, display, tmp_pa
 
     def enter(tag, text):
         app.click(*inside_left(app.read()["widgets"][tag]))
-        app.xdotool("key", "ctrl+a")
+        app.select_all()
         app.type(text, delay_ms=5)
         app.xdotool("key", "Return")
 
