@@ -37,8 +37,10 @@ FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog", "record
 class App:
     """Window, panels, input and the frame loop."""
 
-    def __init__(self, scene_path=None, size=(1600, 900), screenshot_dir: Path | None = None):
+    def __init__(self, scene_path=None, size: tuple[int, int] | None = None, screenshot_dir: Path | None = None):
         self.t_start = time.perf_counter()
+        size = tuple(size) if size is not None else window_size(screen_size())
+        self.size = size
         self.controller = AppController(scene_path, res=(size[0] - 2 * SIDE_W - 40, size[1] - 120), threaded=True)
         self.screenshot_dir = Path(screenshot_dir or ".")
         self.show_help = False
@@ -272,6 +274,40 @@ class App:
             dpg.destroy_context()
 
 
+def screen_size() -> tuple[int, int] | None:
+    """The X screen's (width, height) px (Xlib through ctypes: no window needed), or None where
+    there is no X display to ask (then :func:`window_size` takes a common laptop's)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("X11")
+    if not name or not os.environ.get("DISPLAY"):
+        return None
+    try:
+        x11 = ctypes.CDLL(name)
+        x11.XOpenDisplay.restype = ctypes.c_void_p
+        x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+        x11.XDefaultScreen.argtypes = x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+        x11.XDisplayWidth.argtypes = x11.XDisplayHeight.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        display = x11.XOpenDisplay(None)
+        if not display:
+            return None
+        try:
+            screen = x11.XDefaultScreen(display)
+            return int(x11.XDisplayWidth(display, screen)), int(x11.XDisplayHeight(display, screen))
+        finally:
+            x11.XCloseDisplay(display)
+    except (OSError, AttributeError):
+        return None
+
+
+def window_size(screen: tuple[int, int] | None) -> tuple[int, int]:
+    """The window for a screen: 90 % of it each way (room for a panel or a dock), at least
+    1024x640, never larger than the screen; 1366x768's when the screen is unknown."""
+    w, h = screen if screen else (1366, 768)
+    return min(w, max(1024, int(0.9 * w))), min(h, max(640, int(0.9 * h)))
+
+
 def process_age() -> float | None:
     """Seconds since this process started (Linux: /proc), or None where that is not known."""
     try:
@@ -288,9 +324,10 @@ def _keep_last(times: list[float], t: float, span_s: float = 2.0) -> None:
         times.pop(0)
 
 
-def run(scene_path=None, frames: int | None = None, screenshot=None, size=(1600, 900), report=None,
+def run(scene_path=None, frames: int | None = None, screenshot=None, size=None, report=None,
         screenshot_dir=None) -> int:
-    """Open the app on ``scene_path`` (default: the seed's 16-env demo). Returns an exit status."""
+    """Open the app on ``scene_path`` (default: the seed's 16-env demo) in a window of ``size``
+    (width, height) px (default: fitted to the screen, see :func:`window_size`). Returns an exit status."""
     app = App(scene_path, size=size, screenshot_dir=screenshot_dir)
     app.run(frames=frames, screenshot=Path(screenshot) if screenshot else None,
             report=Path(report) if report else None)

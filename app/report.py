@@ -26,6 +26,7 @@ def write_report(app, path: Path) -> None:
     x0, y0 = dpg.get_item_rect_min(app.view.drawlist)
     cam = c.camera
     data = {"view_origin": [x0, y0], "view_size": list(app.view.size), "ready": c.ready,
+            "window_size": [dpg.get_viewport_client_width(), dpg.get_viewport_client_height()],
             "frames": app.n_frames, "images": app.n_images, "frames_shown": app.frames_shown,
             "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
             "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow,
@@ -65,7 +66,9 @@ def _scene(app) -> dict:
                             "points_px": hp.tolist(), "points": h.points.tolist()})
         gizmos.append({"center_px": centre.tolist(), "anchor_px": anchor_px.tolist(), "radius_px": radius})
     ed = c.targets
+    cell = to_view(c.camera.project(app.view.cell_corners(c))[0])
     return {"env_px": to_view(pix).tolist(), "env_depth": depth.tolist(), "handles": handles, "gizmos": gizmos,
+            "cell_px": cell.tolist(),
             "targets": [ed.target_pose(i)[0].tolist() for i in range(len(ed.targets))],
             "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in ed.targets],
             "links": [t.link for t in ed.targets], "qpos": c.view.qpos.tolist()}

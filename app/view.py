@@ -126,13 +126,17 @@ class View:
             else:
                 dpg.draw_circle(pts, p[2] * scale, color=p[3], fill=p[3], parent=self.overlay)
 
-    def _draw_selected_cell(self, c) -> None:
-        """The selected env's cell outlined on the ground: where the gizmos are, and whose joints show."""
+    @staticmethod
+    def cell_corners(c) -> np.ndarray:
+        """(4, 3) world corners of the selected env's cell outline on the ground."""
         half = 0.47 * np.asarray(c.spec.envs.env_spacing, float)
         x, y = c.view.offsets[c.selected_env][:2]
-        corners = np.array([[x - half[0], y - half[1], 0.0], [x + half[0], y - half[1], 0.0],
-                            [x + half[0], y + half[1], 0.0], [x - half[0], y + half[1], 0.0]])
-        pix, depth = c.camera.project(corners)
+        return np.array([[x - half[0], y - half[1], 0.0], [x + half[0], y - half[1], 0.0],
+                         [x + half[0], y + half[1], 0.0], [x - half[0], y + half[1], 0.0]])
+
+    def _draw_selected_cell(self, c) -> None:
+        """The selected env's cell outlined on the ground: where the gizmos are, and whose joints show."""
+        pix, depth = c.camera.project(self.cell_corners(c))
         if np.all(np.isfinite(pix)) and np.all(depth > 0):
             dpg.draw_polyline(self.to_view(pix).tolist(), closed=True, color=CELL_RGBA, thickness=2.0,
                               parent=self.overlay)

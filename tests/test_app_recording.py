@@ -118,7 +118,8 @@ def test_recording_in_the_window(launch, display, tmp_path):
     scene = tmp_path / "scene.yaml"
     scene.write_text(SCENE)
     app = launch(scene_path=str(scene))
-    r = app.wait_report(lambda r: r["images"] >= 2, timeout=180)
+    r = app.wait_report(lambda r: r["images"] >= 2 and any(m[1].startswith("solving") for m in r["messages"]),
+                        timeout=180)
     assert r["record_path"] == str(tmp_path / "scene.mp4")  # beside the scene file
     # "..." opens the file dialog (keys go to it, Escape closes it)
     app.click(*centre(r["widgets"]["record_browse"]))
