@@ -5,6 +5,7 @@
     ikstudio check SCENE...               validate scene files; print every problem
     ikstudio robots                       list the robot catalog
     ikstudio bench                        a short batched IK benchmark, success checked by FK
+    ikstudio solve ROBOT --link L --targets IN --out OUT   a table of targets into a Parquet dataset
 
 Exit status: 0 success, 1 failure (a bad scene, a failed check or render), 2 usage error. Errors are
 printed as one short message, never a traceback (``--debug`` shows it).
@@ -21,6 +22,7 @@ import time
 import warnings
 from pathlib import Path
 
+from . import solve_cmd
 from .signals import Interrupted, stop_on_signals
 
 # Quiet taichi before anything imports it: no banner, no telemetry or version check.
@@ -29,7 +31,7 @@ os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
 DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
-COMMANDS = ("record", "check", "robots", "bench", "gui")
+COMMANDS = ("record", "check", "robots", "bench", "solve", "gui")
 MAX_ERROR_LINES = 20
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -121,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calls", type=_positive(int), default=5, help="timed IK calls (default: 5)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     _add_backend(p)
+
+    solve_cmd.add_parser(sub, _add_backend)
     return parser
 
 
@@ -417,7 +421,12 @@ def cmd_bench(args) -> int:
     return EXIT_OK
 
 
-HANDLERS = {"gui": cmd_gui, "record": cmd_record, "check": cmd_check, "robots": cmd_robots, "bench": cmd_bench}
+def cmd_solve(args) -> int:
+    return solve_cmd.run(args)
+
+
+HANDLERS = {"gui": cmd_gui, "record": cmd_record, "check": cmd_check, "robots": cmd_robots, "bench": cmd_bench,
+            "solve": cmd_solve}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,7 @@
 # isort: off
 from . import backend  # first: sets taichi's environment before anything imports taichi
 # isort: on
-from . import assets, errors, model, morphs, tasks
+from . import assets, errors, materials, model, morphs, options, surfaces, tasks
 from .backend import init
 from .entity import RigidEntity
 from .errors import IKStudioError
@@ -29,8 +29,18 @@ def _make_visualizer(scene):
 
 _set_visualizer_factory(_make_visualizer)
 
+
+def __getattr__(name: str):
+    """``engine.batch`` (datasets of IK solutions, a layer above the core) on first use, so that
+    ``import engine`` loads neither it nor pyarrow."""
+    if name == "batch":
+        import importlib
+
+        return importlib.import_module("engine.batch")
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+
 # backend names as attributes, as Genesis scripts write them: ik.init(backend=ik.gpu)
 gpu, cuda, vulkan, cpu = "gpu", "cuda", "vulkan", "cpu"
 
 __all__ = ["IKResult", "IKStudioError", "RigidEntity", "Scene", "assets", "backend", "cpu", "cuda", "errors", "gpu",
-           "init", "model", "morphs", "tasks", "vulkan"]
+           "init", "materials", "model", "morphs", "options", "surfaces", "tasks", "vulkan"]

@@ -11,6 +11,7 @@ anything is reset.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import warnings
@@ -82,6 +83,21 @@ STATE = _State()
 LOCK = threading.RLock()
 
 
+_PY_LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
+              "error": logging.ERROR, "critical": logging.CRITICAL}
+
+
+def _python_logging(level: str) -> None:
+    """The engine's own log lines (logger "engine": the FPS of ``show_FPS``) follow ``logging_level``;
+    they go to stderr unless the application configured logging (a handler) of its own."""
+    logger = logging.getLogger("engine")
+    logger.setLevel(_PY_LEVELS[level])
+    if not logger.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("[IK Studio] %(message)s"))
+        logger.addHandler(handler)
+
+
 def _try_arch(arch, **kwargs) -> bool:
     """Initialise taichi on ``arch``; False when the arch is unavailable here. Taichi's own
     "not supported, falling back" messages are silenced: :func:`init` warns once itself."""
@@ -120,6 +136,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     if not isinstance(debug, bool | np.bool_):
         raise InvalidTypeError(f"debug: expected a bool, got {debug!r}")
     candidates, notes = _candidates(backend, precision)
+    _python_logging(logging_level)
     fp = ti.f64 if precision == "64" else ti.f32
     kwargs = dict(default_fp=fp, default_ip=ti.i32, debug=debug, log_level=logging_level,
                   offline_cache=True)

@@ -17,6 +17,7 @@ import numpy as np
 from . import backend, dispatch, inputs
 from . import dofs as dofs_mod
 from .backend import float_dtype
+from .collision_api import CollisionMethods
 from .elements import RigidJoint, RigidLink
 from .errors import InvalidTypeError, InvalidValueError, OutOfMemoryError, StateError, UnknownNameError
 from .ik import Scratch
@@ -28,19 +29,25 @@ from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
 from .locking import new_lock, serialised
 from .model.tree import MAX_JOINT_VALUE, KinematicTree
+from .transforms import quat_mul
 
-STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled")
+STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled", "_init_qpos")  # the last: what reset restores
 
 
-class RigidEntity(IKMethods):
-    """A robot added with ``scene.add_entity(morph)``; usable once the scene is built."""
+class RigidEntity(IKMethods, CollisionMethods):
+    """An entity added with ``scene.add_entity(morph)`` (a robot, or a single body: Plane, Box,
+    Sphere, Cylinder, Mesh); usable once the scene is built. ``surface`` and ``material`` are the
+    ones it was added with (:mod:`engine.surfaces`, :mod:`engine.materials`)."""
 
-    def __init__(self, scene, tree: KinematicTree, morph, entity_id: int, link_start: int, joint_start: int):
+    def __init__(self, scene, tree: KinematicTree, morph, entity_id: int, link_start: int, joint_start: int,
+                 surface=None, material=None):
         self._scene = scene
         self.tree = tree
         self.morph = morph
+        self.surface = surface
+        self.material = material
         self.idx = entity_id
-        self.links = [RigidLink(link.name, i, link_start + i, link.parent, entity_id)
+        self.links = [RigidLink(link.name, i, link_start + i, link.parent, entity_id, self)
                       for i, link in enumerate(tree.links)]
         self.joints = [RigidJoint(j.name, j.type, i, joint_start + i, j.link, tuple(j.qs_idx),
                                   tuple(j.dofs_idx), entity_id) for i, j in enumerate(tree.joints)]
@@ -65,6 +72,16 @@ class RigidEntity(IKMethods):
     @property
     def n_dofs(self) -> int:
         return self.tree.n_dofs
+
+    @property
+    def is_free(self) -> bool:
+        """True when the base link has a free joint (a floating robot, or a single body not fixed)."""
+        joints = self.tree.joints
+        return bool(joints) and joints[0].type == "free" and joints[0].link == 0
+
+    @property
+    def base_link(self) -> RigidLink:
+        return self.links[0]
 
     @property
     def q_limits(self) -> tuple[np.ndarray, np.ndarray]:
@@ -115,6 +132,7 @@ class RigidEntity(IKMethods):
         self._pose = np.zeros((n_envs, self.n_links, 7), dtype)  # link poses: pos xyz, quat wxyz
         self._dof_target = dofs_mod.qpos_to_dofs(self.tree, self._qpos.astype(float))
         self._dof_controlled = np.zeros((n_envs, self.n_dofs), dtype=bool)
+        self._init_qpos = self._qpos.copy()  # what scene.reset() restores
         self._velocity_limit = self.tree.velocity_limits()
         self._q_limits = self.tree.q_limits()
         self._has_quaternions = any(j.type in ("ball", "free") for j in self.tree.joints)
@@ -126,7 +144,8 @@ class RigidEntity(IKMethods):
 
     @serialised
     def _destroy(self) -> None:
-        for name in STATE_ARRAYS + ("_ik_scratch", "_ik_plans", "_ik_requests", "_fk_out", "_jac_pose", "_robot_args"):
+        for name in STATE_ARRAYS + ("_collision", "_ik_scratch", "_ik_plans", "_ik_requests", "_fk_out", "_jac_pose",
+                                    "_robot_args"):
             self.__dict__.pop(name, None)
         self._built = False
 
@@ -147,7 +166,7 @@ class RigidEntity(IKMethods):
         """Bytes of per-env state one env costs (what :meth:`state_nbytes` holds per env), known
         before the scene is built."""
         size = np.dtype(float_dtype()).itemsize
-        return self.n_qs * size + self.n_links * 7 * size + self.n_dofs * (8 + 1)
+        return 2 * self.n_qs * size + self.n_links * 7 * size + self.n_dofs * (8 + 1)
 
     def widest_row(self) -> int:
         """Elements per env of the widest per-env array a kernel indexes (a pose buffer of links and
@@ -243,12 +262,69 @@ class RigidEntity(IKMethods):
         self._dof_controlled[np.ix_(envs, dofs)] = True
 
     @serialised
-    def _step(self, dt: float) -> None:
+    def _step(self, dt: float, joint_limits: bool = False) -> None:
+        """Move controlled dofs toward their targets for ``dt`` s; with ``joint_limits`` the moved
+        hinges and slides stop at their limits (RigidOptions.enable_joint_limit)."""
         if not self._dof_controlled.any():
             return
         qpos = dofs_mod.step_towards(self.tree, self._qpos.astype(float), self._dof_target,
                                      self._dof_controlled, self._velocity_limit * dt)
+        if joint_limits:
+            qpos = self.tree.apply_mimic(_clamp_controlled(self.tree, qpos, self._dof_controlled, self._q_limits))
         self._commit_qpos(np.arange(self._B), qpos)
+
+    @serialised
+    def _reset(self, envs: np.ndarray, qpos: np.ndarray | None = None) -> None:
+        """Back to the initial state in ``envs``: the qpos at build (or the one ``qpos`` (B, n_qs)
+        registers as initial), no dof targets."""
+        if qpos is not None:
+            self._init_qpos = np.array(qpos, dtype=self._dtype)
+        self._dof_target[envs] = dofs_mod.qpos_to_dofs(self.tree, self._init_qpos[envs].astype(float))
+        self._dof_controlled[envs] = False
+        self._commit_qpos(envs, self._init_qpos[envs].astype(float))
+
+    # -- the base pose (Genesis' get_pos / get_quat / set_pos / set_quat) ---------------------------
+    @serialised
+    def get_pos(self, envs_idx=None) -> np.ndarray:
+        """The base link's position ``([n_envs,] 3)``, m."""
+        return self.get_links_pos(links_idx_local=[0], envs_idx=envs_idx)[..., 0, :]
+
+    @serialised
+    def get_quat(self, envs_idx=None) -> np.ndarray:
+        """The base link's orientation ``([n_envs,] 4)``, (w, x, y, z)."""
+        return self.get_links_quat(links_idx_local=[0], envs_idx=envs_idx)[..., 0, :]
+
+    @serialised
+    def set_pos(self, pos, envs_idx=None, relative: bool = False, zero_velocity: bool = True) -> None:
+        """Move a free base to ``pos`` ``([n_envs,] 3)`` m (``relative``: by ``pos``);
+        ``zero_velocity`` is accepted (nothing moves here between steps)."""
+        self._set_base("pos", pos, envs_idx, relative, zero_velocity)
+
+    @serialised
+    def set_quat(self, quat, envs_idx=None, relative: bool = False, zero_velocity: bool = True) -> None:
+        """Turn a free base to ``quat`` ``([n_envs,] 4)`` (w, x, y, z; ``relative``: by ``quat``,
+        applied before the current orientation)."""
+        self._set_base("quat", quat, envs_idx, relative, zero_velocity)
+
+    def _set_base(self, name: str, value, envs_idx, relative, zero_velocity) -> None:
+        self._require_built()
+        inputs.as_flag("relative", relative)
+        inputs.as_flag("zero_velocity", zero_velocity)
+        if not self.is_free:
+            raise StateError(f"set_{name}: '{self.tree.name}' has no free joint at its base (it is fixed); only a "
+                             f"free body or a floating base can be moved")
+        envs = self._envs(envs_idx)
+        size, start = (3, 0) if name == "pos" else (4, 3)
+        values = inputs.batched(name, value, (size,), len(envs), self._batched)
+        full = self._qpos[envs].astype(float)
+        if name == "quat":
+            if np.any(np.linalg.norm(values, axis=-1) < 1e-9):
+                raise InvalidValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {values.tolist()}")
+            values = quat_mul(values, full[:, 3:7]) if relative else values
+        elif relative:
+            values = full[:, :3] + values
+        full[:, start:start + size] = values
+        self._commit_qpos(envs, dofs_mod.normalize_quaternions(self.tree, full))
 
     # -- link poses, FK, Jacobian -----------------------------------------------------------------
     @serialised
@@ -351,6 +427,17 @@ class RigidEntity(IKMethods):
         if kept is None or kept.shape[0] != n:
             kept = self._jac_pose = memory.scratch((n, self._packed.pose_rows, 7), self._dtype)
         return kept
+
+
+def _clamp_controlled(tree: KinematicTree, qpos: np.ndarray, controlled: np.ndarray, limits) -> np.ndarray:
+    """``qpos`` (B, n_qs) with every controlled hinge or slide clipped into its limits."""
+    lo, hi = limits
+    out = qpos.copy()
+    for joint in tree.joints:
+        if joint.n_qs == 1 and joint.mimic is None:
+            q, moved = joint.q_start, controlled[:, joint.dof_start]
+            out[moved, q] = np.clip(out[moved, q], lo[q], hi[q])
+    return out
 
 
 def _kernel_array(arr: np.ndarray) -> np.ndarray:

@@ -59,6 +59,9 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
     """Validate the parameters of a solve of ``rows`` on ``entity`` (built). ``link_label(i)``
     names task i's link in errors."""
     tree = entity.tree
+    if tree.n_dofs == 0:
+        raise InvalidValueError(f"inverse kinematics: entity '{tree.name}' has no degrees of freedom (a fixed "
+                                "body or robot): there is nothing to solve for")
     if not rows:
         raise InvalidValueError(f"{link_label(None)}: expected at least one")
     seen: dict = {}

@@ -5,30 +5,68 @@ factory registered with :func:`set_visualizer_factory`, ``factory(scene) -> visu
 first time ``scene.visualizer`` is read (``draw_debug_*`` read it). The object must have
 ``scene`` (the scene it draws), ``close()``, ``take_over(previous)`` (adopt the debug objects of
 the visualizer it replaces, and close that one) and the ``draw_debug_*`` / ``update_debug_objects``
-/ ``clear_debug_object(s)`` methods the scene passes calls to.
+/ ``clear_debug_object(s)`` methods the scene passes calls to. It may have ``open_viewer()``,
+called by ``build()`` when the scene was made with ``show_viewer=True``, and ``on_step()``,
+called after every ``step()`` and ``reset()`` (the viewer window redraws there).
 """
 
 from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import backend, inputs
 from . import model as model_mod
+from . import options as opts
+from . import surfaces as surfaces_mod
 from .entity import RigidEntity
 from .errors import InvalidTypeError, InvalidValueError, StateError
 from .locking import new_lock, serialised
+from .materials import Material, Rigid
+from .morphs import Shape
+
+LOG = logging.getLogger("engine")
+
+
+@dataclass(frozen=True)
+class SceneState:
+    """What :meth:`Scene.get_state` saves and :meth:`Scene.reset` restores: each entity's qpos
+    ``(B, n_qs)`` (copies) and the step count."""
+
+    qpos: tuple
+    t: int
 
 
 class Scene:
-    """A set of robots simulated kinematically over ``n_envs`` parallel environments.
+    """Entities (robots and single bodies) posed kinematically over ``n_envs`` parallel environments.
 
-    ``dt`` (s) is the step of :meth:`step`, which moves controlled dofs toward their targets.
+    Genesis' arguments: ``sim_options`` / ``rigid_options`` / ``viewer_options`` / ``vis_options``
+    (:mod:`engine.options`; what takes effect is listed there), ``show_viewer`` (open the
+    interactive viewer window at ``build()``; without a display: one warning, then headless) and
+    ``show_FPS`` (log the steps per second at the "info" logging level). ``dt`` (s) is a shortcut
+    for ``SimOptions(dt=...)``: :attr:`dt` is the step of :meth:`step`, which moves controlled dofs
+    toward their targets.
     """
 
-    def __init__(self, dt: float = 0.01):
+    def __init__(self, sim_options=None, rigid_options=None, viewer_options=None, vis_options=None,
+                 show_viewer: bool | None = False, show_FPS: bool | None = True, *, dt: float | None = None):
         backend.ensure_init()
         self._lock = new_lock()  # build, step, destroy and add_entity run one at a time (engine.locking)
-        self.dt = inputs.as_positive("dt", dt)
+        self.sim_options = opts.check("sim_options", sim_options, opts.SimOptions)
+        if dt is not None:
+            if sim_options is not None:
+                raise InvalidValueError("dt: give dt or sim_options, not both (dt is SimOptions.dt)")
+            self.sim_options.dt = inputs.as_positive("dt", dt)
+        self.rigid_options = opts.check("rigid_options", rigid_options, opts.RigidOptions)
+        self.viewer_options = opts.check("viewer_options", viewer_options, opts.ViewerOptions)
+        self.vis_options = opts.check("vis_options", vis_options, opts.VisOptions)
+        self.show_viewer = False if show_viewer is None else inputs.as_flag("show_viewer", show_viewer)
+        self.show_FPS = True if show_FPS is None else inputs.as_flag("show_FPS", show_FPS)
+        self._fps = _FPSLog() if self.show_FPS else None
+        self._init_t = 0
         self.entities: list[RigidEntity] = []
         self.n_envs: int | None = None
         self.env_spacing = np.array([1.0, 1.0])
@@ -36,27 +74,56 @@ class Scene:
         self.t = 0
         self._visualizer = None  # made on first use through the visualizer seam (debug objects live there)
 
+    @property
+    def dt(self) -> float:
+        """The step of :meth:`step`, s: ``rigid_options.dt`` when given, else ``sim_options.dt``."""
+        return self.rigid_options.dt if self.rigid_options.dt is not None else self.sim_options.dt
+
     # -- building --------------------------------------------------------------------------------
     @serialised
-    def add_entity(self, morph) -> RigidEntity:
-        """Load ``morph`` (an ``engine.morphs`` URDF or MJCF) and add it; returns the entity."""
+    def add_entity(self, morph, material=None, surface=None, visualize_contact: bool = False,
+                   vis_mode: str | None = None) -> RigidEntity:
+        """Load ``morph`` and add it; returns the entity.
+
+        ``morph``: an ``engine.morphs`` URDF or MJCF robot, or a single body (Plane, Box, Sphere,
+        Cylinder, Mesh). ``material``: an ``engine.materials`` material (None: ``Rigid()``);
+        ``surface``: an ``engine.surfaces`` surface (None: ``Default()``) whose colour and opacity
+        replace the entity's; ``vis_mode`` sets ``surface.vis_mode``; ``visualize_contact`` is
+        accepted (no contacts here).
+        """
         if self.is_built:
             raise StateError("add_entity: the scene is already built; add entities before build()")
-        tree = model_mod.load(morph)
+        material = Rigid() if material is None else material
+        if not isinstance(material, Material):
+            raise InvalidTypeError(f"material: expected an engine.materials material (Rigid, Kinematic), got "
+                                   f"{type(material).__name__}")
+        surface = surfaces_mod.Default() if surface is None else surface
+        if not isinstance(surface, surfaces_mod.Surface):
+            raise InvalidTypeError(f"surface: expected an engine.surfaces surface, got {type(surface).__name__}")
+        surface = surface.copy()
+        surfaces_mod.check_vis_mode(surface, vis_mode)
+        inputs.as_flag("visualize_contact", visualize_contact)
+        rho = getattr(material, "rho", None)
+        tree = model_mod.load(morph, rho) if isinstance(morph, Shape) else model_mod.load(morph)
+        surfaces_mod.apply(surface, tree)
         link_start = sum(e.n_links for e in self.entities)
         joint_start = sum(e.n_joints for e in self.entities)
-        entity = RigidEntity(self, tree, morph, len(self.entities), link_start, joint_start)
+        entity = RigidEntity(self, tree, morph, len(self.entities), link_start, joint_start, surface, material)
         self.entities.append(entity)
         return entity
 
     @serialised
     def build(self, n_envs: int | None = None, env_spacing=(1.0, 1.0)) -> None:
-        """Allocate state for ``n_envs`` envs (None: one env, no env axis anywhere).
+        """Allocate state for ``n_envs`` envs (None or 0, as in Genesis: one env, no env axis anywhere).
 
-        ``env_spacing`` (x, y) in m only lays envs out on screen; poses stay env-local.
+        ``env_spacing`` (x, y) in m only lays envs out on screen; poses stay env-local. With
+        ``show_viewer=True`` the viewer window opens here.
         """
         if self.is_built:
             raise StateError("build: the scene is already built")
+        if n_envs is not None and not isinstance(n_envs, bool) and isinstance(n_envs, int | np.integer) \
+                and n_envs == 0:
+            n_envs = None  # Genesis' way of saying "not batched"
         if n_envs is not None:
             n_envs = inputs.as_positive("n_envs", n_envs, integer=True, maximum=2**62)
             self._check_size(n_envs)  # memory and 32-bit indices bound it far below
@@ -68,6 +135,10 @@ class Scene:
         for entity in self.entities:
             entity._build(self.n_batch)
         self.is_built = True
+        if self.show_viewer:
+            opener = getattr(self.visualizer, "open_viewer", None)
+            if opener is not None:
+                opener()
 
     def _check_size(self, n_envs: int) -> None:
         """Refuse, before allocating anything, a batch whose per-env state alone would not fit in
@@ -106,12 +177,51 @@ class Scene:
 
     # -- running ---------------------------------------------------------------------------------
     @serialised
-    def step(self) -> None:
-        """Advance one ``dt``: controlled dofs move toward their targets (kinematic, no physics)."""
+    def step(self, update_visualizer: bool = True, refresh_visualizer: bool = True) -> None:
+        """Advance one ``dt``: controlled dofs move toward their targets (kinematic, no physics),
+        within their limits when ``rigid_options.enable_joint_limit``. With ``update_visualizer``
+        an open viewer window redraws (``refresh_visualizer`` is accepted)."""
         self._require_built()
+        update_visualizer = inputs.as_flag("update_visualizer", update_visualizer)
+        inputs.as_flag("refresh_visualizer", refresh_visualizer)
+        limits = self.rigid_options.enable_joint_limit
         for entity in self.entities:
-            entity._step(self.dt)
+            entity._step(self.dt, limits)
         self.t += 1
+        if update_visualizer:
+            self._visualizer_hook()
+        if self._fps is not None:
+            self._fps.step(self.n_batch)
+
+    @serialised
+    def reset(self, state: SceneState | None = None, envs_idx=None) -> None:
+        """Back to the initial state: every entity's qpos at build (or the one ``state``, from
+        :meth:`get_state`, registers as initial, as in Genesis), no dof targets, step count 0.
+        ``envs_idx``: only these envs (the step count is kept then)."""
+        self._require_built()
+        if state is not None:
+            if not isinstance(state, SceneState) or len(state.qpos) != len(self.entities):
+                raise InvalidTypeError(f"state: expected a SceneState from this scene's get_state(), got "
+                                       f"{type(state).__name__}")
+            self._init_t = state.t
+        envs = inputs.as_index_list("envs_idx", envs_idx, self.n_batch, "env")
+        envs = np.arange(self.n_batch) if envs is None else envs
+        for i, entity in enumerate(self.entities):
+            entity._reset(envs, None if state is None else state.qpos[i])
+        if envs_idx is None:
+            self.t = self._init_t
+        self._visualizer_hook()
+
+    @serialised
+    def get_state(self) -> SceneState:
+        """The current state (each entity's qpos and the step count), for :meth:`reset`."""
+        self._require_built()
+        return SceneState(tuple(e._qpos.copy() for e in self.entities), self.t)
+
+    def _visualizer_hook(self) -> None:
+        hook = getattr(self._visualizer, "on_step", None) if self._visualizer is not None else None
+        if hook is not None:
+            hook()
 
     @serialised
     def destroy(self) -> None:
@@ -216,6 +326,24 @@ def _check_visualizer(scene: Scene, vis) -> None:
     if getattr(vis, "scene", None) is not scene or not callable(getattr(vis, "close", None)):
         raise InvalidTypeError(f"visualizer: expected a visualizer made for this scene (engine.vis.Visualizer(scene)), "
                                f"got {type(vis).__name__}")
+
+
+class _FPSLog:
+    """Steps per second, logged at the "info" level at most once a second (``show_FPS``)."""
+
+    def __init__(self):
+        self._t0 = time.perf_counter()
+        self._steps = 0
+
+    def step(self, n_envs: int) -> None:
+        self._steps += 1
+        now = time.perf_counter()
+        if now - self._t0 >= 1.0:
+            fps = self._steps / (now - self._t0)
+            if LOG.isEnabledFor(logging.INFO):
+                LOG.info(f"Running at {fps:,.2f} FPS" + (f" ({fps * n_envs:,.2f} FPS in all {n_envs} envs)"
+                                                        if n_envs > 1 else ""))
+            self._t0, self._steps = now, 0
 
 
 def memory_available() -> int | None:

@@ -106,3 +106,24 @@ def pose_to_matrix(pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
     t[..., :3, 3] = pos
     t[..., 3, 3] = 1.0
     return t
+
+
+def quat_from_euler(euler_deg) -> np.ndarray:
+    """Quaternion ``(..., 4)`` of Euler angles ``(..., 3)`` in degrees, in Genesis' (scipy's)
+    extrinsic x-y-z convention: rotate about the fixed x axis, then y, then z (R = Rz Ry Rx)."""
+    angles = np.deg2rad(np.asarray(euler_deg, dtype=float))
+    eye = np.eye(3)
+    qx, qy, qz = (quat_from_axis_angle(np.broadcast_to(eye[i], angles.shape), angles[..., i]) for i in range(3))
+    return quat_normalize(quat_mul(qz, quat_mul(qy, qx)))
+
+
+def quat_between(a, b) -> np.ndarray:
+    """The shortest-arc unit quaternion ``(4,)`` turning unit vector ``a`` (3,) onto unit vector ``b`` (3,)."""
+    a = np.asarray(a, dtype=float) / np.linalg.norm(a)
+    b = np.asarray(b, dtype=float) / np.linalg.norm(b)
+    axis = np.cross(a, b)
+    c = float(np.dot(a, b))
+    if c < -1 + 1e-12:  # opposite: any perpendicular axis
+        axis = np.cross(a, [1.0, 0.0, 0.0] if abs(a[0]) < 0.9 else [0.0, 1.0, 0.0])
+        return quat_from_axis_angle(axis / np.linalg.norm(axis), np.pi)
+    return quat_normalize(np.array([1.0 + c, *axis]))

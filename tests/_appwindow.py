@@ -41,7 +41,7 @@ class AppProcess:
         except (OSError, ValueError):
             return None
 
-    def wait_report(self, ok, timeout: float = 120.0) -> dict:
+    def wait_report(self, ok, timeout: float = 240.0) -> dict:
         """Poll the report until ``ok(report)``; fail if the app exits or time runs out."""
         t0 = time.monotonic()
         while time.monotonic() - t0 < timeout:

@@ -5,6 +5,9 @@
   is where the default visualizer is wired in: it may name ``engine.vis`` inside a function only.
 * ``engine.vis`` never imports ``engine.scenefile``; the scene file modules import each other
   without a cycle, and the pydantic models build and check nothing.
+* ``engine.batch`` (batch jobs) is a layer above both the core and ``engine.scenefile`` (whose
+  solver settings it uses): nothing below imports it, it never imports ``engine.vis``, and
+  ``import engine`` loads neither it nor pyarrow or Ray.
 * The visualizer seam: a scene makes its visualizer through the one registered factory, on first
   use only; a headless run (FK, IK, set_qpos, step, a scene file's runner) never makes one, and
   never imports engine.vis or a GL library.
@@ -26,7 +29,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINE = REPO / "engine"
-LAYERS = ("engine.vis", "engine.scenefile")
+LAYERS = ("engine.vis", "engine.scenefile", "engine.batch")
 
 
 def _module_name(path: Path) -> str:
@@ -134,6 +137,31 @@ def test_the_package_root_names_the_visualizer_only_inside_its_factory():
     assert not [t for t, _, _ in imports if _in(t, "engine.scenefile")]
 
 
+def _third_party_imports(path: Path) -> set[str]:
+    """Top-level names of every non-engine module ``path`` imports (at any depth)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_only_the_viewer_opens_windows():
+    """tkinter (the viewer window) is imported by engine.vis.viewer alone; no engine module imports a
+    GUI toolkit of the app's (dearpygui) or a windowing library of its own."""
+    windowing = {"tkinter", "dearpygui", "pyglet", "glfw", "PyQt5", "PySide6", "wx"}
+    found = {}
+    for path in sorted(ENGINE.rglob("*.py")):
+        if "data" not in path.parts:
+            used = _third_party_imports(path) & windowing
+            if used:
+                found[_module_name(path)] = used
+    assert found == {"engine.vis.viewer": {"tkinter"}}, found
+
+
 def test_the_visualizer_never_imports_scene_files():
     bad = [f"{module}:{line} imports {target}" for module, imports in _graph().items() if _in(module, "engine.vis")
            for target, line, _ in imports if _in(target, "engine.scenefile")]
@@ -148,6 +176,25 @@ def test_scenefile_modules_form_no_import_cycle():
     assert not [m for m, targets in edges.items() if "engine.scenefile" in targets]
     assert _cycles(edges) == []
     assert edges["engine.scenefile.models"] <= {"engine.scenefile.errors", "engine.scenefile.patterns"}
+
+
+def test_batch_jobs_are_a_layer_above_scene_files_and_never_draw():
+    graph = _graph()
+    below = [f"{module}:{line} imports {target}" for module, imports in graph.items()
+             if not _in(module, "engine.batch") for target, line, _ in imports if _in(target, "engine.batch")
+             and not (module == "engine" and target == "engine.batch")]
+    assert not below, "\n".join(below)
+    root = [top for target, _, top in _imports(ENGINE / "__init__.py") if target == "engine.batch"]
+    assert root == [False], "the package root names engine.batch only inside its lazy __getattr__"
+    drawing = [f"{module}:{line} imports {target}" for module, imports in graph.items() if _in(module, "engine.batch")
+               for target, line, _ in imports if _in(target, "engine.vis")]
+    assert not drawing, "\n".join(drawing)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    code = ("import sys, engine; before = sorted(m for m in sys.modules if m.startswith(('engine.batch', 'pyarrow', "
+            "'ray'))); engine.batch; print(before, 'engine.batch.runner' in sys.modules, 'ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["[]", "True", "False"], out.stdout
 
 
 def test_scene_spec_models_hold_data_only():
@@ -184,14 +231,26 @@ robot.control_dofs_position(q)
 scene.step()
 scene.update_debug_objects()  # nothing drawn: nothing to do, and no visualizer made for it
 scene.clear_debug_objects()
+scene.reset()
+bodies = engine.Scene(sim_options=engine.options.SimOptions(dt=0.02), show_viewer=False,
+                      viewer_options=engine.options.ViewerOptions(camera_pos=(0, -2, 1.5)),
+                      vis_options=engine.options.VisOptions(show_link_frame=True))
+bodies.add_entity(engine.morphs.Plane())
+box = bodies.add_entity(engine.morphs.Box(size=(0.1, 0.1, 0.1)), material=engine.materials.Kinematic(),
+                        surface=engine.surfaces.Default(color=(1, 0, 0)))
+marker = bodies.add_entity(engine.morphs.Mesh(file="meshes/axis.obj", scale=0.15))
+bodies.build(n_envs=2)
+box.set_qpos(np.array([0.1, 0.2, 0.3, 1, 0, 0, 0]))
+marker.inverse_kinematics(link=marker.links[0], pos=[0.4, -0.2, 0.25], quat=[0, 1, 0, 0], max_samples=2)
+bodies.step()
 spec = scenefile.load(sys.argv[1])
 file_scene, runner = scenefile.build(spec, n_envs=2)  # debug_frames on: drawn only into a visualizer
 runner.run(2)
 print(json.dumps({
-    "has_visualizer": [scene.has_visualizer, file_scene.has_visualizer],
-    "made": [scene._visualizer is not None, file_scene._visualizer is not None],
-    "modules": sorted(m for m in sys.modules
-                      if m == "engine.vis" or m.startswith(("engine.vis.", "pyrender", "OpenGL", "imageio"))),
+    "has_visualizer": [scene.has_visualizer, file_scene.has_visualizer, bodies.has_visualizer],
+    "made": [scene._visualizer is not None, file_scene._visualizer is not None, bodies._visualizer is not None],
+    "modules": sorted(m for m in sys.modules if m == "engine.vis"
+                      or m.startswith(("engine.vis.", "pyrender", "OpenGL", "imageio", "tkinter"))),
 }))
 """
 
@@ -202,7 +261,7 @@ def test_a_headless_run_never_makes_a_visualizer_nor_imports_the_renderer():
                          capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])
-    assert report["has_visualizer"] == [False, False] and report["made"] == [False, False]
+    assert report["has_visualizer"] == [False] * 3 and report["made"] == [False] * 3
     assert report["modules"] == [], f"a headless run imported {report['modules']}"
 
 

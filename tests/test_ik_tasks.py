@@ -330,3 +330,13 @@ def test_dofs_that_move_no_target_keep_their_bits(talos, dual, kernel):
     others = [d for d in range(dual.n_dofs) if d not in allowed]
     np.testing.assert_array_equal(out.qpos[:, others], q.astype(out.qpos.dtype)[:, others])
     assert not np.array_equal(out.qpos[:, allowed], q[:, allowed])
+
+
+def test_ik_on_an_entity_without_dofs_is_refused():
+    scene = engine.Scene()
+    box = scene.add_entity(morphs.Box(pos=(0.5, 0.0, 0.1), size=(0.1, 0.1, 0.1), fixed=True))
+    scene.build()
+    with pytest.raises(ValueError, match="no degrees of freedom"):
+        box.inverse_kinematics(box.links[0], pos=[0.5, 0.0, 0.2])
+    with pytest.raises(engine.IKStudioError, match="no degrees of freedom"):
+        box.solve_ik([PoseTask(box.links[0], [0.5, 0.0, 0.2])])

@@ -1,10 +1,11 @@
-"""A built wheel carries what a user needs: the catalog's own robots and the scene files.
+"""A built wheel carries what a user needs: the catalog's robots, the scene files, the marker mesh.
 
-The wheel is built from a copy of the repository (``pip wheel``, as ``pip install .`` does),
-unpacked, and ``ikstudio record`` runs from it on the default scene, resolving ``panda`` from the
-packaged catalog. The run uses ``python -S`` with the wheel and the installed dependencies on
-PYTHONPATH: without ``site``, the editable install of this checkout (a ``.pth`` import hook) cannot
-answer for ``engine`` instead of the wheel.
+The wheel is built from a copy of the repository (``pip wheel``, as ``pip install .`` does) and
+installed into a fresh virtual environment (``--system-site-packages`` lends it the dependencies
+already installed here, since the tests have no network; the wheel itself goes into the venv with
+``--ignore-installed``, so this checkout's editable install cannot answer for it). The venv's own
+``ikstudio record`` then runs on the default scene, resolving ``panda`` from the packaged catalog
+(and ``meshes/axis.obj`` from the packaged assets), and every path it reports is inside the venv.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -32,27 +32,37 @@ def test_a_wheel_install_records_the_default_scene_with_the_packaged_panda(tmp_p
     assert built.returncode == 0, built.stderr[-2000:]
     wheel = glob.glob(str(tmp_path / "dist" / "ikstudio-*.whl"))
     assert len(wheel) == 1
-    site = tmp_path / "site"
     with zipfile.ZipFile(wheel[0]) as z:
         names = set(z.namelist())
-        z.extractall(site)
     for needed in ("engine/data/assets/panda/panda.xml", "engine/data/assets/dual_arm/dual_arm.xml",
-                   "app/scenes/batched_panda.yaml"):
+                   "engine/data/meshes/axis.obj", "app/scenes/batched_panda.yaml"):
         assert needed in names, f"the wheel lacks {needed}"
-
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), sysconfig.get_paths()["purelib"]]))
+    venv = tmp_path / "venv"
+    made = subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], capture_output=True,
+                          text=True, timeout=300)
+    assert made.returncode == 0, made.stderr[-2000:]
+    python, ikstudio = venv / "bin" / "python", venv / "bin" / "ikstudio"
+    installed = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                                "--ignore-installed", wheel[0]], capture_output=True, text=True, timeout=600)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, timeout=60).stdout.strip())
+    assert site.is_relative_to(venv)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = tmp_path / "demo.mp4"
     probe = "import engine, app.cli as c; from engine import assets; " \
-            "print(engine.__file__); print(c.DEFAULT_SCENE); print(assets.resolve('panda').path)"
-    where = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env,
-                           cwd=tmp_path, timeout=300)
+            "print(engine.__file__); print(c.DEFAULT_SCENE); print(assets.resolve('panda').path); " \
+            "print(engine.morphs.Mesh(file='meshes/axis.obj').file)"
+    where = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path,
+                           timeout=300)
     assert where.returncode == 0, where.stderr[-2000:]
-    engine_file, default_scene, panda = where.stdout.split()[-3:]
-    for path in (engine_file, default_scene, panda):
-        assert Path(path).is_relative_to(site), f"{path} does not come from the wheel"
-    run = subprocess.run([sys.executable, "-S", "-m", "app", "record", default_scene, "-o", str(out), "--frames", "3",
-                          "--size", "64x48", "--no-progress", "--backend", "cpu"], capture_output=True, text=True,
-                         env=env, cwd=tmp_path, timeout=600)
+    engine_file, default_scene, panda, marker = where.stdout.split()[-4:]
+    for path in (engine_file, default_scene, panda, marker):
+        assert Path(path).is_relative_to(site), f"{path} does not come from the wheel installed in the venv"
+    assert ikstudio.exists(), "the wheel installs no ikstudio command"
+    run = subprocess.run([str(ikstudio), "record", default_scene, "-o", str(out), "--frames", "3", "--size", "64x48",
+                          "--no-progress", "--backend", "cpu"], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     with iio.get_reader(str(out)) as reader:
         assert reader.count_frames() == 3

@@ -12,9 +12,10 @@ from .tree import JOINT_TYPES, Joint, KinematicTree, Link, Mimic, Visual
 __all__ = ["JOINT_TYPES", "Joint", "KinematicTree", "Link", "Mimic", "ModelLoadError", "Visual", "load"]
 
 
-def load(morph) -> KinematicTree:
-    """The kinematic tree of a :mod:`engine.morphs` morph (URDF or MJCF)."""
-    from ..morphs import MJCF, URDF
+def load(morph, rho: float | None = None) -> KinematicTree:
+    """The kinematic tree of a :mod:`engine.morphs` morph: URDF, MJCF, or a single body (Plane,
+    Box, Sphere, Cylinder, Mesh; ``rho`` kg/m^3 sets a primitive's mass)."""
+    from ..morphs import MJCF, URDF, Shape
 
     if isinstance(morph, URDF):
         from .urdf import load_urdf
@@ -24,4 +25,9 @@ def load(morph) -> KinematicTree:
         from .mjcf import load_mjcf
 
         return load_mjcf(morph)
-    raise InvalidTypeError(f"morph: expected engine.morphs.URDF or engine.morphs.MJCF, got {type(morph).__name__}")
+    if isinstance(morph, Shape):
+        from .shapes import shape_tree
+
+        return shape_tree(morph, rho)
+    raise InvalidTypeError(f"morph: expected an engine.morphs morph (URDF, MJCF, Plane, Box, Sphere, Cylinder, Mesh), "
+                           f"got {type(morph).__name__}")

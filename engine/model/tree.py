@@ -54,7 +54,8 @@ class Visual:
     ``kind``: "box" (size = full extents x, y, z, m), "sphere" (size = (radius,)),
     "cylinder" / "capsule" (size = (radius, length) along local z, m), "ellipsoid" (radii) or
     "mesh" (``mesh_file`` on disk, or ``mesh_data`` vertices/faces already in memory, scaled by
-    ``size``, 3 factors).
+    ``size``, 3 factors). ``mesh_colors``: draw a mesh file's own vertex colours (when it has
+    them) instead of ``rgba``.
     """
 
     kind: str
@@ -64,6 +65,7 @@ class Visual:
     rgba: np.ndarray = field(default_factory=lambda: np.array([0.7, 0.7, 0.7, 1.0]))
     mesh_file: Path | None = None
     mesh_data: tuple[np.ndarray, np.ndarray] | None = None
+    mesh_colors: bool = False
 
     @cached_property
     def mesh(self):

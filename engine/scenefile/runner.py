@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import morphs
 from ..errors import InvalidValueError
+from ..options import SimOptions, ViewerOptions, studio_vis_options
 from ..scene import Scene
 from ..transforms import quat_to_matrix
 from . import patterns
@@ -262,6 +263,16 @@ def make_morph(spec: SceneSpec):
     return morphs.MJCF(file=path, pos=r.pos, quat=r.quat, scale=r.scale)
 
 
+def viewer_options(spec: SceneSpec) -> ViewerOptions:
+    """The scene's viewer options: the file's ``camera`` (pos, lookat, fov) and ``record.resolution``;
+    without a camera the visualizer frames every env."""
+    res = spec.record.resolution if spec.record is not None else None
+    if spec.camera is None:
+        return ViewerOptions(res=res)
+    return ViewerOptions(res=res, camera_pos=spec.camera.pos, camera_lookat=spec.camera.lookat,
+                         camera_fov=spec.camera.fov)
+
+
 def build(spec: SceneSpec, n_envs: int | None = None, debug_frames: bool = True):
     """``(scene, runner)``: an engine :class:`~engine.Scene` with the spec's robot, built for ``n_envs``
     envs (default: the file's), and the :class:`Runner` that animates and solves its targets.
@@ -275,7 +286,8 @@ def build(spec: SceneSpec, n_envs: int | None = None, debug_frames: bool = True)
     check_spec(spec, n_envs)
     try:
         morph = make_morph(spec)
-        scene = Scene(dt=1.0 / spec.fps)
+        scene = Scene(sim_options=SimOptions(dt=1.0 / spec.fps), viewer_options=viewer_options(spec),
+                      vis_options=studio_vis_options(), show_FPS=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # the robot file's own notes (ignored mimics)
             robot = scene.add_entity(morph)

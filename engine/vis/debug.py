@@ -264,3 +264,16 @@ class DebugObjects:
                     groups.setdefault(key, []).append(poses)
             self._cache = (offsets, {key: np.concatenate(p).astype(np.float32) for key, p in groups.items()})
         return self._cache[1]
+
+
+def frame_instances(T: np.ndarray, axis_length: float, axis_radius: float, origin_size: float) -> dict:
+    """``{(shape, rgba): poses (N, 4, 4)}`` of coordinate frames at the rendered-world transforms
+    ``T`` (N, 4, 4): the same drawing as :meth:`DebugObjects.frame`, for the world and link frames
+    the visualizer draws itself (VisOptions), which are not debug objects."""
+    T = np.asarray(T, dtype=float).reshape(-1, 4, 4)
+    out = {("sphere", ORIGIN_COLOR): (T @ _scale(origin_size)).astype(np.float32)}
+    for axis, color in enumerate(FRAME_COLORS):
+        tip = np.zeros(3)
+        tip[axis] = axis_length
+        out[("cylinder", color)] = (T @ segment(np.zeros(3), tip, axis_radius)).astype(np.float32)
+    return out

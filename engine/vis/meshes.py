@@ -161,6 +161,7 @@ def link_specs(tree, lod: str = "full", max_faces: int = 1000) -> list[tuple[int
                     mesh = visual.mesh
             if mesh is None or len(mesh.faces) == 0:
                 continue
+            own = _vertex_colors(mesh) if visual.mesh_colors else None
             if lod == "decimated":
                 mesh = decimate(mesh, max_faces, _visual_key(visual))
             if visual.kind != "mesh":
@@ -168,11 +169,26 @@ def link_specs(tree, lod: str = "full", max_faces: int = 1000) -> list[tuple[int
             mesh = trimesh.Trimesh(vertices=mesh.vertices, faces=mesh.faces, process=False)
             mesh.apply_transform(pose_to_matrix(visual.pos, visual.quat))
             parts.append(mesh)
-            colors.append(np.tile(np.clip(visual.rgba, 0, 1).astype(np.float32), (len(mesh.vertices), 1)))
+            if own is not None and len(own) == len(mesh.vertices):  # the file's colours (a decimated mesh: rgba)
+                own[:, 3] *= float(np.clip(visual.rgba[3], 0, 1))
+                colors.append(own)
+            else:
+                colors.append(np.tile(np.clip(visual.rgba, 0, 1).astype(np.float32), (len(mesh.vertices), 1)))
         if parts:
             merged = parts[0] if len(parts) == 1 else trimesh.util.concatenate(parts)
             out.append((link.idx, MeshSpec(merged, colors=np.concatenate(colors))))
     return out
+
+
+def _vertex_colors(mesh) -> np.ndarray | None:
+    """A mesh file's per-vertex colours (V, 4) in [0, 1], or None when it has none."""
+    visual = getattr(mesh, "visual", None)
+    if visual is None or getattr(visual, "kind", None) != "vertex":
+        return None
+    colors = np.asarray(visual.vertex_colors, np.float32)
+    if colors.ndim != 2 or colors.shape[1] != 4 or len(colors) != len(mesh.vertices):
+        return None
+    return colors / 255.0
 
 
 # -- debug shapes and the ground --------------------------------------------------------------------

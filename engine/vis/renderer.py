@@ -43,6 +43,7 @@ class FrameRequest:
     specs: dict
     bg_color: tuple = (0.16, 0.17, 0.19, 1.0)
     sink: object = None
+    ambient: tuple = (0.34, 0.34, 0.36)
     on_image: object = None
     timing: dict = field(default_factory=dict)
 
@@ -88,6 +89,7 @@ class GLScene:
         platform = self.renderer._platform
         platform.make_current()
         self.scene.bg_color = np.asarray(req.bg_color, float)
+        self.scene.ambient_light = np.asarray(req.ambient, float)
         self.camera.yfov, self.camera.aspectRatio = req.yfov, req.res[0] / req.res[1]
         self.camera.znear, self.camera.zfar = req.znear, req.zfar
         self.scene.set_pose(self.camera_node, req.camera_pose)

@@ -18,37 +18,54 @@ import numpy as np
 
 from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError, StateError
+from ..options import studio_vis_options
 from ..transforms import pose_to_matrix
 from . import meshes
 from .camera import Camera
-from .debug import DebugObject, DebugObjects, as_color
+from .debug import DebugObject, DebugObjects, as_color, frame_instances
 from .recorder import VideoRecorder
 from .renderer import FrameRequest, RenderThread
 
 AUTO_DECIMATE_ENVS = 16  # lod=None: "decimated" from this many envs up
+DEFAULT_RES = (1280, 720)
 
 
 class Visualizer:
     """Renders ``scene`` offscreen: every env on a grid, link meshes instanced across envs.
 
-    ``res`` (width, height) px; ``camera`` a :class:`Camera` (default: framed on all envs when first
-    needed); ``lod`` "full" | "decimated" | None (decimated when n_envs >= 16);
-    ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid`` the ground grid.
+    ``res`` (width, height) px (None: ``scene.viewer_options.res``, else 1280x720); ``camera`` a
+    :class:`Camera` (default: placed by the scene's viewer options when they set a camera field,
+    else framed on all envs when first needed); ``lod`` "full" | "decimated" | None (decimated
+    when n_envs >= 16); ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid``
+    the ground grid; ``bg_color`` and ``ambient_light`` (None: the scene's ``vis_options``). The
+    scene's ``vis_options`` also choose the world and link frames and the envs drawn.
     """
 
-    def __init__(self, scene, res=(1280, 720), camera: Camera | None = None, lod: str | None = None,
-                 max_faces_per_mesh: int = 1000, show_grid: bool = True, bg_color=(0.16, 0.17, 0.19, 1.0)):
+    def __init__(self, scene, res=None, camera: Camera | None = None, lod: str | None = None,
+                 max_faces_per_mesh: int = 1000, show_grid: bool = True, bg_color=None, ambient_light=None):
         if lod is not None and lod not in meshes.LODS:
             raise InvalidValueError(f"lod: expected one of {meshes.LODS} or None (auto), got {lod!r}")
         if camera is not None and not isinstance(camera, Camera):
             raise InvalidTypeError(f"camera: expected an engine.vis.Camera, got {type(camera).__name__}")
         self._scene = scene
+        vis_options = getattr(scene, "vis_options", None) or studio_vis_options()
+        viewer_options = getattr(scene, "viewer_options", None)
+        if res is None:
+            res = viewer_options.res if viewer_options is not None and viewer_options.res is not None else DEFAULT_RES
         self._camera = camera if camera is not None else Camera(res=res)  # a given camera keeps its res
         self._auto_frame = camera is None
+        if camera is None and viewer_options is not None and viewer_options.camera_set:
+            self._camera.fov = viewer_options.camera_fov
+            self._camera.look_at(viewer_options.camera_pos, viewer_options.camera_lookat, viewer_options.camera_up)
+            self._auto_frame = False
         self._lod = lod
         self.max_faces_per_mesh = inputs.as_positive("max_faces_per_mesh", max_faces_per_mesh, integer=True)
         self.show_grid = bool(show_grid)
-        self.bg_color = as_color("bg_color", bg_color)
+        self.bg_color = as_color("bg_color", vis_options.background_color if bg_color is None else bg_color)
+        self.ambient_light = as_color("ambient_light", vis_options.ambient_light if ambient_light is None
+                                      else ambient_light)[:3]
+        self.vis_options = vis_options
+        self._viewer = None
         self.debug = DebugObjects(scene)
         self._tint: np.ndarray | None = None  # (n_batch, 4), NaN rows untinted
         self._link_specs: list | None = None  # [(entity idx, link idx, key)]
@@ -149,6 +166,35 @@ class Visualizer:
         self.debug = previous.debug
         previous.close()
 
+    # -- the interactive viewer (engine.vis.viewer) -------------------------------------------------
+    @property
+    def viewer(self):
+        """The open viewer window (:class:`engine.vis.viewer.Viewer`), or None."""
+        return self._viewer if self._viewer is not None and self._viewer.is_open else None
+
+    def open_viewer(self):
+        """Open the interactive viewer window on this visualizer's camera (``scene.build()`` calls it
+        for ``show_viewer=True``). Without a display: one warning, None, and the scene runs headless."""
+        from .viewer import open_viewer
+
+        if self.viewer is None:
+            options = getattr(self._scene, "viewer_options", None)
+            if options is None:
+                from ..options import ViewerOptions
+
+                options = ViewerOptions()
+            self._viewer = open_viewer(self, options)
+            if self._viewer is not None:
+                self._viewer.request_refresh()
+        return self.viewer
+
+    def on_step(self) -> None:
+        """After ``scene.step()`` / ``reset()``: the viewer window redraws, and ``max_FPS`` paces the steps."""
+        viewer = self.viewer
+        if viewer is not None:
+            viewer.request_refresh()
+            viewer.step_wait()
+
     # -- env tints ----------------------------------------------------------------------------------
     def set_env_tint(self, envs_idx, rgba) -> None:
         """Tint the robots of ``envs_idx`` (None: all envs) with ``rgba`` (3 or 4 numbers in [0, 1]),
@@ -194,9 +240,11 @@ class Visualizer:
         offsets = scene.envs_offset()
         tint = self.env_tints()
         tinted = ~np.isnan(tint[:, 0])
-        groups = [(None, np.flatnonzero(~tinted))]
+        shown = np.zeros(n, bool)
+        shown[self._rendered_envs(n)] = True
+        groups = [(None, np.flatnonzero(~tinted & shown))]
         for color in {tuple(row) for row in tint[tinted]}:
-            groups.append((color, np.flatnonzero(np.all(tint == color, axis=1))))
+            groups.append((color, np.flatnonzero(np.all(tint == color, axis=1) & shown)))
         poses: dict = {}
         link_T = {}
         for e, entity in enumerate(scene.entities):
@@ -212,19 +260,41 @@ class Visualizer:
                 if color is not None and k not in self._specs:
                     self._specs[k] = self._specs[key].tinted(color)
                 poses[k] = link_T[e][envs, link_idx]
-        for (shape, rgba), p in self.debug.instance_poses(offsets).items():
-            k = ("debug", shape, rgba)
-            if k not in self._specs:
-                self._specs[k] = meshes.debug_spec(shape, rgba)
-            poses[k] = p
+        overlays = [("debug", self.debug.instance_poses(offsets))]
+        options = self.vis_options
+        if options.show_world_frame:
+            overlays.append(("world_frame", self._world_frame(options.world_frame_size)))
+        if options.show_link_frame:
+            size = options.link_frame_size
+            links = np.concatenate([T[shown].reshape(-1, 4, 4) for T in link_T.values()] or [np.zeros((0, 4, 4))])
+            overlays.append(("link_frames", frame_instances(links, size, size * 0.025, size * 0.06)))
+        for layer, instances in overlays:
+            for (shape, rgba), p in instances.items():
+                k = (layer, shape, rgba)
+                if k not in self._specs:
+                    self._specs[k] = meshes.debug_spec(shape, rgba)
+                poses[k] = p
         if self.show_grid:
             poses[("ground", "plane")] = poses[("ground", "lines")] = self._ground_poses
         sink = self._recorder.append if record and self._recorder is not None else None
         req = FrameRequest(cam.res, cam.pose, float(np.deg2rad(cam.fov)), cam.znear, cam.zfar, poses,
-                           dict(self._specs), self.bg_color, sink)
+                           dict(self._specs), self.bg_color, sink, ambient=self.ambient_light)
         req.timing["scene_ms"] = (time.perf_counter() - t0) * 1e3
         req.timing["t0"] = t0
         return req
+
+    def _rendered_envs(self, n: int) -> np.ndarray:
+        """The envs whose entities are drawn (``vis_options.rendered_envs_idx``; indices past the last
+        env are left out)."""
+        chosen = self.vis_options.rendered_envs_idx
+        return np.arange(n) if chosen is None else np.array([i for i in chosen if i < n], dtype=int)
+
+    def _world_frame(self, size: float) -> dict:
+        """Instance poses of the world frame at the origin (kept: the same arrays every frame)."""
+        kept = self.__dict__.get("_world_frame_cache")
+        if kept is None or kept[0] != size:
+            kept = self._world_frame_cache = (size, frame_instances(np.eye(4)[None], size, size * 0.01, size * 0.03))
+        return kept[1]
 
     def _thread_for_render(self) -> RenderThread:
         if self._closed:
@@ -234,11 +304,12 @@ class Visualizer:
             weakref.finalize(self, self._thread.close, 5.0)  # a dropped visualizer frees its GL thread
         return self._thread
 
-    def request_frame(self) -> Future:
+    def request_frame(self, record: bool = True) -> Future:
         """Snapshot the current state now and render it in the render thread; returns a Future of the
-        (H, W, 3) uint8 image (also appended to the video while recording). Does not block."""
+        (H, W, 3) uint8 image (also appended to the video while recording, unless ``record`` is
+        False). Does not block. An open viewer window shows the image too."""
         with self._lock:
-            req = self._request(record=True)
+            req = self._request(record=record)
             req.on_image = self._finished
             fut = self._thread_for_render().render(req)
             self._pending = [f for f in self._pending if not f.done()] + [fut]
@@ -248,10 +319,15 @@ class Visualizer:
         """Render thread, before the frame's Future resolves: so ``render()`` after it sees this frame."""
         self._latest = image
         self.last_timing = dict(timing)
+        viewer = self._viewer
+        if viewer is not None:
+            viewer.show(image)
 
-    def update(self) -> np.ndarray:
+    def update(self, force: bool = True, auto: bool | None = None) -> np.ndarray:
         """Render the current state (no stepping) and wait for it; returns the image (H, W, 3) uint8.
-        While recording, the frame is appended to the video."""
+        While recording, the frame is appended to the video; an open viewer window shows it.
+        ``force`` and ``auto`` are Genesis' arguments, accepted: every call renders."""
+        inputs.as_flag("force", force)
         return self.request_frame().result()
 
     def render(self) -> np.ndarray:
@@ -292,6 +368,9 @@ class Visualizer:
         try:
             self.stop_recording()
         finally:
+            if self._viewer is not None:
+                self._viewer.close()
+                self._viewer = None
             self._closed = True
             if self._thread is not None:
                 self._thread.close()

@@ -1,0 +1,140 @@
+"""``ikstudio solve``: a table of targets solved into a Parquet dataset (:func:`engine.batch.solve`).
+
+    ikstudio solve panda --link hand --targets grasps.parquet --out solutions/
+    ikstudio solve panda --link left_finger --link right_finger --rot-mask 0,0,1 --targets t.csv --out o/
+    ikstudio solve panda --link hand --targets t.npz --out o/ --solver fast.yaml --damping 0.02 --ray
+
+Ctrl+C, SIGTERM or SIGHUP stop it within a second or so: every finished part stays, and the same
+command resumes (exit status 128 + the signal). The summary line goes to stdout (the JSON summary
+instead, with ``--json``); the progress bar and notes go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+
+from .signals import Interrupted, stop_on_signals
+
+# solver settings as flags: the keys of a scene file's `solver:` section
+SOLVER_FLAGS = {"max_samples": int, "max_solver_iters": int, "damping": float, "pos_tol": float, "rot_tol": float,
+                "max_step_size": float, "rest_weight": float}
+
+
+def add_parser(sub, add_backend) -> None:
+    p = sub.add_parser(
+        "solve", help="solve IK for every row of a table of targets into a Parquet dataset",
+        description="Solve IK for every row of TARGETS (Parquet, .npz or .csv: x, y, z, qw, qx, qy, qz; LINK.x ... "
+                    "for several links; other columns are carried through) into OUT, a Parquet dataset with one "
+                    "part per chunk. Rerun the same command to resume an interrupted job.",
+        epilog="Columns of OUT: target (the input row), q_<joint> per qpos entry, success, pos_error and rot_error "
+               "(LINK.pos_error ... for several links), iterations, then the carried columns.")
+    p.add_argument("robot", help="catalog name (`ikstudio robots`) or a .urdf / .xml file")
+    p.add_argument("--link", action="append", required=True, metavar="LINK",
+                   help="the link to place; repeat it (or comma-separate) for a multilink job")
+    p.add_argument("--targets", required=True, metavar="FILE", help="targets: .parquet, .npz or .csv")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (a Parquet dataset)")
+    p.add_argument("--pos-mask", action="append", metavar="[LINK=]MASK",
+                   help="position axes to match, e.g. 1,1,0 (default all); LINK=MASK for one link of several")
+    p.add_argument("--rot-mask", action="append", metavar="[LINK=]MASK",
+                   help="rotation axes: 1,1,1 full orientation (default), 0,0,1 align z only, 0,0,0 free")
+    p.add_argument("--chunk", type=int, metavar="N", help="rows per IK call (default 4096 on a CPU, 65536 on a GPU; "
+                                                         "a resumed job keeps its own)")
+    p.add_argument("--seed", type=int, help="job seed (default: the solver file's, else 0)")
+    p.add_argument("--solver", metavar="FILE.yaml", help="solver settings, as in a scene file's solver: section")
+    for key, kind in SOLVER_FLAGS.items():
+        p.add_argument("--" + key.replace("_", "-"), type=kind, dest=key, metavar="N" if kind is int else "X",
+                       help="solver setting (see --solver)")
+    p.add_argument("--respect-joint-limit", action=argparse.BooleanOptionalAction, default=None,
+                   help="keep joints within their limits (default: yes)")
+    p.add_argument("--kernel", choices=("auto", "per_robot", "generic"), help="compiled solver (default auto)")
+    p.add_argument("--ray", nargs="?", const=True, metavar="ADDRESS",
+                   help="spread the chunks over a Ray cluster: ADDRESS (HOST:PORT, or auto: the one `ray start` "
+                        "began on this machine), else RAY_ADDRESS, else a new local one")
+    p.add_argument("--workers", type=int, help="Ray workers (default: one per CPU of the cluster)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--avoid-collisions", action="store_true", help="not available yet (collision-aware IK)")
+    p.add_argument("--obstacles", metavar="FILE.yaml", help="not available yet (with --avoid-collisions)")
+    add_backend(p)
+
+
+def _masks(values, flag: str):
+    from .cli import EXIT_USAGE, CliError
+
+    if not values:
+        return None
+    if not any("=" in v for v in values):
+        if len(values) > 1:
+            raise CliError(f"{flag}: given {len(values)} times; give one mask for every link, or LINK=MASK per link",
+                           EXIT_USAGE)
+        return values[0]
+    out = {}
+    for v in values:
+        link, sep, mask = v.partition("=")
+        if not sep or not link:
+            raise CliError(f"{flag}: expected LINK=MASK for each of several masks, got {v!r}", EXIT_USAGE)
+        out[link.strip()] = mask
+    return out
+
+
+def run(args) -> int:
+    """``ikstudio solve``; returns the exit status. Errors are raised as ``CliError`` (one line)."""
+    import engine.batch
+    from engine.scenefile import SceneFileError
+
+    from .cli import EXIT_USAGE, CliError, init_engine
+
+    if args.avoid_collisions or args.obstacles:
+        raise CliError("--avoid-collisions / --obstacles: not available yet (collision-aware IK comes in a later "
+                       "release); run without them", EXIT_USAGE)
+    if args.workers is not None and not args.ray:
+        raise CliError("--workers: only with --ray (an in-process job is one worker using every core)", EXIT_USAGE)
+    links = [name.strip() for value in args.link for name in value.split(",") if name.strip()]
+    solver = engine.batch.settings.solver_file(args.solver) if args.solver else {}
+    labels = {"links": "--link", "out": "--out", "targets": "--targets", "pos_mask": "--pos-mask",
+              "rot_mask": "--rot-mask", "chunk": "--chunk", "seed": "--seed", "solver": "--solver",
+              "ray": "--ray", "workers": "--workers", "robot": "robot"}
+    for key in (*SOLVER_FLAGS, "respect_joint_limit", "kernel"):
+        labels[key] = "--" + key.replace("_", "-")
+        if getattr(args, key) is not None:
+            solver[key] = getattr(args, key)
+    pos_mask = _masks(args.pos_mask, "--pos-mask")
+    rot_mask = _masks(args.rot_mask, "--rot-mask")
+    with stop_on_signals() as signals, warnings.catch_warnings():
+        warnings.showwarning = _note
+        try:
+            summary = engine.batch.solve(
+                args.robot, args.targets, links, args.out, pos_mask=pos_mask, rot_mask=rot_mask, chunk=args.chunk,
+                seed=args.seed, solver=solver, ray=args.ray, workers=args.workers,
+                backend=args.backend, progress=not args.no_progress,
+                log=lambda message: print(f"note: {message}", file=sys.stderr, flush=True),
+                labels=labels, init=lambda backend, precision: init_engine(backend))
+            signals.check()
+        except SceneFileError:
+            raise
+        except Interrupted as stop:
+            kept = engine.batch.finished_parts(args.out)
+            print(f"ikstudio: stopped by {stop.name}; {args.out} keeps its {kept} finished parts: run the same "
+                  "command again to resume", file=sys.stderr)
+            return stop.exit_code
+        except (ValueError, TypeError, KeyError, RuntimeError, ImportError, OSError, MemoryError) as err:
+            message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise CliError(message) from None
+    if args.json:
+        print(json.dumps(summary.to_dict(), sort_keys=True))
+        print(summary.line(), file=sys.stderr)
+    else:
+        print(summary.line())
+    return 0
+
+
+def _note(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings during a job as one line each on stderr (``init``'s backend fallback as a note)."""
+    text = str(message)
+    if issubclass(category, RuntimeWarning) and text.startswith("init: "):
+        print(f"note: {text.removeprefix('init: ')}", file=sys.stderr)
+    else:
+        print(f"warning: {text}", file=sys.stderr)

@@ -1,0 +1,303 @@
+""":func:`solve`: a job from its targets to its output dataset, in this process or on Ray."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidTypeError, InvalidValueError
+from . import settings as st
+from .dataset import FORMAT, MANIFEST, Output, PartWriter
+from .progress import Bar, Progress, SolveSummary
+from .targets import load_targets, pa_modules
+
+LABELS = {"robot": "robot", "targets": "targets", "links": "links", "out": "out", "pos_mask": "pos_mask",
+          "rot_mask": "rot_mask", "chunk": "chunk", "seed": "seed", "solver": "solver", "ray": "ray",
+          "workers": "workers"}
+
+
+def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: int | None = None,
+          seed: int | None = None, solver=None, ray=None, workers: int | None = None, backend: str | None = None,
+          precision: str | None = None, progress=False, log=None, labels: dict | None = None,
+          init=None) -> SolveSummary:
+    """Solve IK for every row of ``targets`` and write the answers to the Parquet dataset ``out``.
+
+    Args:
+        robot: a catalog name, a URDF/MJCF path, a morph or a built entity (its morph is used).
+        targets: a ``.parquet`` / ``.npz`` / ``.csv`` file, a pyarrow Table, a pandas DataFrame or a
+            mapping of columns: ``x, y, z`` (m) and ``qw, qx, qy, qz`` per row, prefixed ``LINK.``
+            for several links; other columns are carried into the output (:mod:`engine.batch.targets`).
+        links: a link name, or a list of them for a multilink job.
+        out: the output folder (made if missing). Rerunning into it resumes the job: finished
+            chunks are skipped; another job's folder is refused (:mod:`engine.batch.dataset`).
+        pos_mask, rot_mask: 3 booleans for every link, or ``{link: mask}``; default all axes.
+        chunk: rows per IK call (default :data:`~engine.batch.settings.CPU_CHUNK` on a CPU,
+            ``GPU_CHUNK`` on a GPU; on resume, the job's own). Part of the job's settings.
+        seed: the job's seed (default the solver settings' seed, else 0): chunk k's IK call is
+            seeded from (seed, k), so the rows are the same however the job is run.
+        solver: the solver settings of scene files (max_samples, damping, pos_tol, kernel, ...): a
+            mapping, a :class:`~engine.scenefile.SolverSpec` or a YAML file path.
+        ray: None runs in this process; True joins Ray (an initialised one, else ``RAY_ADDRESS``,
+            else a new local cluster); ``"auto"`` the cluster ``ray start`` began on this machine;
+            ``"HOST:PORT"`` that cluster.
+        workers: Ray workers (default: one per CPU of the cluster, one per GPU with a GPU backend).
+        backend, precision: of ``engine.init``. In-process, None keeps the engine as it is
+            (initialising it on the CPU if it never was); any other value re-initialises it if it
+            differs, which invalidates scenes built before. Ray workers use them (default "cpu").
+        progress: True draws a bar on stderr; a callable gets a :class:`Progress` after each chunk.
+        log: callable for one-line notes (resumed chunks, a worker replaced); default: stderr when
+            ``progress`` is on, else nothing.
+        labels: names for the arguments in error messages (the command line passes its flags).
+        init: ``init(backend, precision)`` to call instead of ``engine.init`` when an in-process
+            job starts the engine (the command line's keeps taichi's console lines off stdout).
+
+    Returns:
+        A :class:`SolveSummary`. Read the results with ``pyarrow.parquet.read_table(out)`` or
+        ``pandas.read_parquet(out)``: a row per target, in input order when sorted by ``target``.
+    """
+    t_start = time.perf_counter()
+    pa, _ = pa_modules()
+    labels = {**LABELS, **(labels or {})}
+    bar = Bar() if progress is True else None
+    on_progress = bar if bar is not None else (progress if callable(progress) else None)
+    if log is None:
+        log = (lambda message: print(message, file=sys.stderr, flush=True)) if progress else (lambda message: None)
+
+    source, robot_path, fmt, robot_options = st.resolve_robot_source(robot)
+    tree = st.load_tree(source, robot_path, fmt, robot_options)
+    links = st.check_links(links, tree, labels["links"])
+    pos_masks = st.masks(pos_mask, links, labels["pos_mask"], rot=False)
+    rot_masks = st.masks(rot_mask, links, labels["rot_mask"], rot=True)
+    for link, pm, rm in zip(links, pos_masks, rot_masks):
+        if not any(pm) and not any(rm):
+            raise InvalidValueError(f"{labels['pos_mask']}, {labels['rot_mask']}: link {link!r} has every axis masked "
+                                    "out; it would constrain nothing")
+    solver_values = _solver_values(solver, labels)
+    file_seed = solver_values.pop("seed", 0)
+    if seed is None:
+        if file_seed is None:
+            raise InvalidValueError(f"{labels['solver']}: seed: null (a random seed) cannot be used by a batch job; "
+                                    "give an integer seed")
+        seed = file_seed
+    seed = _labelled(st.check_seed, seed, labels["seed"])
+    if chunk is not None:
+        chunk = _labelled(st.check_chunk, chunk, labels["chunk"])
+    if workers is not None:
+        workers = _labelled(_positive, workers, labels["workers"])
+    q_names = st.qpos_names(tree)
+    error_names = ["pos_error", "rot_error"] if len(links) == 1 else \
+        [f"{link}.{e}" for link in links for e in ("pos_error", "rot_error")]
+    reserved = {"target", "success", "iterations", *q_names, *error_names}
+
+    t0 = time.perf_counter()
+    data = load_targets(targets, links, [any(m) for m in pos_masks], [any(m) for m in rot_masks], reserved,
+                        labels["targets"])
+    read_s = time.perf_counter() - t0
+
+    cluster = None
+    if ray is not None and ray is not False:
+        from . import cluster as cl
+
+        ray_mod, started, address = cl.connect(ray)
+        gpu = backend not in (None, "cpu") and cl.cluster_gpus(ray_mod) > 0
+        worker_backend = backend if gpu else "cpu"
+        worker_precision = precision or "32"
+        cluster = (ray_mod, started, address)
+    else:
+        arch = _local_engine(backend, precision, init)
+        gpu = arch != "cpu"
+        from .. import backend as engine_backend
+
+        worker_backend, worker_precision = arch, engine_backend.STATE.precision
+    try:
+        if chunk is None:
+            chunk = _resumed_chunk(out) or st.default_chunk(gpu)
+        chunk = _labelled(st.check_chunk, chunk, labels["chunk"])
+        n = data.n_rows
+        n_chunks = -(-n // chunk)
+        chunk_rows = [min(chunk, n - k * chunk) for k in range(n_chunks)]
+        job = st.JobSpec(robot=source, robot_sha256=st.file_sha256(robot_path),
+                         robot_options=robot_options, links=tuple(links),
+                         pos_masks=tuple(pos_masks), rot_masks=tuple(rot_masks), chunk=chunk, envs=min(chunk, n),
+                         seed=seed, solver=solver_values, backend=worker_backend, precision=worker_precision)
+        manifest = {"format": FORMAT, "input": {"source": data.source, "sha256": data.sha256, "rows": n},
+                    "settings": job.fingerprint(), "chunks": n_chunks, "columns": ["target", *q_names, "success",
+                                                                                   *error_names, "iterations",
+                                                                                   *data.carried.column_names],
+                    "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+        output = Output.open(out, manifest, chunk_rows, labels["out"])
+        try:
+            return _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, labels,
+                        on_progress, log, t_start, read_s)
+        finally:
+            output.close()
+            if bar is not None:
+                bar.close()
+    finally:
+        if cluster is not None and cluster[1]:
+            with contextlib.suppress(Exception):
+                cluster[0].shutdown()
+
+
+def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, labels, on_progress, log,
+         t_start, read_s) -> SolveSummary:
+    pa, pq = pa_modules()
+    todo = [k for k in range(len(chunk_rows)) if k not in output.done]
+    skipped = sorted(output.done)
+    rows_skipped = sum(chunk_rows[k] for k in skipped)
+    if skipped:
+        log(f"resuming: {len(skipped)} of {len(chunk_rows)} chunks ({rows_skipped:,} rows) are already in "
+            f"{output.path}; skipping them")
+    progress = Progress(data.n_rows, len(chunk_rows), rows_done=rows_skipped, chunks_done=len(skipped),
+                        rows_skipped=rows_skipped, chunks_skipped=len(skipped))
+    dictionary = [c for c in data.carried.column_names
+                  if pa.types.is_string(data.carried.schema.field(c).type)
+                  or pa.types.is_large_string(data.carried.schema.field(c).type)]
+    writer = PartWriter(output, dictionary)
+    solve_s, succeeded, backends, n_workers, retried = 0.0, 0, set(), 1, 0
+    run_start = setup_end = time.perf_counter()
+
+    def chunk_args(k: int):
+        start = k * job.chunk
+        return data.chunk(start, start + chunk_rows[k])
+
+    def handle(result: dict) -> None:
+        nonlocal solve_s, succeeded
+        k = result["index"]
+        start = k * job.chunk
+        writer.submit(k, _table(pa, result, start, q_names, error_names, data.carried.slice(start, chunk_rows[k])))
+        solve_s += result["seconds"]
+        succeeded += int(np.count_nonzero(result["success"]))
+        backends.add(result["backend"])
+        progress.add(chunk_rows[k], result["pid"], result["backend"])
+        if on_progress is not None:
+            on_progress(progress)
+
+    pool = solver = None
+    try:
+        if todo and cluster is None:
+            from .worker import ChunkSolver
+
+            solver = ChunkSolver(job, init_engine=False)
+            run_start = setup_end = progress.started = time.perf_counter()
+            for k in todo:
+                handle(solver.solve(k, *chunk_args(k)))
+            solver.close()
+        elif todo:
+            from .cluster import Pool, cluster_cpus, cluster_gpus
+
+            ray_mod = cluster[0]
+            gpu = job.backend != "cpu"
+            n_workers = workers or (cluster_gpus(ray_mod) if gpu else cluster_cpus(ray_mod))
+            n_workers = max(1, min(_labelled(_positive, n_workers, labels["workers"]), len(todo)))
+            pool = Pool(ray_mod, job, n_workers, gpu, log)
+            progress.workers.update(pool.wait_ready())
+            setup_end = run_start = progress.started = time.perf_counter()
+            for result in pool.run(todo, chunk_args):
+                handle(result)
+            retried = pool.retried
+        writer.close()
+    except BaseException:
+        with contextlib.suppress(BaseException):  # keep what was solved: the parts already handed over
+            writer.close()
+        raise
+    finally:
+        if pool is not None:
+            pool.close()
+        if solver is not None:
+            solver.close()
+    end = time.perf_counter()
+    t0 = time.perf_counter()
+    for k in skipped:  # the dataset's success count includes the chunks a resumed run skipped
+        succeeded += int(np.count_nonzero(pq.read_table(output.path / output.part_name(k), columns=["success"],
+                                                        use_threads=False).column(0).to_numpy()))
+    read_s += time.perf_counter() - t0
+    return SolveSummary(out=str(output.path), rows=data.n_rows, rows_solved=data.n_rows - rows_skipped,
+                        rows_skipped=rows_skipped, chunks=len(chunk_rows), chunks_solved=len(todo),
+                        chunks_skipped=len(skipped), succeeded=succeeded, wall_s=time.perf_counter() - t_start,
+                        setup_s=setup_end - t_start, run_s=end - run_start, solve_s=solve_s, read_s=read_s,
+                        write_s=writer.seconds, chunk=job.chunk, workers=n_workers,
+                        backend=", ".join(sorted(backends)) or job.backend,
+                        ray=None if cluster is None else cluster[2], retried=retried)
+
+
+def _table(pa, result: dict, start: int, q_names, error_names, carried):
+    """One chunk's output rows as a pyarrow Table (see the dataset's columns in the README)."""
+    n = len(result["success"])
+    columns = {"target": pa.array(np.arange(start, start + n, dtype=np.int64))}
+    qpos = result["qpos"]
+    for i, name in enumerate(q_names):
+        columns[name] = pa.array(np.ascontiguousarray(qpos[:, i]))
+    columns["success"] = pa.array(np.asarray(result["success"], dtype=bool))
+    for j, name in enumerate(error_names):
+        which = "pos_error" if name.endswith("pos_error") else "rot_error"
+        columns[name] = pa.array(np.ascontiguousarray(result[which][:, j // 2]))
+    columns["iterations"] = pa.array(np.asarray(result["iterations"], dtype=np.int32))
+    table = pa.table(columns)
+    for name in carried.column_names:
+        table = table.append_column(carried.schema.field(name), carried.column(name))
+    return table
+
+
+def _solver_values(solver, labels) -> dict:
+    from ..scenefile.models import SolverSpec
+
+    if solver is None:
+        values = {}
+    elif isinstance(solver, str | os.PathLike):
+        values = st.solver_file(solver)
+    elif isinstance(solver, SolverSpec):
+        values = {k: getattr(solver, k) for k in solver.model_fields_set}
+    elif isinstance(solver, dict):
+        values = dict(solver)
+    else:
+        raise InvalidTypeError(f"{labels['solver']}: expected a mapping of solver settings, a SolverSpec or a YAML "
+                               f"file path, got {type(solver).__name__}")
+    return st.solver_settings(values, labels)
+
+
+def _labelled(check, value, label: str):
+    try:
+        return check(value)
+    except InvalidValueError as err:
+        message = str(err)
+        head = message.split(":", 1)
+        raise InvalidValueError(f"{label}:{head[1]}" if len(head) == 2 else f"{label}: {message}") from None
+
+
+def _positive(n):
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InvalidValueError(f"workers: expected a positive integer, got {n!r}")
+    return n
+
+
+def _local_engine(backend, precision, init=None) -> str:
+    """Initialise the engine for an in-process job if asked (see :func:`solve`); returns its arch."""
+    from .. import backend as engine_backend
+
+    if init is None:
+        from .. import init
+
+    state = engine_backend.STATE
+    if (not state.initialised or backend not in (None, state.arch, "gpu")
+            or (precision is not None and str(precision) != state.precision)):
+        init(backend or "cpu", str(precision or state.precision))
+    return state.arch
+
+
+def _resumed_chunk(out) -> int | None:
+    """The chunk size of the job already in ``out`` (its manifest), if any: a rerun without
+    ``chunk`` resumes that job rather than being refused for a different default."""
+    path = Path(out) / MANIFEST
+    try:
+        chunk = json.loads(path.read_text(encoding="utf-8"))["settings"]["chunk"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return chunk if isinstance(chunk, int) and not isinstance(chunk, bool) else None

@@ -1,0 +1,113 @@
+"""The code that solves chunks, the same in-process and in a Ray actor.
+
+A :class:`ChunkSolver` builds its scene once (``job.envs`` envs, the robot's default pose as
+every call's start) and then solves chunk after chunk with one batched IK call each, so its
+compiled kernels are made (or loaded from taichi's disk cache) once per worker. Chunk ``k``'s
+rows are envs ``0 .. n-1`` of a call seeded :func:`~engine.batch.settings.chunk_seed` ``(seed, k)``;
+a short last chunk is padded with copies of its last row, whose answers are dropped. So a row's
+answer is the same whichever worker solves it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .settings import JobSpec, chunk_seed
+
+
+class ChunkSolver:
+    """Solves chunks of ``job``. ``init_engine``: call ``engine.init(job.backend, job.precision)``
+    first (a worker process); False uses the engine as the caller initialised it.
+    ``cpu_threads``: size of taichi's CPU thread pool in this process (a Ray worker is given one
+    CPU: with one pool thread per core in each worker, two workers on two cores ran 4 threads);
+    the answers do not depend on it."""
+
+    def __init__(self, job: JobSpec, init_engine: bool = True, cpu_threads: int | None = None):
+        import engine
+        from engine.scenefile.io import resolve_robot
+
+        from .settings import make_morph
+
+        self.job = job
+        if init_engine:
+            if cpu_threads is not None:  # read by taichi's init (its TI_<config key> variables)
+                os.environ["TI_CPU_MAX_NUM_THREADS"] = str(int(cpu_threads))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # "gpu" falling back to the CPU: said by the driver
+                engine.init(backend=job.backend, precision=job.precision)
+        path, fmt = resolve_robot(job.robot, Path.cwd())
+        morph = make_morph(path, fmt, job.robot_options)
+        self.scene = engine.Scene()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            self.robot = self.scene.add_entity(morph)
+        self.scene.build(n_envs=job.envs)
+        self.links = [self.robot.get_link(name) for name in job.links]
+        self.q0 = self.robot.get_qpos()  # (envs, n_qs): every call starts from the default pose
+        self.backend = engine.backend.current().describe()
+        self.warm_up()
+
+    def close(self) -> None:
+        """Destroy the scene (its arrays and per-scene state go now, not whenever it is collected)."""
+        if self.scene is not None:
+            self.scene.destroy()
+            self.scene = None
+
+    def ready(self) -> dict:
+        """``{"pid", "backend"}``: this worker's process and engine (a Ray caller waits on it for the
+        scene to be built and the kernels compiled)."""
+        return {"pid": os.getpid(), "backend": self.backend}
+
+    def warm_up(self) -> float:
+        """One solve of the default pose's own link poses (met at once), so that the compile, or
+        the load from taichi's disk cache, happens here and not in the first chunk; returns seconds."""
+        t0 = time.perf_counter()
+        pos, quat = self.robot.forward_kinematics(self.q0)
+        idx = [link.idx_local for link in self.links]
+        self.solve(-1, [pos[:, i] if has else None for i, has in zip(idx, self.job.has_pos)],
+                   [quat[:, i] if has else None for i, has in zip(idx, self.job.has_quat)])
+        return time.perf_counter() - t0
+
+    def solve(self, index: int, pos: list, quat: list) -> dict:
+        """Solve chunk ``index``: ``pos[i]`` ``(n, 3)`` / ``quat[i]`` ``(n, 4)`` per link (None where
+        the link takes no such target), ``n <= job.envs``.
+
+        Returns ``{"index", "qpos" (n, n_qs), "pos_error" (n, n_links) m, "rot_error" (n, n_links)
+        rad, "success" (n,) bool, "iterations" (n,) int32, "seconds" (the IK call's wall time)}``.
+        """
+        job = self.job
+        n = next(len(a) for a in (*pos, *quat) if a is not None)
+        pos = [_pad(p, job.envs) for p in pos]
+        quat = [_pad(q, job.envs) for q in quat]
+        seed = chunk_seed(job.seed, max(index, 0))
+        solver = dict(job.solver)
+        t0 = time.perf_counter()
+        if len(self.links) == 1:
+            result = self.robot.inverse_kinematics(
+                link=self.links[0], pos=pos[0], quat=quat[0], init_qpos=self.q0, seed=seed,
+                pos_mask=job.pos_masks[0], rot_mask=job.rot_masks[0], return_info=True, **solver)
+        else:
+            from engine.tasks import PoseTask, PostureTask
+
+            rest_weight = solver.pop("rest_weight")
+            tasks = [PoseTask(link, p, q, pos_mask=pm, rot_mask=rm) for link, p, q, pm, rm in
+                     zip(self.links, pos, quat, job.pos_masks, job.rot_masks)]
+            if rest_weight > 0:
+                tasks.append(PostureTask(self.q0[0], rest_weight))
+            result = self.robot.solve_ik(tasks, init_qpos=self.q0, seed=seed, **solver)
+        seconds = time.perf_counter() - t0
+        return {"index": index, "qpos": result.qpos[:n], "pos_error": result.pos_error[:n],
+                "rot_error": result.rot_error[:n], "success": result.success[:n],
+                "iterations": result.iterations[:n].astype(np.int32), "seconds": seconds, "pid": os.getpid(),
+                "backend": self.backend}
+
+
+def _pad(a: np.ndarray | None, rows: int) -> np.ndarray | None:
+    if a is None or len(a) == rows:
+        return a
+    return np.concatenate([a, np.repeat(a[-1:], rows - len(a), axis=0)])

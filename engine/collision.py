@@ -1,0 +1,284 @@
+"""A robot's self-collision model: its spheres (:mod:`engine.model.spheres`) and the link pairs
+that count, with batched sphere distances (a taichi kernel, :mod:`engine.kernels.collide`).
+
+Pairs (:class:`RobotCollision`):
+
+* Only links with spheres take part, and *adjacent* links never count. Links joined by fixed
+  joints move as one rigid body; two links are adjacent when they belong to the same rigid body
+  or to rigid bodies joined by one moving joint.
+* Where the robot ships an SRDF (:func:`engine.model.srdf.find_srdf`), its
+  ``<disable_collisions>`` pairs are excluded, and nothing else is.
+* Otherwise, as MoveIt's setup assistant does, ``samples`` random configurations (seeded; uniform
+  within the joint limits, +-pi for unlimited rotations, +-1 m for unlimited slides; free and ball
+  joints stay at the default) are checked, and pairs whose spheres overlap in every one, or in
+  none, are excluded, and so are pairs that overlap in the default configuration (MoveIt's
+  "default" rule: a robot file's home pose is taken as collision-free). The result is cached on
+  disk with the spheres.
+* :meth:`RobotCollision.add_pair` / :meth:`remove_pair` edit the set afterwards.
+
+Distance of a pair: the smallest ``|c_i - c_j| - r_i - r_j`` over its spheres (m; negative when
+they overlap). A pair's sphere distance is at most its mesh distance (the spheres contain the
+meshes), so a positive sphere distance proves the meshes apart.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InvalidValueError, UnknownNameError
+from .model.collision import collision_geometry, mesh_files
+from .model.spheres import DEFAULT_SPHERES_PER_LINK, _save, cache_dir, cache_key, check_spheres_per_link, sphere_model
+from .model.srdf import disabled_pairs, find_srdf
+
+DEFAULT_SAMPLES = 1000
+PAIRS_VERSION = 2
+CHUNK = 256  # configurations per block in the distance computation (bounds the temporary arrays)
+
+
+def rigid_groups(tree) -> np.ndarray:
+    """``(n_links,)`` the rigid body of each link: the topmost link reached through fixed joints."""
+    group = np.arange(tree.n_links)
+    for link in tree.links:
+        moving = any(tree.joints[j].type != "fixed" for j in link.joints)
+        if link.parent >= 0 and not moving:
+            group[link.idx] = group[link.parent]
+    return group
+
+
+def adjacent(tree) -> np.ndarray:
+    """``(n_links, n_links)`` bool: the same rigid body, or rigid bodies one moving joint apart."""
+    group = rigid_groups(tree)
+    parent_group = np.array([group[tree.links[g].parent] if tree.links[g].parent >= 0 else -1 for g in group])
+    same = group[:, None] == group[None, :]
+    return same | (parent_group[:, None] == group[None, :]) | (group[:, None] == parent_group[None, :])
+
+
+def sample_qpos(tree, n: int, seed: int) -> np.ndarray:
+    """``(n, n_qs)`` configurations: uniform within the limits of each 1-dof joint (+-pi / +-1 m where
+    unlimited), the default elsewhere, mimic joints following their leaders."""
+    rng = np.random.default_rng(seed)
+    q = np.tile(tree.default_qpos, (n, 1))
+    for joint in tree.joints:
+        if joint.n_qs != 1:
+            continue
+        wide = np.pi if joint.type in ("revolute", "continuous") else 1.0
+        lo = joint.lower if np.isfinite(joint.lower) else -wide
+        hi = joint.upper if np.isfinite(joint.upper) else wide
+        q[:, joint.q_start] = rng.uniform(lo, hi, n)
+    return tree.apply_mimic(q)
+
+
+def _rotate(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate ``v (..., 3)`` by unit quaternions ``quat (..., 4)`` (w, x, y, z)."""
+    w, u = quat[..., :1], quat[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+class RobotCollision:
+    """The sphere model and counted link pairs of one entity (``entity.collision_model()``).
+
+    Attributes: ``spheres`` (:class:`~engine.model.spheres.SphereModel`), ``srdf`` (the SRDF used,
+    or None), ``excluded`` (``{(a, b): reason}``, link indices a < b, reason "adjacent",
+    "srdf", "always", "never", "default" or "user")."""
+
+    def __init__(self, entity, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
+                 samples: int = DEFAULT_SAMPLES, use_cache: bool = True):
+        self.entity = entity
+        tree = self.tree = entity.tree
+        self.spheres_per_link = check_spheres_per_link(spheres_per_link)
+        if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
+            raise InvalidValueError(f"samples: expected an int >= 1, got {samples!r}")
+        self.seed, self.samples, self.use_cache = int(seed), int(samples), use_cache
+        self.geometry = collision_geometry(tree, entity.morph)
+        scale = float(getattr(entity.morph, "scale", 1.0))
+        self.spheres = sphere_model(tree, self.geometry, self.spheres_per_link, self.seed, scale, use_cache)
+        has = np.zeros(tree.n_links, bool)
+        has[self.spheres.link] = True
+        self.srdf = find_srdf(tree.source) if str(tree.source).endswith(".urdf") else None
+        near = adjacent(tree)
+        candidates = [(a, b) for a in range(tree.n_links) for b in range(a + 1, tree.n_links) if has[a] and has[b]]
+        self.excluded: dict[tuple[int, int], str] = {p: "adjacent" for p in candidates if near[p]}
+        rest = [p for p in candidates if not near[p]]
+        if self.srdf is not None:
+            names = tree.link_names()
+            off = disabled_pairs(self.srdf, names)
+            self.excluded.update({p: "srdf" for p in rest if frozenset((names[p[0]], names[p[1]])) in off})
+        else:
+            self.excluded.update(self._sampled_exclusions(rest, scale))
+        self._pairs = [p for p in candidates if p not in self.excluded]
+        self._candidates = set(candidates)
+        self._index()
+
+    # -- pairs ----------------------------------------------------------------------------------
+    def _sampled_exclusions(self, pairs, scale) -> dict[tuple[int, int], str]:
+        if not pairs:
+            return {}
+        params = {"what": "pairs", "v": PAIRS_VERSION, "samples": self.samples, "seed": self.seed, "scale": scale,
+                  "spheres_per_link": self.spheres_per_link, "links": ",".join(self.tree.link_names())}
+        path = None
+        if self.use_cache and self.tree.source.is_file():
+            path = cache_dir() / f"pairs_{cache_key(self.tree.source, mesh_files(self.geometry), params)}.npz"
+            if path.is_file():
+                try:
+                    with np.load(path) as data:
+                        return {(int(a), int(b)): str(r) for a, b, r in zip(data["a"], data["b"], data["reason"])}
+                except (OSError, ValueError, KeyError):
+                    pass
+        qpos = sample_qpos(self.tree, self.samples, self.seed)
+        si, sj, owner = self._sphere_pairs(pairs)
+
+        def colliding(q):  # (n, pairs) bool: the pair's spheres overlap in configuration q
+            hits = np.zeros((len(q), len(pairs)), bool)
+            for start in range(0, len(q), CHUNK):
+                d = self._sphere_distances(self.world_centers(self.entity._fk_poses(q[start:start + CHUNK])), si, sj)
+                per_pair = np.full((len(d), len(pairs)), np.inf)
+                np.minimum.at(per_pair, (slice(None), owner), d)
+                hits[start:start + CHUNK] = per_pair < 0
+            return hits
+
+        hits = colliding(qpos).sum(0)
+        at_default = colliding(self.tree.default_qpos[None])[0]
+        out = {}
+        for p, h, default in zip(pairs, hits, at_default):
+            if h == 0 or h == len(qpos):
+                out[p] = "never" if h == 0 else "always"
+            elif default:
+                out[p] = "default"
+        if path is not None:
+            keys = sorted(out)
+            _save(path, a=np.array([k[0] for k in keys], np.int64), b=np.array([k[1] for k in keys], np.int64),
+                  reason=np.array([out[k] for k in keys]))
+        return out
+
+    def _link(self, link, arg: str) -> int:
+        if isinstance(link, str):
+            names = self.tree.link_names()
+            if link not in names:
+                raise UnknownNameError(f"{arg}: no link named '{link}' in this robot")
+            return names.index(link)
+        if hasattr(link, "idx_local"):
+            return self.entity._own_link(link, arg).idx_local
+        raise InvalidValueError(f"{arg}: expected a link name or a link of this robot, got {type(link).__name__}")
+
+    def _key(self, link_a, link_b) -> tuple[int, int]:
+        a, b = self._link(link_a, "link_a"), self._link(link_b, "link_b")
+        if a == b:
+            raise InvalidValueError(f"link_b: the same link as link_a ('{self.tree.links[a].name}')")
+        return (a, b) if a < b else (b, a)
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """The counted pairs, as link names, sorted by link index."""
+        names = self.tree.link_names()
+        return [(names[a], names[b]) for a, b in self._pairs]
+
+    def add_pair(self, link_a, link_b) -> None:
+        """Count the pair (links by name or :class:`RigidLink`), whatever excluded it. Both links need
+        spheres (a link without collision geometry has none)."""
+        key = self._key(link_a, link_b)
+        if key not in self._candidates:
+            raise InvalidValueError(f"link_a, link_b: '{self.tree.links[key[0]].name}' or "
+                                    f"'{self.tree.links[key[1]].name}' has no collision geometry")
+        if key not in self._pairs:
+            self.excluded.pop(key, None)
+            self._pairs = sorted([*self._pairs, key])
+            self._index()
+
+    def remove_pair(self, link_a, link_b) -> None:
+        """Stop counting the pair (a pair not counted stays so)."""
+        key = self._key(link_a, link_b)
+        if key in self._pairs:
+            self._pairs.remove(key)
+            self.excluded[key] = "user"
+            self._index()
+
+    # -- distances ------------------------------------------------------------------------------
+    def _sphere_pairs(self, pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sphere index arrays ``(si, sj)`` of every sphere pair of ``pairs`` and the pair each
+        belongs to (``owner``)."""
+        si, sj, owner = [], [], []
+        for k, (a, b) in enumerate(pairs):
+            ia, ib = self.spheres.of_link(a), self.spheres.of_link(b)
+            si.append(np.repeat(ia, len(ib)))
+            sj.append(np.tile(ib, len(ia)))
+            owner.append(np.full(len(ia) * len(ib), k))
+        if not si:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(si), np.concatenate(sj), np.concatenate(owner)
+
+    def _index(self) -> None:
+        self._si, self._sj, self._owner = self._sphere_pairs(self._pairs)
+        self._tables = {}  # the kernel's tables per float dtype, made on first use
+
+    def kernel_tables(self, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(spheres (S, 5), bounds (L, 4), pairs int32 (P, 6))`` as :mod:`engine.kernels.collide`
+        takes them, in ``dtype``."""
+        key = np.dtype(dtype).str
+        if key not in self._tables:
+            sp = self.spheres
+            spheres = np.concatenate([sp.link[:, None].astype(float), sp.centers, sp.radii[:, None]], axis=1)
+            bounds = np.zeros((self.tree.n_links, 4))
+            bounds[:, 3] = -1.0
+            ranges = {}
+            for link in np.unique(sp.link):
+                idx = sp.of_link(link)
+                c = 0.5 * (sp.centers[idx].min(0) + sp.centers[idx].max(0))
+                bounds[link, :3] = c
+                bounds[link, 3] = (np.linalg.norm(sp.centers[idx] - c, axis=1) + sp.radii[idx]).max() * (1 + 1e-6)
+                ranges[int(link)] = (int(idx[0]), int(idx[-1]) + 1)
+            pairs = np.array([[a, b, *ranges[a], *ranges[b]] for a, b in self._pairs], np.int32).reshape(-1, 6)
+            self._tables[key] = (np.ascontiguousarray(spheres, dtype), np.ascontiguousarray(bounds, dtype), pairs)
+        return self._tables[key]
+
+    def loop_count(self) -> int:
+        """Loop iterations one env's thread of the kernel runs at most (spheres + pairs + sphere
+        pairs): software Vulkan stops loops beyond ~65535 (docs/backends.md)."""
+        return self.spheres.n_spheres + len(self._pairs) + len(self._si)
+
+    def world_centers(self, pose: np.ndarray) -> np.ndarray:
+        """Sphere centres ``(B, n_spheres, 3)`` m in the env-local world, from link poses
+        ``pose (B, n_links, 7)`` (pos xyz, quat wxyz)."""
+        link = self.spheres.link
+        p = pose[:, link].astype(float)
+        return p[..., :3] + _rotate(p[..., 3:], np.broadcast_to(self.spheres.centers, p[..., :3].shape))
+
+    def _sphere_distances(self, centers: np.ndarray, si, sj) -> np.ndarray:
+        gap = np.linalg.norm(centers[:, si] - centers[:, sj], axis=-1)
+        return gap - self.spheres.radii[si] - self.spheres.radii[sj]
+
+    def distance(self, pose: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Smallest sphere distance over the counted pairs ``(B,)`` m (inf without pairs) and the
+        pair that sets it ``(B,)`` (an index into :attr:`pairs`; -1 without pairs), from link poses
+        ``pose (B, n_links, 7)``: the taichi kernel of :mod:`engine.kernels.collide`, or numpy
+        (:meth:`distance_numpy`) where the kernel's loops would pass a software Vulkan device's
+        limit."""
+        from . import backend
+        from .dispatch import SOFTWARE_LOOP_LIMIT
+        from .kernels import collide, threads
+
+        B = pose.shape[0]
+        if not len(self._si) or not B:
+            return np.full(B, np.inf), np.full(B, -1, np.int64)
+        if backend.STATE.software and self.loop_count() > SOFTWARE_LOOP_LIMIT:
+            return self.distance_numpy(pose)
+        pose = np.ascontiguousarray(pose)
+        spheres, bounds, pairs = self.kernel_tables(pose.dtype)
+        world = np.empty((B, self.spheres.n_spheres, 3), pose.dtype)
+        dist, which = np.empty(B, pose.dtype), np.empty(B, np.int32)
+        threads.CHOICE.launch(("self_distance", id(self)), B, lambda serial: collide.self_distance(
+            pose, spheres, bounds, pairs, world, dist, which, serial))
+        return dist.astype(float), which.astype(np.int64)
+
+    def distance_numpy(self, pose: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`distance` computed in numpy (float64), sphere pair by sphere pair."""
+        B = pose.shape[0]
+        if not len(self._si):
+            return np.full(B, np.inf), np.full(B, -1, np.int64)
+        dist, which = np.empty(B), np.empty(B, np.int64)
+        for start in range(0, B, CHUNK):
+            d = self._sphere_distances(self.world_centers(pose[start:start + CHUNK]), self._si, self._sj)
+            k = np.argmin(d, axis=1)
+            dist[start:start + CHUNK] = d[np.arange(len(d)), k]
+            which[start:start + CHUNK] = self._owner[k]
+        return dist, which

@@ -1,0 +1,121 @@
+"""Collision checks without IK, mixed into :class:`~engine.entity.RigidEntity`: the self-collision
+model of :mod:`engine.collision` (spheres + counted pairs) queried for batched configurations.
+
+Distances come from taichi kernels (:mod:`engine.kernels.collide`, one thread per env) at the link
+poses the FK kernel gives: between the counted pairs' spheres, and between the spheres and the
+scene's fixed primitives (:mod:`engine.collision_world`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dofs as dofs_mod
+from . import inputs
+from .collision import RobotCollision
+from .locking import serialised
+from .model.spheres import DEFAULT_SPHERES_PER_LINK
+
+
+class CollisionMethods:
+    """``collision_model``, ``collision_pairs``, ``add/remove_collision_pair``, ``in_collision`` and
+    ``collision_distance``."""
+
+    @serialised
+    def collision_model(self, spheres_per_link: int | None = None, seed: int | None = None,
+                        samples: int | None = None) -> RobotCollision:
+        """The entity's :class:`~engine.collision.RobotCollision`, made on first use (fitting and pair
+        sampling are cached on disk per robot file). Passing ``spheres_per_link`` (1..64; default 8),
+        ``seed`` (default 0) or ``samples`` (configurations for pair selection without an SRDF;
+        default 1000) different from the current model's makes a new one (pair edits are lost)."""
+        self._require_built()
+        model = self.__dict__.get("_collision")
+        want = {"spheres_per_link": spheres_per_link, "seed": seed, "samples": samples}
+        if model is not None and all(v is None or getattr(model, k) == v for k, v in want.items()):
+            return model
+        base = {"spheres_per_link": DEFAULT_SPHERES_PER_LINK, "seed": 0, "samples": 1000} if model is None else \
+            {"spheres_per_link": model.spheres_per_link, "seed": model.seed, "samples": model.samples}
+        base.update({k: v for k, v in want.items() if v is not None})
+        self._collision = RobotCollision(self, **base)
+        return self._collision
+
+    def collision_pairs(self) -> list[tuple[str, str]]:
+        """The link pairs the self-collision checks count, as ``(name_a, name_b)``."""
+        return self.collision_model().pairs
+
+    @serialised
+    def add_collision_pair(self, link_a, link_b) -> None:
+        """Count the pair of links (names or links of this entity) in the checks."""
+        self.collision_model().add_pair(link_a, link_b)
+
+    @serialised
+    def remove_collision_pair(self, link_a, link_b) -> None:
+        """Stop counting the pair of links (names or links of this entity) in the checks."""
+        self.collision_model().remove_pair(link_a, link_b)
+
+    def _fk_poses(self, qpos: np.ndarray) -> np.ndarray:
+        """Link poses ``(n, n_links, 7)`` (pos, quat wxyz) of configurations ``qpos (n, n_qs)``."""
+        pose = np.zeros((qpos.shape[0], self.n_links, 7), self._dtype)
+        if qpos.shape[0]:
+            self._run_fk(np.ascontiguousarray(qpos, dtype=self._dtype), pose)
+        return pose
+
+    def _collision_poses(self, qpos, envs_idx) -> tuple[np.ndarray, np.ndarray]:
+        """(env indices, link poses ``(n, n_links, 7)``) of ``qpos`` or the current state."""
+        self._require_built()
+        envs = self._envs(envs_idx)
+        if qpos is None:
+            return envs, self._pose[envs]
+        full = inputs.batched("qpos", qpos, (self.n_qs,), len(envs), self._batched, dtype=self._dtype)
+        self.tree.check_joint_values("qpos", full)
+        if self._has_quaternions:
+            full = dofs_mod.normalize_quaternions(self.tree, full)
+        return envs, self._fk_poses(np.asarray(full))
+
+    @serialised
+    def collision_distance(self, qpos=None, envs_idx=None, return_pair: bool = False, world: bool = True,
+                           self_collision: bool = True):
+        """Smallest collision distance ``([n_envs,])`` m, from the spheres: with ``self_collision``
+        over the counted self-collision pairs and, with ``world``, to the scene's fixed Box / Sphere / Cylinder /
+        Plane entities (:mod:`engine.collision_world`). Negative when they overlap, inf when
+        there is nothing to check. It is at most the distance of the collision meshes (the
+        spheres contain them).
+
+        ``qpos``: ``([n_envs,] n_qs)`` configurations (of the envs in ``envs_idx``); None: the
+        current state. ``return_pair``: also return what sets each distance, ``([n_envs,])``
+        tuples ``(link, link)`` or ``(link, obstacle)`` (obstacles are named ``"box#3"``: kind and
+        entity index; None when there is nothing to check)."""
+        from .collision_world import world_distance
+
+        world = inputs.as_flag("world", world)
+        self_collision = inputs.as_flag("self_collision", self_collision)
+        model = self.collision_model()
+        envs, pose = self._collision_poses(qpos, envs_idx)
+        names = [None] * len(envs)
+        if self_collision:
+            dist, which = model.distance(pose)
+            if return_pair:
+                pairs = model.pairs
+                names = [pairs[k] if k >= 0 else None for k in which]
+        else:
+            dist = np.full(len(envs), np.inf)
+        if world:
+            wdist, wnames = world_distance(model, self, pose, envs, return_pair)
+            closer = wdist < dist
+            dist = np.where(closer, wdist, dist)
+            if return_pair:
+                names = [w if c else n for n, w, c in zip(names, wnames, closer)]
+        dist = self._out(dist.astype(self._dtype))
+        if not return_pair:
+            return dist
+        return dist, (names if self._batched else names[0])
+
+    @serialised
+    def in_collision(self, qpos=None, envs_idx=None, margin: float = 0.0, world: bool = True,
+                     self_collision: bool = True):
+        """``([n_envs,])`` bool: some counted pair's spheres (or, with ``world``, a sphere and an
+        obstacle) are closer than ``margin`` (m, >= 0; 0: overlap). ``self_collision`` / ``world``:
+        which checks count. False proves the collision meshes apart by at least ``margin``."""
+        margin = inputs.as_positive("margin", margin, allow_zero=True)
+        dist = np.asarray(self.collision_distance(qpos, envs_idx, world=world, self_collision=self_collision))
+        return dist < margin

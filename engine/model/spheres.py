@@ -1,0 +1,247 @@
+"""Spheres fitted per link to its collision geometry: a conservative, bounded collision model.
+
+Fitting one link (``fit_spheres``):
+
+1. Its collision geometries become one triangle mesh in the link frame (trimesh does the mesh
+   work; primitives are tessellated and then grown by :data:`PRIMITIVE_GROWTH`, so the polygon
+   contains the true curved surface).
+2. Long triangles are split in their own planes, then the face centroids are split into at
+   most ``max_spheres`` clusters (seeded k-means++), so each cluster is a compact patch of surface.
+3. Each cluster's sphere is the (approximate, Badoiu-Clarkson) smallest ball around the vertices
+   of its faces. A triangle whose three corners lie in a ball lies in it entirely (a ball is
+   convex), so every point of the surface is covered, not only the vertices.
+4. A last pass grows the nearest sphere over any vertex still outside (vertices of no face).
+
+A link whose geometry is nothing but sphere primitives (no more than the budget) keeps them as
+they are. So "sphere clearance implies mesh clearance" holds by construction, at the price of some
+over-coverage; more spheres per link give a tighter fit. Results are cached on disk
+(:func:`cache_dir`) under a hash of the robot file, its mesh files and the parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InvalidValueError
+
+FIT_VERSION = 2  # bump when the fitting changes: old cache entries are then ignored
+DEFAULT_SPHERES_PER_LINK = 8
+MAX_SPHERES_PER_LINK = 64
+PRIMITIVE_GROWTH = 1.02  # tessellated spheres / cylinders / capsules / ellipsoids, scaled about their centre
+EDGE_FRACTION = 0.5  # triangles are split to edges below this fraction of the mesh extent / sqrt(max_spheres)
+MAX_FIT_FACES = 200_000  # a mesh with more faces is not subdivided
+CLUSTER_SAMPLE = 20_000  # face centroids the k-means sees; every face is then labelled and covered
+
+
+def cache_dir() -> Path:
+    """Where fitted models are kept: ``$IKSTUDIO_CACHE_DIR/collision``, else
+    ``$XDG_CACHE_HOME/ikstudio/collision`` (``~/.cache`` without XDG_CACHE_HOME)."""
+    root = os.environ.get("IKSTUDIO_CACHE_DIR")
+    if not root:  # XDG's rule (what platformdirs gives on Linux), without the dependency
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ikstudio"
+    return Path(root) / "collision"
+
+
+@dataclass(frozen=True)
+class SphereModel:
+    """Spheres of a robot, every one fixed to a link.
+
+    ``link``: ``(n,)`` int, the link (tree index) of each sphere; ``centers``: ``(n, 3)`` m in
+    that link's body frame; ``radii``: ``(n,)`` m. Spheres are grouped by link, in link order."""
+
+    link: np.ndarray
+    centers: np.ndarray
+    radii: np.ndarray
+
+    @property
+    def n_spheres(self) -> int:
+        return int(self.radii.shape[0])
+
+    def of_link(self, link: int) -> np.ndarray:
+        """Indices of the spheres of ``link``."""
+        return np.flatnonzero(self.link == link)
+
+
+def _grow_primitive(geom, mesh):
+    if geom.kind in ("sphere", "cylinder", "capsule", "ellipsoid"):
+        mesh = mesh.copy()
+        mesh.apply_scale(PRIMITIVE_GROWTH)
+    return mesh
+
+
+def link_mesh(geoms, grow: bool = True):
+    """The link's collision geometries ``[Visual]`` as one ``trimesh.Trimesh`` in the link frame, or
+    None when there is none (or no mesh file could be read). ``grow``: curved primitives grown by
+    :data:`PRIMITIVE_GROWTH` (so that they contain the true surface); False: as tessellated."""
+    import trimesh
+
+    from ..transforms import quat_to_matrix
+
+    parts = []
+    for geom in geoms:
+        mesh = geom.mesh
+        if mesh is None or len(mesh.faces) == 0:
+            continue
+        mesh = _grow_primitive(geom, mesh) if grow else mesh
+        transform = np.eye(4)
+        transform[:3, :3] = quat_to_matrix(np.asarray(geom.quat, float) / np.linalg.norm(geom.quat))
+        transform[:3, 3] = geom.pos
+        mesh = mesh.copy()
+        mesh.apply_transform(transform)
+        parts.append(trimesh.Trimesh(vertices=np.asarray(mesh.vertices, float), faces=np.asarray(mesh.faces),
+                                     process=False))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else trimesh.util.concatenate(parts)
+
+
+def _enclosing(points: np.ndarray, iterations: int = 64) -> tuple[np.ndarray, float]:
+    """Near-smallest ball ``(centre (3,), radius)`` around ``points`` ``(m, 3)``: Badoiu-Clarkson
+    steps from the box centre; the radius is exact for the centre found."""
+    c = 0.5 * (points.min(0) + points.max(0))
+    for i in range(iterations):
+        far = points[np.argmax(((points - c) ** 2).sum(1))]
+        c = c + (far - c) / (i + 2)
+    box = 0.5 * (points.min(0) + points.max(0))
+    r_c = np.sqrt(((points - c) ** 2).sum(1).max())
+    r_box = np.sqrt(((points - box) ** 2).sum(1).max())
+    return (c, float(r_c)) if r_c <= r_box else (box, float(r_box))
+
+
+def _kmeans(points: np.ndarray, k: int, rng, iterations: int = 20) -> np.ndarray:
+    """``k`` cluster means ``(k, 3)`` of ``points`` ``(m, 3)``: k-means++ seeding, then Lloyd steps."""
+    means = [points[rng.integers(len(points))]]
+    d2 = ((points - means[0]) ** 2).sum(1)
+    for _ in range(1, k):
+        total = d2.sum()
+        pick = rng.integers(len(points)) if total <= 0 else rng.choice(len(points), p=d2 / total)
+        means.append(points[pick])
+        d2 = np.minimum(d2, ((points - points[pick]) ** 2).sum(1))
+    means = np.array(means)
+    for _ in range(iterations):
+        label = np.argmin(((points[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
+        moved = np.array([points[label == j].mean(0) if np.any(label == j) else means[j] for j in range(k)])
+        if np.allclose(moved, means):
+            break
+        means = moved
+    return means
+
+
+def fit_spheres(vertices: np.ndarray, faces: np.ndarray, max_spheres: int = DEFAULT_SPHERES_PER_LINK,
+                seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``max_spheres`` spheres ``(centers (k, 3), radii (k,))`` covering the surface of the
+    mesh ``vertices (n, 3)`` / ``faces (m, 3)`` (same length unit) and every one of its vertices."""
+    vertices = np.asarray(vertices, float)
+    faces = np.asarray(faces, np.int64).reshape(-1, 3)
+    if len(vertices) == 0:
+        return np.zeros((0, 3)), np.zeros(0)
+    if len(faces) == 0 or max_spheres == 1:
+        c, r = _enclosing(vertices)
+        return c[None], np.array([r])
+    extent = float(np.linalg.norm(vertices.max(0) - vertices.min(0)))
+    edge = extent * EDGE_FRACTION / np.sqrt(max_spheres)
+    if extent > 0 and len(faces) < MAX_FIT_FACES:  # long thin triangles would force large balls: split
+        import trimesh  # them in their own planes (the surface is the same)
+
+        vertices, faces = trimesh.remesh.subdivide_to_size(vertices, faces, max_edge=edge, max_iter=8)
+    tri = vertices[faces]  # (m, 3, 3)
+    centroids = tri.mean(1)
+    rng = np.random.default_rng(seed)
+    sample = centroids if len(faces) <= CLUSTER_SAMPLE else centroids[rng.choice(len(faces), CLUSTER_SAMPLE, False)]
+    k = int(min(max_spheres, len(np.unique(np.round(sample, 9), axis=0))))
+    if k <= 1:
+        c, r = _enclosing(vertices)
+        return c[None], np.array([r])
+    means = _kmeans(sample, k, rng)
+    label = np.argmin(((centroids[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
+    centers, radii = [], []
+    for j in np.unique(label):
+        c, r = _enclosing(tri[label == j].reshape(-1, 3))
+        centers.append(c)
+        radii.append(r)
+    centers, radii = np.array(centers), np.array(radii)
+    # every vertex (those of no face too) inside: grow the sphere that needs the least growth
+    gap = np.sqrt(((vertices[:, None, :] - centers[None]) ** 2).sum(-1)) - radii[None]
+    best = np.argmin(gap, axis=1)
+    need = gap[np.arange(len(vertices)), best]
+    for j in np.unique(best[need > 0]):
+        radii[j] += need[(best == j) & (need > 0)].max()
+    radii *= 1.0 + 1e-9  # rounding: a vertex on the boundary counts as inside
+    return centers, radii
+
+
+def cache_key(source: Path, files: list[Path], params: dict) -> str:
+    """A hash of the robot file's and its mesh files' bytes, the parameters and the fit version."""
+    h = hashlib.sha256(f"v{FIT_VERSION}:{sorted(params.items())}".encode())
+    for file in [Path(source), *files]:
+        try:
+            h.update(Path(file).read_bytes())
+        except OSError:
+            h.update(f"<missing {file}>".encode())
+    return h.hexdigest()[:32]
+
+
+def check_spheres_per_link(value) -> int:
+    """``value`` as a sphere count, 1 .. :data:`MAX_SPHERES_PER_LINK`; ValueError naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_SPHERES_PER_LINK:
+        raise InvalidValueError(f"spheres_per_link: expected an int in 1..{MAX_SPHERES_PER_LINK}, got {value!r}")
+    return int(value)
+
+
+def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
+                 scale: float = 1.0, use_cache: bool = True) -> SphereModel:
+    """The :class:`SphereModel` of ``tree`` from its collision ``geometry`` (``[n_links]`` lists of
+    :class:`Visual`, :func:`engine.model.collision.collision_geometry`), cached on disk.
+
+    ``scale``: the morph's scale (part of the cache key; the geometry is already scaled)."""
+    from .collision import mesh_files
+
+    spheres_per_link = check_spheres_per_link(spheres_per_link)
+    source = Path(tree.source)
+    params = {"spheres_per_link": spheres_per_link, "seed": int(seed), "scale": float(scale),
+              "links": ",".join(tree.link_names())}
+    path = None
+    if use_cache and source.is_file():
+        path = cache_dir() / f"spheres_{cache_key(source, mesh_files(geometry), params)}.npz"
+        if path.is_file():
+            try:
+                with np.load(path) as data:
+                    return SphereModel(data["link"], data["centers"], data["radii"])
+            except (OSError, ValueError, KeyError):
+                pass  # a damaged entry: fit again and overwrite it
+    links, centers, radii = [], [], []
+    for i, geoms in enumerate(geometry):
+        if geoms and all(g.kind == "sphere" for g in geoms) and len(geoms) <= spheres_per_link:
+            links.append(np.full(len(geoms), i))  # sphere primitives are their own model, exactly
+            centers.append(np.array([np.asarray(g.pos, float) for g in geoms]))
+            radii.append(np.array([float(g.size[0]) for g in geoms]))
+            continue
+        mesh = link_mesh(geoms)
+        if mesh is None:
+            continue
+        c, r = fit_spheres(mesh.vertices, mesh.faces, spheres_per_link, seed)
+        links.append(np.full(len(r), i))
+        centers.append(c)
+        radii.append(r)
+    model = SphereModel(np.concatenate(links).astype(np.int64) if links else np.zeros(0, np.int64),
+                        np.concatenate(centers) if centers else np.zeros((0, 3)),
+                        np.concatenate(radii) if radii else np.zeros(0))
+    if path is not None:
+        _save(path, link=model.link, centers=model.centers, radii=model.radii)
+    return model
+
+
+def _save(path: Path, **arrays) -> None:
+    """Write an npz atomically (a reader never sees half a file); a read-only cache is skipped."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+    except OSError:
+        pass
