@@ -28,8 +28,8 @@ from pydantic import ValidationError
 from engine import scenefile
 from engine.scenefile.errors import one_line
 
+from . import shading
 from .metrics import FrameReadout, worst
-from .shading import smooth_meshes
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
 MAX_DT = 0.25  # s of motion per solved frame at most (a stall does not make the targets jump further)
@@ -111,8 +111,8 @@ class Sim:
         self.stage = f"loading {spec.robot.file} and building {n} env{'s' * (n != 1)}"
         try:
             scene, runner = scenefile.build(spec, n_envs=n_envs)
-            smooth_meshes(runner.robot.tree)  # STL shells drawn smooth, not speckled (app.shading)
             scene.visualizer = Visualizer(scene, res=c.camera_params[3], lod=c.lod)
+            shading.prepare(scene.visualizer, runner.robot.tree)  # STL shells smooth, not speckled, at its LOD
         finally:
             self.stage = None
         self.startup = {"build_s": time.perf_counter() - t0, "cache_empty": cache_empty}
