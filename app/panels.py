@@ -86,9 +86,9 @@ def left_panel(app) -> None:
     with dpg.collapsing_header(label="Robot", default_open=True):
         dpg.add_text("", tag="robot_name")
         dpg.add_input_text(hint="search the catalog", tag="robot_filter", width=-1,
-                           callback=lambda s, a: dpg.configure_item("robot_list", items=_catalog(a)))
+                           callback=lambda s, a: _filter_catalog(a))
         dpg.add_listbox(_catalog(""), tag="robot_list", num_items=5, width=-1)
-        dpg.add_button(label="Load selected robot", width=-1,
+        dpg.add_button(label="Load selected robot", tag="robot_load", width=-1,
                        callback=lambda: c.load_robot(dpg.get_value("robot_list").split("  ")[0]))
     with dpg.collapsing_header(label="Environments", default_open=True):
         dpg.add_input_int(label="n_envs", tag="n_envs", default_value=c.n_envs, min_value=1, max_value=MAX_ENVS,
@@ -135,6 +135,15 @@ def left_panel(app) -> None:
         dpg.add_checkbox(label="include gizmos and target frames", tag="record_overlay", default_value=True)
         dpg.add_button(label="Record", tag="record_button", width=-1, callback=lambda: _toggle_record(app))
         dpg.add_text("", tag="record_info", wrap=SIDE_TEXT_WRAP)
+
+
+def _filter_catalog(filter_text: str) -> None:
+    """Show the catalog entries matching the search box; the first is picked when the one picked
+    before is filtered out (so "Load selected robot" loads what the list shows)."""
+    items = _catalog(filter_text)
+    dpg.configure_item("robot_list", items=items)
+    if items and dpg.get_value("robot_list") not in items:
+        dpg.set_value("robot_list", items[0])
 
 
 def _catalog(filter_text: str) -> list[str]:
@@ -306,6 +315,7 @@ def refresh(app) -> None:
         app._joints_for = shape
         _build_joints(app)
         _set_unless_active("n_envs", c.n_envs)
+        _set_unless_active("spacing", list(c.spec.envs.env_spacing))  # a new robot's comes from its reach
     targets_key = tuple((t.link, t.group, t.pos_mask, t.rot_mask, t.orientation() is None)
                         for t in c.targets.targets)
     if getattr(app, "_targets_for", None) != (shape, targets_key):

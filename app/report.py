@@ -15,9 +15,9 @@ import numpy as np
 
 from . import gizmo as gz
 
-REPORT_WIDGETS = ("robot_filter", "robot_list", "n_envs", "spacing", "solver_max_samples", "solver_damping",
-                  "record_path", "record_button", "record_browse", "selected_env", "add_link", "add_link_filter",
-                  "add_target", "status")  # their screen rects go in the report
+REPORT_WIDGETS = ("robot_filter", "robot_list", "robot_load", "n_envs", "spacing", "solver_max_samples",
+                  "solver_damping", "record_path", "record_button", "record_browse", "selected_env", "add_link",
+                  "add_link_filter", "add_target", "status")  # their screen rects go in the report
 
 
 def write_report(app, path: Path) -> None:
@@ -40,6 +40,7 @@ def write_report(app, path: Path) -> None:
             "shortcuts": list(app.shortcuts_run), "keyboard_owner": app.keyboard_owner(),
             "widgets": _widgets(c), "panels": _panels(),
             "link_choice": dpg.get_value("add_link"), "record_path": dpg.get_value("record_path"),
+            "robot_choice": dpg.get_value("robot_list"), "spacing": list(dpg.get_value("spacing"))[:2],
             "record_info": dpg.get_value("record_info"),
             "status": [getattr(app, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
             "messages": [list(m) for m in c.messages]}
@@ -68,7 +69,7 @@ def _scene(app) -> dict:
     ed = c.targets
     cell = to_view(c.camera.project(app.view.cell_corners(c))[0])
     return {"env_px": to_view(pix).tolist(), "env_depth": depth.tolist(), "handles": handles, "gizmos": gizmos,
-            "cell_px": cell.tolist(),
+            "cell_px": cell.tolist(), "robot": c.robot.tree.name,
             "targets": [ed.target_pose(i)[0].tolist() for i in range(len(ed.targets))],
             "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in ed.targets],
             "links": [t.link for t in ed.targets], "qpos": c.view.qpos.tolist()}

@@ -103,3 +103,45 @@ def test_a_file_camera_that_clips_a_robot_is_reframed(tmp_path):
         framed(c)  # so the app framed them all instead
     finally:
         c.close()
+
+
+def _view_robot_pixels(app, display, r) -> np.ndarray:
+    from _appwindow import grab_screen, robot_pixels
+
+    (ox, oy), (w, h) = r["view_origin"], r["view_size"]
+    return robot_pixels(grab_screen(display, (int(ox), int(oy), int(ox) + w, int(oy) + h)))
+
+
+def _clear_of_the_edges(robot: np.ndarray) -> None:
+    assert robot.sum() > 2000, "no robots in the view"
+    edge = 3
+    assert not (robot[:edge].any() or robot[-edge:].any() or robot[:, :edge].any() or robot[:, -edge:].any()), \
+        "a robot is cut off at an edge of the view"
+
+
+def test_talos_from_the_catalog_in_the_window(launch, display):
+    """As a user meets it: the default scene framed, then "talos" typed into the catalog search and
+    loaded with the button: it stands on the floor, the spacing field shows its reach-derived
+    spacing, and every env is in the view."""
+    from _appwindow import centre, inside_left
+
+    app = launch()
+    r = app.wait_report(lambda r: r["images"] >= 2 and any(m[1].startswith("solving") for m in r["messages"]),
+                        timeout=240)
+    app.xdotool("key", "space")  # paused: the picture holds still
+    r = app.wait_report(lambda r: not r["state"]["playing"])
+    _clear_of_the_edges(_view_robot_pixels(app, display, app.wait_frames(3)))
+    app.click(*inside_left(r["widgets"]["robot_filter"]))
+    app.type("talos")
+    r = app.wait_report(lambda r: r["robot_choice"].startswith("talos "))  # the first match is picked
+    app.click(*centre(r["widgets"]["robot_load"]))
+    # the window shows the new scene (its first image drawn) once the robot is TALOS and nothing is busy
+    r = app.wait_report(lambda r: r.get("robot", "").startswith("talos") and r["state"]["busy"] is None
+                        and any("loaded robot talos" in m[1] for m in r["messages"]), timeout=240)
+    line = next(m[1] for m in r["messages"] if "loaded robot talos" in m[1])
+    assert "base raised 1.08 m to the floor" in line and "envs 1.6 m apart" in line, line
+    np.testing.assert_allclose(r["spacing"], [1.6, 1.6], atol=1e-6)  # the field shows the spacing in use
+    assert r["state"]["n_envs"] == 16 and len(r["env_px"]) == 16
+    r = app.wait_frames(5)
+    _clear_of_the_edges(_view_robot_pixels(app, display, r))
+    assert "Traceback" not in app.log(), app.log()
