@@ -305,6 +305,8 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         return self._try("solver", apply, key=f"solver {name}")
 
     def close(self) -> None:
+        """Finish a running recording, stop the sim thread and free the scene."""
+        self.finish_recording()
         if self.worker is not None:
             self.worker.close()
         else:

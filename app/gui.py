@@ -270,6 +270,9 @@ class App:
                             dpg.render_dearpygui_frame()
                     break
         finally:
+            saved = self.controller.finish_recording()  # closed while recording: the video is finished
+            if saved is not None:
+                print(f"IK Studio: recording saved: {saved}", file=sys.stderr)
             self.controller.close()
             dpg.destroy_context()
 
@@ -327,8 +330,17 @@ def _keep_last(times: list[float], t: float, span_s: float = 2.0) -> None:
 def run(scene_path=None, frames: int | None = None, screenshot=None, size=None, report=None,
         screenshot_dir=None) -> int:
     """Open the app on ``scene_path`` (default: the seed's 16-env demo) in a window of ``size``
-    (width, height) px (default: fitted to the screen, see :func:`window_size`). Returns an exit status."""
-    app = App(scene_path, size=size, screenshot_dir=screenshot_dir)
-    app.run(frames=frames, screenshot=Path(screenshot) if screenshot else None,
-            report=Path(report) if report else None)
+    (width, height) px (default: fitted to the screen, see :func:`window_size`). Returns an exit
+    status: 0, or 128 + the signal's number when SIGINT, SIGTERM or SIGHUP closed it (as closing
+    the window does: a recording is finished, and taichi writes its kernel cache at exit)."""
+    from .signals import Interrupted, stop_on_signals
+
+    with stop_on_signals():
+        app = App(scene_path, size=size, screenshot_dir=screenshot_dir)
+        try:
+            app.run(frames=frames, screenshot=Path(screenshot) if screenshot else None,
+                    report=Path(report) if report else None)
+        except Interrupted as stop:
+            print(f"IK Studio: stopped by {stop.name}", file=sys.stderr)
+            return stop.exit_code
     return 0

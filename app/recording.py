@@ -226,6 +226,16 @@ class RecordingMixin:
 
         return self._post("record", finish, key="record", label="finishing the video")
 
+    def finish_recording(self) -> Path | None:
+        """Finish a running recording now, in the calling thread (the app is closing: the file is
+        left whole); returns its path, or None when nothing was recording."""
+        rec, self.recorder = self.recorder, None
+        if rec is None:
+            return None
+        path = rec.stop()
+        self.last_recording = {"path": path, "seconds": rec.seconds, "frames": rec.frames, "fps": rec.fps}
+        return path
+
     def recording_text(self) -> str:
         """How long the video is so far (m:ss), for the REC mark."""
         return _clock(self.recorder.elapsed if self.recorder is not None else 0.0)

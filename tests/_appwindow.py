@@ -25,7 +25,7 @@ class AppProcess:
         self.display, self.folder = display, folder
         self.report = folder / "report.json"
         args = ", ".join(f"{k}={v!r}" for k, v in {**kwargs, "report": str(self.report)}.items())
-        code = f"import engine as ik; ik.init(backend='cpu'); from app import gui; gui.run({args})"
+        code = f"import engine as ik; ik.init(backend='cpu'); from app import gui; raise SystemExit(gui.run({args}))"
         self.env = dict(os.environ, DISPLAY=display, PYOPENGL_PLATFORM=os.environ.get("PYOPENGL_PLATFORM", "osmesa"))
         self.out = open(folder / "app.log", "w")  # closed in close()
         self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=self.env, stdout=self.out,

@@ -146,3 +146,36 @@ def test_recording_in_the_window(launch, display, tmp_path):
     red = np.array([230, 51, 51])
     assert (np.abs(frames[-1].astype(int) - red).sum(axis=2) < 40).sum() > 50
     assert "Traceback" not in app.log(), app.log()
+
+
+def test_closing_the_app_finishes_the_video(ctl, tmp_path):
+    video = tmp_path / "closed.mp4"
+    assert ctl.start_recording(video, fps=30, size=(320, 180))
+    ctl.wait_frame()
+    run_for(ctl, 1.0, image_every=0.1)
+    ctl.close()  # the window closed while recording
+    assert ctl.recording is None
+    frames = frames_of(video)  # a whole file: every frame readable
+    assert abs(len(frames) / 30.0 - 1.0) < 0.4 and ctl.last_recording["frames"] == len(frames)
+
+
+def test_a_signal_closes_the_window_and_finishes_the_video(launch, tmp_path):
+    """SIGTERM (a logout, ``kill``) closes the app as its window's close button does: the video
+    being recorded is finished, and the app exits with 128 + 15."""
+    import signal
+
+    from _appwindow import centre
+
+    scene = tmp_path / "scene.yaml"
+    scene.write_text(SCENE)
+    app = launch(scene_path=str(scene))
+    r = app.wait_report(lambda r: r["images"] >= 2 and any(m[1].startswith("solving") for m in r["messages"]),
+                        timeout=180)
+    app.click(*centre(r["widgets"]["record_button"]))
+    app.wait_report(lambda r: "0:01" in r["record_info"], timeout=30)
+    app.proc.send_signal(signal.SIGTERM)
+    assert app.wait_exit(timeout=60) == 128 + signal.SIGTERM
+    log = app.log()
+    assert "stopped by SIGTERM" in log and f"recording saved: {tmp_path / 'scene.mp4'}" in log, log
+    frames = frames_of(tmp_path / "scene.mp4")
+    assert len(frames) >= 30 and frames[0].shape == (720, 1280, 3)
