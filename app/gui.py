@@ -24,6 +24,7 @@ from .view import View
 SIDE_W = 330          # width of the left and right panels, px
 STATUS_H = 36         # the status line under the view (two lines of text), px
 MAX_FPS = 30.0        # the GUI sleeps out the rest of a faster frame (its software GL would take the renderer's CPU)
+STARTING_FPS = 8.0    # ... and runs slower while the first scene loads: the CPU goes to the robots' first image
 KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
 # widgets that take typed text while active (a slider becomes a text box on ctrl+click)
@@ -186,7 +187,8 @@ class App:
     # -- the loop ------------------------------------------------------------------------------------
     def frame(self) -> None:
         """One GUI frame: callbacks, input, the sim's newest state and image, redraw. Nothing here
-        waits on the solver or the renderer; a frame faster than 1 / MAX_FPS sleeps out the rest."""
+        waits on the solver or the renderer; a frame faster than 1 / MAX_FPS sleeps out the rest
+        (1 / STARTING_FPS while the first scene is being built, drawn and first solved)."""
         t0 = time.perf_counter()
         self.n_frames += 1
         _keep_last(self._frame_times, t0)
@@ -213,7 +215,7 @@ class App:
         panels.refresh(self)
         dpg.render_dearpygui_frame()
         self.work_ms = (time.perf_counter() - t0) * 1e3
-        rest = 1.0 / MAX_FPS - (time.perf_counter() - t0)
+        rest = 1.0 / (STARTING_FPS if self.starting else MAX_FPS) - (time.perf_counter() - t0)
         if rest > 0:
             time.sleep(rest)
 
@@ -233,6 +235,11 @@ class App:
         self.startup_text = text
         print(f"IK Studio: {text}", file=sys.stderr)
         self.controller.info(text)
+
+    @property
+    def starting(self) -> bool:
+        """The first scene is still loading: built, drawn and solved once (or stopped by an error)."""
+        return self._startup_said < 2 and self.controller.busy is not None
 
     def rates(self) -> tuple[float, float]:
         """(GUI frames/s, images shown/s) over the last two seconds."""
