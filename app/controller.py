@@ -29,6 +29,7 @@ from engine.scenefile.errors import one_line
 from . import placement
 from .camera_math import OrbitCamera
 from .metrics import FrameReadout, Metrics
+from .obstacles import ObstacleEditor
 from .pointer import PointerMixin
 from .recording import RecordingMixin
 from .sim import FAIL_TINT, Sim, SimThread, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
@@ -78,6 +79,8 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.render_requests = 0  # a new one makes the sim render even when nothing changed
         self.view: Snapshot | None = None  # the engine state the GUI shows (the sim's snapshot, adopted per frame)
         self.targets: TargetEditor | None = None
+        self.obstacles: ObstacleEditor | None = None  # the obstacles' gizmo and pose edits
+        self.show_spheres = False  # the robot's collision spheres are drawn (debug objects)
         self._pointer: dict | None = None  # the mouse button held over the 3D view, if any
         self._image_seen = 0
         self.latest_image: np.ndarray | None = None
@@ -167,11 +170,13 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             if snap.keep_edits and not first:
                 with self.edit_lock:  # edits made while it was rebuilt carry over, and so does their undo
                     snap.spec.targets, snap.spec.solver = self.spec.targets, self.spec.solver
+                    snap.spec.obstacles = self.spec.obstacles
                     self.spec = snap.spec
                 self.edited()
             else:
                 self.spec = snap.spec
                 self.targets = TargetEditor(self)
+                self.obstacles = ObstacleEditor(self)
             self._camera_from_spec()
             self.selected_env = self.nearest_env()  # in front: its gizmo and robot are the largest on screen
         return True
@@ -303,6 +308,11 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             self.edited()
 
         return self._try("solver", apply, key=f"solver {name}")
+
+    def show_collision_spheres(self, show: bool) -> bool:
+        """Draw the robot's collision spheres in every env (visualizer debug objects only), or not."""
+        self.show_spheres = bool(show)
+        return self._post("collision spheres", self.sim.show_spheres, self.show_spheres, key="spheres")
 
     def close(self) -> None:
         """Finish a running recording, stop the sim thread and free the scene."""

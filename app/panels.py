@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from engine import assets, backend
 from engine.scenefile.errors import one_line
 
-from . import keybinds, recording
+from . import collision_panel, keybinds, recording
 from . import status as status_mod
 from .controller import MAX_ENVS
 from .targets import ROT_MODES, rpy_of
@@ -117,6 +117,8 @@ def left_panel(app) -> None:
                                      width=120, on_enter=True, step=0,
                                      callback=_guard(app, lambda v, f: c.set_solver_param(f, float(v))),
                                      user_data=field)
+        collision_panel.solver_rows(app, _guard)
+    collision_panel.section(app, _guard)
     with dpg.collapsing_header(label="Readouts", default_open=True):
         dpg.add_text("", tag="readouts")
         with dpg.plot(height=110, width=-1, tag="plot"):
@@ -340,6 +342,8 @@ def refresh(app) -> None:
         lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
                   f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg"]
+    lines.append(collision_panel.readout_line(c))
+    collision_panel.refresh(app, _set_unless_active)
     dpg.set_value("readouts", "\n".join(lines))
     xs, ys = c.metrics.series("ik_ms")
     dpg.set_value("series_ik", [xs, ys])

@@ -13,6 +13,7 @@ from pathlib import Path
 import dearpygui.dearpygui as dpg
 import numpy as np
 
+from . import collision_panel, obstacles
 from . import gizmo as gz
 
 REPORT_WIDGETS = ("robot_filter", "robot_list", "robot_load", "n_envs", "spacing", "solver_max_samples",
@@ -72,7 +73,8 @@ def _scene(app) -> dict:
             "cell_px": cell.tolist(), "robot": c.robot.tree.name,
             "targets": [ed.target_pose(i)[0].tolist() for i in range(len(ed.targets))],
             "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in ed.targets],
-            "links": [t.link for t in ed.targets], "qpos": c.view.qpos.tolist()}
+            "links": [t.link for t in ed.targets], "qpos": c.view.qpos.tolist(),
+            "readouts": dpg.get_value("readouts"), **obstacles.report(c, to_view)}
 
 
 def _widgets(c) -> dict:
@@ -80,7 +82,8 @@ def _widgets(c) -> dict:
     per_target = ("pos", "group", "spread", "rot_full", "rot_align_x", "rot_align_y", "rot_align_z", "rot_free",
                   "pos_mask0", "pos_mask1", "pos_mask2")
     out = {}
-    for tag in REPORT_WIDGETS + tuple(f"t{i}_{f}" for i in range(n_targets) for f in per_target):
+    tags = REPORT_WIDGETS + collision_panel.WIDGETS
+    for tag in tags + tuple(f"t{i}_{f}" for i in range(n_targets) for f in per_target):
         state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
         if state.get("visible", True) and "rect_min" in state:
             out[tag] = [*state["rect_min"], *state["rect_max"]]

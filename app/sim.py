@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from engine import scenefile
 from engine.scenefile.errors import one_line
 
-from . import shading
+from . import collision_view, shading
 from .metrics import FrameReadout, worst
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
@@ -50,6 +50,7 @@ class Snapshot:
     ``tree``, ``links``, ``get_link``). Arrays are env-local: ``qpos`` (n_envs, n_qs),
     ``links_pos`` (n_envs, n_links, 3), ``links_quat`` (n_envs, n_links, 4); ``offsets``
     (n_envs, 3) each env's on-screen offset. ``frame``: the last solved RunnerFrame (None until one).
+    ``colliding`` (n_envs,) bool: whose answer collides (None: not checked, :mod:`app.collision_view`).
     """
 
     generation: int
@@ -64,6 +65,7 @@ class Snapshot:
     links_quat: np.ndarray
     frame: object
     t: float
+    colliding: np.ndarray | None = None
 
 
 class Sim:
@@ -72,6 +74,7 @@ class Sim:
     def __init__(self, c):
         self.c = c
         self.scene = self.runner = self.robot = None
+        self.collisions: collision_view.CollisionView | None = None
         self.generation = 0
         self.version = 0
         self.published: Snapshot | None = None
@@ -119,9 +122,10 @@ class Sim:
         spec.envs.n_envs = scene.n_batch
         old = self.scene
         self.scene, self.runner, self.robot = scene, runner, runner.robot
+        self.collisions = collision_view.CollisionView(runner.robot, scene.visualizer)
         runner.spec = spec.model_copy(deep=True)  # the runner's own: the GUI edits `spec`
         self.pending, self._requested, self.last_frame = None, None, None
-        self._tinted = np.zeros(scene.n_batch, bool)
+        self._tinted = np.zeros(scene.n_batch, np.int8)
         self._synced_edits = self._solved_edits = c.edit_count
         self._stepped_unrendered = False
         self._warm = False
@@ -132,6 +136,8 @@ class Sim:
         c.metrics.reset()
         if old is not None:
             old.destroy()
+        if c.show_spheres:
+            self.collisions.show_spheres(True)
         self.publish(spec)
 
     def close(self) -> None:
@@ -160,7 +166,8 @@ class Sim:
             spec=spec if spec is not None else self.published.spec, keep_edits=self.keep_edits, robot=robot,
             n_envs=n, offsets=self.scene.envs_offset(), qpos=robot.get_qpos().reshape(n, -1),
             links_pos=robot.get_links_pos().reshape(n, -1, 3), links_quat=robot.get_links_quat().reshape(n, -1, 4),
-            frame=self.last_frame, t=self.runner.t)
+            frame=self.last_frame, t=self.runner.t,
+            colliding=None if self.collisions.colliding is None else self.collisions.colliding.copy())
         self.published = snap
         return snap
 
@@ -175,6 +182,11 @@ class Sim:
             run_spec = self.runner.spec
             run_spec.targets = [t.model_copy() for t in c.spec.targets]
             run_spec.solver = c.spec.solver.model_copy()
+            moved = run_spec.obstacles != c.spec.obstacles
+            if moved:
+                run_spec.obstacles = [o.model_copy() for o in c.spec.obstacles]
+        if moved:
+            self.runner.place_obstacles()  # set_pos / set_quat in every env: nothing recompiles
         self.runner.retarget()
         self._synced_edits = count
         return True
@@ -213,10 +225,12 @@ class Sim:
             self.startup["solve_s"] = time.perf_counter() - t0
         c.resolve("solve")
         self.last_frame = frame
-        self._tint_failures(frame.success)
+        colliding = self._check_collisions()
+        self._tint_failures(frame.success, colliding)
         readout = FrameReadout(now, frame.ik_ms, self.visualizer.last_timing.get("total_ms", 0.0),
                                100.0 * frame.success_rate, int((~frame.success).sum()),
-                               worst(frame.pos_error), worst(frame.rot_error))
+                               worst(frame.pos_error), worst(frame.rot_error),
+                               None if colliding is None else 100.0 * float(colliding.mean()))
         if self._warm:
             c.metrics.add(readout)
         self._warm = True  # the first solve of a scene may compile or load kernels: not a readout
@@ -245,21 +259,44 @@ class Sim:
             return False
         return not (self._stepped_unrendered and self.busy_rendering())
 
-    def _tint_failures(self, success: np.ndarray) -> None:
-        failed = ~np.asarray(success, bool).reshape(-1)
-        if failed.shape == self._tinted.shape and np.array_equal(failed, self._tinted):
+    def _tint_failures(self, success: np.ndarray, colliding: np.ndarray | None = None) -> None:
+        """Failed envs red, envs whose answer collides in a colour of their own (collision_view)."""
+        state = collision_view.env_states(success, colliding)
+        if state.shape == self._tinted.shape and np.array_equal(state, self._tinted):
             return
         vis = self.visualizer
-        if (~failed).any():
-            vis.set_env_tint(np.flatnonzero(~failed), None)
-        if failed.any():
-            vis.set_env_tint(np.flatnonzero(failed), FAIL_TINT)
-        self._tinted = failed
+        for code, rgba in ((collision_view.OK, None), (collision_view.FAILED, FAIL_TINT),
+                           (collision_view.COLLIDING, collision_view.COLLIDE_TINT)):
+            if (state == code).any():
+                vis.set_env_tint(np.flatnonzero(state == code), rgba)
+        self._tinted = state
+
+    def _check_collisions(self) -> np.ndarray | None:
+        """Which envs' current answers collide (None when the checks are off), the drawn spheres moved
+        to the answers; a robot without a collision model says so once on the status line."""
+        cv = self.collisions
+        cv.update_spheres()
+        if not collision_view.checks_wanted(self.runner.spec, cv.spheres_shown):
+            cv.clear()
+            return None
+        colliding = cv.check()
+        if cv.error is not None:
+            self.c.error(cv.error, key="collisions")
+        return colliding
+
+    def show_spheres(self, show: bool) -> None:
+        """Draw the robot's collision spheres (debug objects, every env), or remove them."""
+        self.collisions.show_spheres(show)
+        if self.last_frame is not None:
+            self._tint_failures(self.last_frame.success, self._check_collisions())
+        self.publish()
 
     # -- engine writes the GUI asks for ------------------------------------------------------------------
     def set_joint(self, env: int | None, q_index: int, value: float) -> None:
         envs = [env] if self.scene.is_batched and env is not None else None
         self.robot.set_qpos([float(value)], qs_idx_local=[int(q_index)], envs_idx=envs)
+        if self.last_frame is not None:
+            self._tint_failures(self.last_frame.success, self._check_collisions())
         self.publish()
 
     def reset(self) -> None:

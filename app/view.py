@@ -13,6 +13,8 @@ from . import gizmo as gz
 
 LEADER_RGBA = (235, 235, 235, 200)  # the line from a gizmo pushed aside back to its target
 CELL_RGBA = (255, 214, 90, 150)  # the outline of the selected env's cell
+OBSTACLE_RGBA = (255, 255, 255, 120)  # the square at the centre of the selected obstacle's gizmo
+OBSTACLE_MARK = np.array([[-5.0, -5.0], [5.0, -5.0], [5.0, 5.0], [-5.0, 5.0]])  # px around the centre
 
 
 class View:
@@ -98,21 +100,14 @@ class View:
                 (a, b), depth = c.camera.project(np.array([anchor, gizmo.pos]))
                 if np.all(np.isfinite([a, b])) and np.all(depth > 0):
                     prims += [("line", [a, b], LEADER_RGBA, 1.5), ("circle", a, 3, LEADER_RGBA)]
-            for handle in gz.handle_geometry(gizmo):
-                pix, depth = c.camera.project(handle.points)
-                if not np.all(np.isfinite(pix)) or np.any(depth <= 0):
-                    continue
-                rgb = handle.display_color(hovered=handle is hover or _same(handle, hover))
-                color = tuple(int(255 * x) for x in rgb) + (255 if handle.enabled else 110,)
-                width = 3.0 if handle.enabled else 1.5
-                if handle.kind == "axis":
-                    prims.append(("arrow", pix, color, width))
-                elif handle.kind == "plane":
-                    prims.append(("polygon", pix, color[:3] + (90 if handle.enabled else 30,), color))
-                else:
-                    prims.append(("line", np.vstack([pix, pix[:1]]), color, width))
-                if i == c.targets.selected and handle.kind == "axis" and handle.axis == 0:
-                    prims.append(("circle", pix[0], 4, (255, 255, 255, 255)))
+            prims += _gizmo_prims(c.camera, gizmo, hover, mark=i == c.targets.selected)
+        obstacle = c.obstacles.gizmo() if c.obstacles is not None else None
+        if obstacle is not None:  # the selected obstacle's: the same handles, a square mark at its centre
+            hover = c.obstacles.hover.handle if c.obstacles.hover is not None else None
+            prims += _gizmo_prims(c.camera, obstacle, hover)
+            (centre,), depth = c.camera.project(obstacle.pos[None])
+            if np.all(np.isfinite(centre)) and depth[0] > 0:
+                prims.append(("polygon", centre + OBSTACLE_MARK, OBSTACLE_RGBA, (255, 255, 255, 255)))
         c.overlay_prims = prims
         scale, ox, oy = c.view_transform()
         for p in prims:
@@ -154,6 +149,28 @@ class View:
         a = x0 + (x1 - x0) * max(0.0, phase * 1.3 - 0.3)
         b = x0 + (x1 - x0) * min(1.0, phase * 1.3)
         dpg.draw_rectangle((a, y + 1), (b, y + 9), color=(0, 0, 0, 0), fill=(90, 160, 255, 255), parent=self.marks)
+
+
+def _gizmo_prims(camera, gizmo, hover, mark: bool = False) -> list:
+    """The drawing primitives (camera pixels) of one gizmo's handles: arrows, plane squares, rings;
+    the hovered handle highlighted, disabled ones dimmed; ``mark``: a dot on the x arrow's base."""
+    prims = []
+    for handle in gz.handle_geometry(gizmo):
+        pix, depth = camera.project(handle.points)
+        if not np.all(np.isfinite(pix)) or np.any(depth <= 0):
+            continue
+        rgb = handle.display_color(hovered=handle is hover or _same(handle, hover))
+        color = tuple(int(255 * x) for x in rgb) + (255 if handle.enabled else 110,)
+        width = 3.0 if handle.enabled else 1.5
+        if handle.kind == "axis":
+            prims.append(("arrow", pix, color, width))
+        elif handle.kind == "plane":
+            prims.append(("polygon", pix, color[:3] + (90 if handle.enabled else 30,), color))
+        else:
+            prims.append(("line", np.vstack([pix, pix[:1]]), color, width))
+        if mark and handle.kind == "axis" and handle.axis == 0:
+            prims.append(("circle", pix[0], 4, (255, 255, 255, 255)))
+    return prims
 
 
 def _same(a, b) -> bool:
