@@ -107,8 +107,8 @@ class CollisionView:
         if not self._handles:
             return
         centres = self._centres(self._model)
-        T = np.tile(np.eye(4), (centres.shape[0], 1, 1))
         for s, handle in enumerate(self._handles):
+            T = np.tile(np.eye(4), (centres.shape[0], 1, 1))  # its own: a handle keeps the array it is given
             T[:, :3, 3] = centres[:, s]
             handle.set_pose(T)
         self.visualizer.update_debug_objects()
