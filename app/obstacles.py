@@ -131,9 +131,10 @@ class ObstacleEditor:
 
 
 def report(c, to_view) -> dict:
-    """The obstacles' part of the window's JSON report (see :mod:`app.report`): their poses, the
-    selected one, its gizmo handles in view pixels (``to_view``: camera pixels -> view pixels),
-    which envs collide and whether the spheres are shown."""
+    """The obstacles' part of the window's JSON report (see :mod:`app.report`): their poses (pos,
+    quat), their centres in the selected env in view pixels, the selected one, its gizmo handles
+    in view pixels (``to_view``: camera pixels -> view pixels), which envs collide and whether
+    the spheres are shown."""
     ed = c.obstacles
     handles = []
     g = ed.gizmo() if ed is not None else None
@@ -142,8 +143,10 @@ def report(c, to_view) -> dict:
             handles.append({"kind": h.kind, "axis": h.axis, "enabled": h.enabled,
                             "points_px": to_view(c.camera.project(h.points)[0]).tolist(), "points": h.points.tolist()})
     colliding = c.view.colliding if c.view is not None else None
-    return {"obstacles": [ed.pose(i)[0].tolist() + ed.pose(i)[1].tolist() for i in range(len(ed.obstacles))]
-            if ed is not None else [],
+    poses = [np.concatenate(ed.pose(i)) for i in range(len(ed.obstacles))] if ed is not None else []
+    centres = [p[:3] + c.view.offsets[c.selected_env] for p in poses]
+    return {"obstacles": [p.tolist() for p in poses],
+            "obstacle_px": to_view(c.camera.project(np.array(centres).reshape(-1, 3))[0]).tolist(),
             "obstacle_selected": None if ed is None else ed.selected, "obstacle_handles": handles,
             "colliding": None if colliding is None else colliding.tolist(),
             "spheres_shown": bool(c.show_spheres)}
