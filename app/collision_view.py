@@ -78,9 +78,15 @@ class CollisionView:
             self.colliding = None
         return self.colliding
 
-    def clear(self) -> None:
-        """Forget the last check (checks turned off)."""
-        self.colliding = None
+    def after_state(self, spec) -> np.ndarray | None:
+        """After the robot's state changed (a solve, a joint): the drawn spheres follow it, and the
+        envs are checked when ``spec`` (the runner's) asks for checks (:func:`checks_wanted`);
+        returns :attr:`colliding` (None: no check)."""
+        self.update_spheres()
+        if not checks_wanted(spec, self.spheres_shown):
+            self.colliding = None
+            return None
+        return self.check()
 
     @property
     def spheres_shown(self) -> bool:

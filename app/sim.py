@@ -136,8 +136,7 @@ class Sim:
         c.metrics.reset()
         if old is not None:
             old.destroy()
-        if c.show_spheres:
-            self.collisions.show_spheres(True)
+        self.collisions.show_spheres(c.show_spheres)  # shown in the old scene: shown in this one
         self.publish(spec)
 
     def close(self) -> None:
@@ -272,32 +271,28 @@ class Sim:
         self._tinted = state
 
     def _check_collisions(self) -> np.ndarray | None:
-        """Which envs' current answers collide (None when the checks are off), the drawn spheres moved
-        to the answers; a robot without a collision model says so once on the status line."""
-        cv = self.collisions
-        cv.update_spheres()
-        if not collision_view.checks_wanted(self.runner.spec, cv.spheres_shown):
-            cv.clear()
-            return None
-        colliding = cv.check()
-        if cv.error is not None:
-            self.c.error(cv.error, key="collisions")
+        """Which envs' current answers collide (None when the checks are off; see collision_view)."""
+        colliding = self.collisions.after_state(self.runner.spec)
+        if self.collisions.error is not None:
+            self.c.error(self.collisions.error, key="collisions")
         return colliding
+
+    def _retint(self) -> None:
+        """The state changed without a solve (a joint, the spheres): check and tint again, publish."""
+        if self.last_frame is not None:
+            self._tint_failures(self.last_frame.success, self._check_collisions())
+        self.publish()
 
     def show_spheres(self, show: bool) -> None:
         """Draw the robot's collision spheres (debug objects, every env), or remove them."""
         self.collisions.show_spheres(show)
-        if self.last_frame is not None:
-            self._tint_failures(self.last_frame.success, self._check_collisions())
-        self.publish()
+        self._retint()
 
     # -- engine writes the GUI asks for ------------------------------------------------------------------
     def set_joint(self, env: int | None, q_index: int, value: float) -> None:
         envs = [env] if self.scene.is_batched and env is not None else None
         self.robot.set_qpos([float(value)], qs_idx_local=[int(q_index)], envs_idx=envs)
-        if self.last_frame is not None:
-            self._tint_failures(self.last_frame.success, self._check_collisions())
-        self.publish()
+        self._retint()
 
     def reset(self) -> None:
         self.runner.reset()
