@@ -1,7 +1,8 @@
 """The app's collision widgets (dearpygui -> controller calls): the solver panel's avoidance switch
-and margin, and a Collisions section (the sphere toggle, the obstacle whose gizmo shows, its
-position typed in). :mod:`app.panels` calls :func:`solver_rows`, :func:`section`, :func:`refresh`
-and :func:`readout_line`; errors go to the status line through the panels' guard.
+and margin (one row), and a Collisions section at the foot of the right panel (the sphere toggle,
+the obstacle whose gizmo shows, its position typed in). :mod:`app.panels` calls
+:func:`solver_rows`, :func:`section`, :func:`refresh` and :func:`readout_line`; errors go to the
+status line through the panels' guard.
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ def set_margin(c, value) -> bool:
 def solver_rows(app, guard) -> None:
     """Inside the Solver section: the avoidance switch and the margin (m)."""
     c = app.controller
-    dpg.add_checkbox(label="avoid collisions", tag="solver_avoid_collisions",
-                     default_value=bool(c.spec.solver.avoid_collisions),
-                     callback=guard(app, lambda v: c.set_solver_param("avoid_collisions", bool(v))))
-    dpg.add_input_double(label="margin (m)", tag="solver_collision_margin", format="%.6g", width=120, step=0,
-                         on_enter=True, default_value=float(c.spec.solver.collision_margin),
-                         callback=guard(app, lambda v: set_margin(c, v)))
+    with dpg.group(horizontal=True):  # one row: the panel's lower sections stay on screen
+        dpg.add_checkbox(label="avoid collisions", tag="solver_avoid_collisions",
+                         default_value=bool(c.spec.solver.avoid_collisions),
+                         callback=guard(app, lambda v: c.set_solver_param("avoid_collisions", bool(v))))
+        dpg.add_input_double(label="margin m", tag="solver_collision_margin", format="%.4g", width=70, step=0,
+                             on_enter=True, default_value=float(c.spec.solver.collision_margin),
+                             callback=guard(app, lambda v: set_margin(c, v)))
 
 
 def section(app, guard) -> None:

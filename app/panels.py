@@ -118,7 +118,6 @@ def left_panel(app) -> None:
                                      callback=_guard(app, lambda v, f: c.set_solver_param(f, float(v))),
                                      user_data=field)
         collision_panel.solver_rows(app, _guard)
-    collision_panel.section(app, _guard)
     with dpg.collapsing_header(label="Readouts", default_open=True):
         dpg.add_text("", tag="readouts")
         with dpg.plot(height=110, width=-1, tag="plot"):
@@ -204,6 +203,7 @@ def right_panel(app) -> None:
             dpg.add_button(label="Reset all (T)", callback=lambda: app.run_action("reset_targets"))
             dpg.add_button(label="Local/World (L)", callback=lambda: app.run_action("toggle_gizmo_space"))
         dpg.add_group(tag="targets")
+    collision_panel.section(app, _guard)
 
 
 def _add_target(app) -> None:
