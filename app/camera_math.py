@@ -199,6 +199,46 @@ class OrbitCamera:
         self.distance = float(np.clip(dist, max(self.min_distance, self.near + radius), self.max_distance))
         self.far = max(self.far, 2.0 * (self.distance + radius))
 
+    def frame_box(self, lo, hi, margin_px: float = 24.0, iterations: int = 8) -> None:
+        """Aim at the axis-aligned box ``lo``..``hi`` (3,) m, direction kept, at the distance where
+        its 8 corners just fit the image with ``margin_px`` to spare on every side, and centred:
+        a tighter fit than :meth:`frame_points`' bounding sphere (a wide, flat grid of envs fills
+        the view). The far plane grows if it would clip the box."""
+        lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+        corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+        radius = 0.5 * float(np.linalg.norm(hi - lo))
+        self.target = 0.5 * (lo + hi)
+        m = min(float(margin_px), 0.25 * min(self.width, self.height))
+
+        def fits(distance: float) -> bool:
+            self.distance = distance
+            pix, depth = self.project(corners)
+            return bool(np.all(depth > self.near) and np.all(pix >= m)
+                        and np.all(pix <= [self.width - m, self.height - m]))
+
+        def fit_distance() -> bool:
+            near, far = max(self.min_distance, self.near + 1e-3), self.max_distance
+            if not fits(far):
+                self.distance = far
+                return False
+            for _ in range(50):  # bisection: fits() turns true once and stays so as the camera backs off
+                mid = 0.5 * (near + far)
+                near, far = (near, mid) if fits(mid) else (mid, far)
+            self.distance = far
+            return True
+
+        for _ in range(iterations):
+            if not fit_distance():
+                break
+            pix, _ = self.project(corners)
+            dx, dy = 0.5 * (pix.min(axis=0) + pix.max(axis=0)) - [0.5 * self.width, 0.5 * self.height]
+            if abs(dx) < 0.5 and abs(dy) < 0.5:
+                break
+            self.pan(-dx, -dy)  # move the box to the image centre, then fit again
+        else:
+            fit_distance()
+        self.far = max(self.far, 2.0 * (self.distance + radius))
+
     def resize(self, width: int, height: int) -> None:
         """Image size in pixels (the field of view stays vertical)."""
         w, h = int(width), int(height)

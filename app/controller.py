@@ -26,16 +26,19 @@ from engine import scenefile
 from engine.scenefile import models as scenefile_models
 from engine.scenefile.errors import one_line
 
+from . import placement
 from .camera_math import OrbitCamera
 from .metrics import FrameReadout, Metrics
+from .obstacles import ObstacleEditor
 from .pointer import PointerMixin
+from .recording import RecordingMixin
 from .sim import FAIL_TINT, Sim, SimThread, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
 from .status import StatusMixin
 from .targets import TargetEditor
+from .viewing import LINK_PAD_M, CameraMixin  # noqa: F401 (LINK_PAD_M: re-exported)
 
 DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 MAX_ENVS = scenefile_models.MAX_ENVS  # the scene files' limit: one limit for both
-LINK_PAD_M = 0.15  # frame_all: link geometry around the link origins
 USER_ERRORS = (scenefile.SceneFileError, ValueError, KeyError, TypeError, OSError, RuntimeError)
 
 
@@ -43,7 +46,7 @@ class AppError(Exception):
     """A user action that could not be done; the message is shown in the app."""
 
 
-class AppController(StatusMixin, PointerMixin):
+class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
     """Everything the app shows and changes.
 
     ``scene_path``: a scene file (default: the seed's 16-env batched demo). ``res``: the 3D view's
@@ -60,12 +63,15 @@ class AppController(StatusMixin, PointerMixin):
         self.camera = OrbitCamera(target=np.zeros(3), distance=4.0, azimuth_deg=30.0, elevation_deg=30.0,
                                   width=self.res[0], height=self.res[1])
         self.camera_params = self._camera_params()
+        self.camera_generation = 0  # the scene generation the camera was last handed over for
         self.playing = True
         self.speed = 1.0
         self.manual = False
         self.follow = False
-        self.always_render = False  # render every tick even when nothing changed (recording)
-        self.recording: dict | None = None  # {"path", "t0"} while recording
+        self.always_render = False  # render every tick even when nothing changed
+        self.view_size = self.res  # the 3D view's size, px; the camera renders at it or at render_size
+        self.render_size: tuple[int, int] | None = None  # a recording's fixed size
+        self._init_recording()
         self.selected_env = 0
         self.edit_lock = threading.Lock()  # held while the GUI edits spec.targets / .solver and the sim copies them
         self.edit_count = 0
@@ -73,6 +79,8 @@ class AppController(StatusMixin, PointerMixin):
         self.render_requests = 0  # a new one makes the sim render even when nothing changed
         self.view: Snapshot | None = None  # the engine state the GUI shows (the sim's snapshot, adopted per frame)
         self.targets: TargetEditor | None = None
+        self.obstacles: ObstacleEditor | None = None  # the obstacles' gizmo and pose edits
+        self.show_spheres = False  # the robot's collision spheres are drawn (debug objects)
         self._pointer: dict | None = None  # the mouse button held over the 3D view, if any
         self._image_seen = 0
         self.latest_image: np.ndarray | None = None
@@ -103,8 +111,15 @@ class AppController(StatusMixin, PointerMixin):
 
     @property
     def busy(self) -> str | None:
-        """What the sim thread is doing that takes a while (building a scene), or None."""
-        return None if self.worker is None else self.worker.busy
+        """What the sim thread is doing that takes a while (building a scene, preparing the kernels),
+        or None: the GUI's progress note."""
+        stage = self.sim.stage or (None if self.worker is None else self.worker.busy)
+        if stage is not None:
+            return stage
+        latest = self.sim.latest_image()
+        if self.worker is not None and (self.view is None or latest is None or latest[3] != self.view.generation):
+            return "drawing the robots"  # built; its first image is on its way
+        return None
 
     # the engine objects: for the inline mode (tests) and the sim thread only
     @property
@@ -155,26 +170,24 @@ class AppController(StatusMixin, PointerMixin):
             if snap.keep_edits and not first:
                 with self.edit_lock:  # edits made while it was rebuilt carry over, and so does their undo
                     snap.spec.targets, snap.spec.solver = self.spec.targets, self.spec.solver
+                    snap.spec.obstacles = self.spec.obstacles
                     self.spec = snap.spec
                 self.edited()
             else:
                 self.spec = snap.spec
                 self.targets = TargetEditor(self)
+                self.obstacles = ObstacleEditor(self)
             self._camera_from_spec()
             self.selected_env = self.nearest_env()  # in front: its gizmo and robot are the largest on screen
         return True
 
-    def nearest_env(self) -> int:
-        """The env whose robot is nearest the camera."""
-        return int(np.argmin(np.linalg.norm(self.env_centers() - self.camera.position(), axis=1)))
-
     # -- scene lifecycle ------------------------------------------------------------------------------
-    def _post(self, what: str, fn, *args, key: str | None = None) -> bool:
+    def _post(self, what: str, fn, *args, key: str | None = None, label: str | None = None) -> bool:
         """Run an engine-side action: in the sim thread (True at once; a failure becomes a message),
         or inline (its success, errors as messages). ``key``: a failure stays on the status line
         until the same key succeeds (see :mod:`app.status`)."""
         if self.worker is not None:
-            self.worker.post(what, fn, *args, key=key)
+            self.worker.post(what, fn, *args, key=key, label=label)
             return True
         try:
             fn(*args)
@@ -234,24 +247,32 @@ class AppController(StatusMixin, PointerMixin):
         return ok
 
     def load_robot(self, name_or_path: str) -> bool:
-        """Replace the robot (a catalog name or a URDF / MJCF path), keeping envs and solver settings.
-        Its end link gets one full-pose target at its current pose."""
+        """Replace the robot (a catalog name or a URDF / MJCF path), keeping the env count and solver
+        settings. It stands on the floor (its base raised if its geometry reaches below z = 0), the
+        envs are spaced by its reach (:mod:`app.placement`), and its end link gets one full-pose
+        target at its current pose."""
         envs, solver = self.spec.envs.model_dump(), self.spec.solver.model_dump()
 
         def swap():
             spec = scenefile.SceneSpec(robot={"file": str(name_or_path)}, envs=envs, solver=solver, targets=[])
             scene, runner = scenefile.build(spec, n_envs=1, debug_frames=False)
             robot = runner.robot
+            pos = robot.get_links_pos().reshape(-1, robot.n_links, 3)[0]
+            quat = robot.get_links_quat().reshape(-1, robot.n_links, 4)[0]
+            lift = placement.lift_to_floor(robot.tree, pos, quat)  # a humanoid's pelvis base: feet to the floor
+            spacing = placement.env_spacing(robot, pos, quat)  # neighbours out of each other's reach
             link = end_link(robot.tree)
-            pos = robot.get_links_pos().reshape(-1, robot.n_links, 3)[0, link.idx]
-            quat = robot.get_links_quat().reshape(-1, robot.n_links, 4)[0, link.idx]
-            spec.targets = [scenefile.TargetSpec(link=link.name, pos=tuple(float(x) for x in pos.round(4)),
-                                                 quat=tuple(float(x) for x in quat.round(6)))]
+            target = pos[link.idx] + [0.0, 0.0, lift]
+            spec.robot.pos = (0.0, 0.0, round(lift, 4))
+            spec.envs.env_spacing = (spacing, spacing)
+            spec.targets = [scenefile.TargetSpec(link=link.name, pos=tuple(float(x) for x in target.round(4)),
+                                                 quat=tuple(float(x) for x in quat[link.idx].round(6)))]
             scene.destroy()
             self.sim.install(spec)
-            self.info(f"loaded robot {name_or_path}: {self.sim.robot.n_links} links, {self.sim.robot.n_dofs} dofs")
+            self.info(f"loaded robot {name_or_path}: {self.sim.robot.n_links} links, {self.sim.robot.n_dofs} dofs; "
+                      f"envs {spacing:g} m apart" + (f", base raised {lift:.2f} m to the floor" if lift else ""))
 
-        return self._post(f"cannot load robot '{name_or_path}'", swap)
+        return self._post(f"cannot load robot '{name_or_path}'", swap, label=f"loading {name_or_path}")
 
     def set_n_envs(self, n_envs: int) -> bool:
         """Rebuild the scene with ``n_envs`` envs (1 .. :data:`MAX_ENVS`); targets and edits are kept."""
@@ -288,7 +309,14 @@ class AppController(StatusMixin, PointerMixin):
 
         return self._try("solver", apply, key=f"solver {name}")
 
+    def show_collision_spheres(self, show: bool) -> bool:
+        """Draw the robot's collision spheres in every env (visualizer debug objects only), or not."""
+        self.show_spheres = bool(show)
+        return self._post("collision spheres", self.sim.show_spheres, self.show_spheres, key="spheres")
+
     def close(self) -> None:
+        """Finish a running recording, stop the sim thread and free the scene."""
+        self.finish_recording()
         if self.worker is not None:
             self.worker.close()
         else:
@@ -317,7 +345,7 @@ class AppController(StatusMixin, PointerMixin):
         Threaded: adopt the newest snapshot and hand the camera to the sim thread (None)."""
         if self.view is not None and self.follow:
             self.camera.target = self.env_center(self.selected_env)
-        self.camera_params = self._camera_params()
+        self._hand_camera()
         if self.worker is not None:
             self.adopt()
             self.worker.wake()
@@ -326,6 +354,11 @@ class AppController(StatusMixin, PointerMixin):
         self.adopt()
         self.sim.request_frame()
         return readout
+
+    def _hand_camera(self) -> None:
+        """The camera as it is now, for the sim's next image (and which scene it was framed for)."""
+        self.camera_params = self._camera_params()
+        self.camera_generation = 0 if self.view is None else self.view.generation
 
     def poll_frame(self) -> np.ndarray | None:
         """The newest rendered image (H, W, 3) uint8 if one finished since the last call, else None."""
@@ -341,6 +374,7 @@ class AppController(StatusMixin, PointerMixin):
     def wait_frame(self, timeout: float = 30.0) -> np.ndarray:
         """Block until an image of the current state is ready (for tests and headless use)."""
         if self.worker is None:
+            self._hand_camera()
             self.sim.wait_image(timeout)
             return self.poll_frame()
         seen = self._image_seen
@@ -364,68 +398,6 @@ class AppController(StatusMixin, PointerMixin):
                 return self.view is not None
             time.sleep(0.01)
         return False
-
-    # -- camera -----------------------------------------------------------------------------------------
-    def _camera_params(self) -> tuple:
-        cam = self.camera
-        return (tuple(cam.position().tolist()), tuple(np.asarray(cam.target, float).tolist()), float(cam.fov_deg),
-                (cam.width, cam.height))
-
-    def _camera_from_spec(self) -> None:
-        """The file's camera, unless it leaves an env out of this view (the file's camera may be
-        framed for a video of another aspect ratio): then frame every env."""
-        cam = self.spec.camera
-        if cam is None:
-            self.frame_all()
-            return
-        pos, lookat = np.array(cam.pos, float), np.array(cam.lookat, float)
-        d = pos - lookat
-        dist = float(np.linalg.norm(d))
-        self.camera.target = lookat
-        self.camera.distance = dist
-        self.camera.azimuth_deg = float(np.degrees(np.arctan2(d[1], d[0])))
-        self.camera.elevation_deg = float(np.degrees(np.arcsin(np.clip(d[2] / dist, -1, 1))))
-        self.camera.fov_deg = float(cam.fov)
-        pix, depth = self.camera.project(self.env_centers())
-        margin = 0.06 * np.array([self.camera.width, self.camera.height])
-        inside = (depth > 0) & np.all((pix >= margin) & (pix <= [self.camera.width, self.camera.height] - margin), 1)
-        if not inside.all():
-            self.frame_all()
-
-    def _camera_to_spec(self) -> None:
-        self.spec.camera = scenefile.CameraSpec(pos=tuple(float(x) for x in self.camera.position().round(4)),
-                                                lookat=tuple(float(x) for x in np.asarray(self.camera.target).round(4)),
-                                                fov=float(self.camera.fov_deg))
-
-    def resize_view(self, width: int, height: int) -> None:
-        """The 3D view's widget changed size: render at the new size."""
-        width, height = max(int(width), 16), max(int(height), 16)
-        if (width, height) != (self.camera.width, self.camera.height):
-            self.camera.resize(width, height)
-            self.res = (width, height)
-
-    def scene_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Axis-aligned box (lo, hi) around every env's links, the ground at z = 0 included, m (as
-        the visualizer's, from the snapshot)."""
-        v = self.view
-        pos = v.links_pos + v.offsets[:, None]
-        lo, hi = pos.min(axis=(0, 1)) - LINK_PAD_M, pos.max(axis=(0, 1)) + LINK_PAD_M
-        lo[2], hi[2] = min(lo[2], 0.0), max(hi[2], 0.3)
-        return lo, hi
-
-    def frame_all(self) -> None:
-        lo, hi = self.scene_bounds()
-        self.camera.frame_points(np.array([lo, hi]))
-
-    def preset(self, name: str) -> None:
-        self.camera.preset(name)
-
-    def env_centers(self) -> np.ndarray:
-        """On-screen centre of every env's robot (n_envs, 3): the mean of its link origins, m."""
-        return self.view.links_pos.mean(axis=1) + self.view.offsets
-
-    def env_center(self, env: int) -> np.ndarray:
-        return self.env_centers()[env]
 
     def select_env(self, env: int) -> None:
         if not 0 <= int(env) < self.n_envs:
@@ -455,37 +427,6 @@ class AppController(StatusMixin, PointerMixin):
     def toggle_manual(self) -> None:
         self.manual = not self.manual
         self._wake()
-
-    # -- recording ------------------------------------------------------------------------------------
-    def start_recording(self, path, fps: float = 30.0) -> bool:
-        """Record the view to the video ``path`` (every image rendered from now on)."""
-        if self.recording is not None:
-            self.error(f"record: already recording to {self.recording['path']}", key="record")
-            return False
-        path = Path(path).expanduser()
-        if path.suffix.lower() not in (".mp4", ".mkv", ".mov", ".avi"):
-            self.error(f"record: expected a video file ending in .mp4 (or .mkv, .mov, .avi), got '{path}'",
-                       key="record")
-            return False
-        if not path.parent.is_dir():
-            self.error(f"record: folder '{path.parent}' does not exist", key="record")
-            return False
-        self.recording = {"path": Path(path), "t0": time.perf_counter()}
-        self.always_render = True
-        return self._post("record", self.sim.start_recording, path, fps, key="record")
-
-    def stop_recording(self) -> bool:
-        """Finish the video (its frames so far); the sim says where it went."""
-        rec, self.recording = self.recording, None
-        self.always_render = False
-        if rec is None:
-            return False
-        return self._post("record", self.sim.stop_recording, key="record")
-
-    def recording_text(self) -> str:
-        """How long the recording has run, for the REC mark (m:ss)."""
-        s = 0.0 if self.recording is None else time.perf_counter() - self.recording["t0"]
-        return f"{int(s // 60)}:{int(s % 60):02d}"
 
     @property
     def render_ms(self) -> float:

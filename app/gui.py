@@ -10,12 +10,12 @@ One viewport per process.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
 
 import dearpygui.dearpygui as dpg
-import numpy as np
 
 from . import keybinds, panels
 from .controller import AppController
@@ -24,6 +24,7 @@ from .view import View
 SIDE_W = 330          # width of the left and right panels, px
 STATUS_H = 36         # the status line under the view (two lines of text), px
 MAX_FPS = 30.0        # the GUI sleeps out the rest of a faster frame (its software GL would take the renderer's CPU)
+STARTING_FPS = 8.0    # ... and runs slower while the first scene loads: the CPU goes to the robots' first image
 KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
 # widgets that take typed text while active (a slider becomes a text box on ctrl+click)
@@ -31,17 +32,16 @@ TEXT_ENTRY_TYPES = frozenset(f"mvAppItemType::mv{t}" for t in (
     "InputText", "InputInt", "InputFloat", "InputDouble", "InputIntMulti", "InputFloatMulti", "InputDoubleMulti",
     "SliderFloat", "SliderInt", "SliderDouble", "DragFloat", "DragInt", "DragDouble", "DragFloatMulti",
     "DragIntMulti", "DragDoubleMulti"))
-FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog")
-REPORT_WIDGETS = ("robot_filter", "robot_list", "n_envs", "spacing", "solver_max_samples", "solver_damping",
-                  "record_path", "record_button", "selected_env", "add_link", "add_link_filter", "add_target",
-                  "status")  # their screen rects go in the report
+FILE_DIALOGS = ("open_scene_dialog", "save_dialog", "open_robot_dialog", "record_dialog")
 
 
 class App:
     """Window, panels, input and the frame loop."""
 
-    def __init__(self, scene_path=None, size=(1600, 900), screenshot_dir: Path | None = None):
+    def __init__(self, scene_path=None, size: tuple[int, int] | None = None, screenshot_dir: Path | None = None):
         self.t_start = time.perf_counter()
+        size = tuple(size) if size is not None else window_size(screen_size())
+        self.size = size
         self.controller = AppController(scene_path, res=(size[0] - 2 * SIDE_W - 40, size[1] - 120), threaded=True)
         self.screenshot_dir = Path(screenshot_dir or ".")
         self.show_help = False
@@ -79,6 +79,9 @@ class App:
         dpg.set_primary_window("main", True)
         dpg.setup_dearpygui()
         dpg.show_viewport()
+        self.t_window = time.perf_counter()
+        self.startup_text = ""
+        self._startup_said = 0  # startup lines said: robots on screen, then solving
 
     # -- input -------------------------------------------------------------------------------------
     def _on_wheel(self, delta) -> None:
@@ -184,7 +187,8 @@ class App:
     # -- the loop ------------------------------------------------------------------------------------
     def frame(self) -> None:
         """One GUI frame: callbacks, input, the sim's newest state and image, redraw. Nothing here
-        waits on the solver or the renderer; a frame faster than 1 / MAX_FPS sleeps out the rest."""
+        waits on the solver or the renderer; a frame faster than 1 / MAX_FPS sleeps out the rest
+        (1 / STARTING_FPS while the first scene is being built, drawn and first solved)."""
         t0 = time.perf_counter()
         self.n_frames += 1
         _keep_last(self._frame_times, t0)
@@ -203,15 +207,39 @@ class App:
             _keep_last(self._image_times, t0)
             if self.t_first_image is None:
                 self.t_first_image, self._first_image_frame = t0, self.n_frames
-                print(f"IK Studio: robots on screen {t0 - self.t_start:.1f} s after start", file=sys.stderr)
+                self._note_startup()
             self.view.show_image(img)
+        if self._startup_said == 1 and self.controller.sim.startup_note() is not None:
+            self._note_startup()  # the first solve's image is on screen
         self.view.draw_overlay()
         panels.refresh(self)
         dpg.render_dearpygui_frame()
         self.work_ms = (time.perf_counter() - t0) * 1e3
-        rest = 1.0 / MAX_FPS - (time.perf_counter() - t0)
+        rest = 1.0 / (STARTING_FPS if self.starting else MAX_FPS) - (time.perf_counter() - t0)
         if rest > 0:
             time.sleep(rest)
+
+    def _note_startup(self) -> None:
+        """Say (stderr and the status line) when the robots reached the screen and, later, when the
+        IK first solved, counted from the process's start (the ``ikstudio`` command)."""
+        age = process_age()
+        since = (f"{age:.1f} s after start" if age is not None
+                 else f"{time.perf_counter() - self.t_start:.1f} s after the app began")
+        sim = self.controller.sim
+        if self._startup_said == 0:
+            lead = "" if age is None else f"python and the engine {age - (time.perf_counter() - self.t_start):.1f} s, "
+            text = f"robots on screen {since} ({lead}window {self.t_window - self.t_start:.1f} s)"
+        else:
+            text = f"solving {since}: {sim.startup_note()}"
+        self._startup_said += 1
+        self.startup_text = text
+        print(f"IK Studio: {text}", file=sys.stderr)
+        self.controller.info(text)
+
+    @property
+    def starting(self) -> bool:
+        """The first scene is still loading: built, drawn and solved once (or stopped by an error)."""
+        return self._startup_said < 2 and self.controller.busy is not None
 
     def rates(self) -> tuple[float, float]:
         """(GUI frames/s, images shown/s) over the last two seconds."""
@@ -220,57 +248,10 @@ class App:
                      for times in (self._frame_times, self._image_times))
 
     def report(self, path: Path) -> None:
-        """Write what an outside test driver needs as JSON: the 3D view's top-left corner in window
-        pixels, each env's projected centre and each target's gizmo handles in view pixels, the
-        targets' poses. Written atomically."""
-        import json
-        import os
+        """Write the JSON report an outside test driver reads (see :mod:`app.report`)."""
+        from .report import write_report
 
-        from . import gizmo as gz
-
-        c = self.controller
-        x0, y0 = dpg.get_item_rect_min(self.view.drawlist)
-        pix, _ = c.camera.project(c.env_centers())
-        handles, gizmos = [], []
-        for i, (g, anchor) in enumerate(c.targets.gizmos()):
-            (centre, anchor_px), _ = c.camera.project(np.array([g.pos, anchor]))
-            radius = 0.0
-            for h in gz.handle_geometry(g):
-                hp, _ = c.camera.project(h.points)
-                radius = max(radius, float(np.linalg.norm(hp - centre, axis=1).max()))
-                handles.append({"target": i, "kind": h.kind, "axis": h.axis, "enabled": h.enabled,
-                                "points_px": hp.tolist(), "points": h.points.tolist()})
-            gizmos.append({"center_px": centre.tolist(), "anchor_px": anchor_px.tolist(), "radius_px": radius})
-        widgets = {}
-        per_target = ("pos", "group", "spread", "rot_full", "rot_align_x", "rot_align_y", "rot_align_z", "rot_free",
-                      "pos_mask0", "pos_mask1", "pos_mask2")
-        for tag in REPORT_WIDGETS + tuple(f"t{i}_{f}" for i in range(len(c.targets.targets)) for f in per_target):
-            state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
-            if state.get("visible", True) and "rect_min" in state:
-                widgets[tag] = [*state["rect_min"], *state["rect_max"]]
-        panels_state = {tag: {"size": dpg.get_item_state(tag)["rect_size"], "scroll_max": dpg.get_y_scroll_max(tag)}
-                        for tag in ("left", "right", "joints")}
-        cam = c.camera
-        data = {"panels": panels_state, "view_origin": [x0, y0], "view_size": list(self.view.size),
-                "env_px": pix.tolist(),
-                "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
-                "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow, "space": c.targets.space,
-                          "help": self.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env,
-                          "recording": c.recording is not None, "busy": c.busy},
-                "rates": list(self.rates()),
-                "shortcuts": list(self.shortcuts_run), "keyboard_owner": self.keyboard_owner(), "widgets": widgets,
-                "frames": self.n_frames, "images": self.n_images,
-                "targets": [c.targets.target_pose(i)[0].tolist() for i in range(len(c.targets.targets))],
-                "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in c.targets.targets],
-                "links": [t.link for t in c.targets.targets], "gizmos": gizmos,
-                "link_choice": dpg.get_value("add_link"),
-                "env_depth": c.camera.project(c.env_centers())[1].tolist(),
-                "status": [getattr(self, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
-                "qpos": c.view.qpos.tolist(), "handles": handles, "frames_shown": self.frames_shown,
-                "messages": [list(m) for m in c.messages]}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
+        write_report(self, path)
 
     @property
     def frames_shown(self) -> int:
@@ -284,7 +265,7 @@ class App:
         try:
             while dpg.is_dearpygui_running():
                 self.frame()
-                if report is not None and self.controller.latest_image is not None:
+                if report is not None:
                     self.report(report)
                 if frames is not None and self.frames_shown >= frames:
                     if screenshot is not None:
@@ -296,8 +277,55 @@ class App:
                             dpg.render_dearpygui_frame()
                     break
         finally:
+            saved = self.controller.finish_recording()  # closed while recording: the video is finished
+            if saved is not None:
+                print(f"IK Studio: recording saved: {saved}", file=sys.stderr)
             self.controller.close()
             dpg.destroy_context()
+
+
+def screen_size() -> tuple[int, int] | None:
+    """The X screen's (width, height) px (Xlib through ctypes: no window needed), or None where
+    there is no X display to ask (then :func:`window_size` takes a common laptop's)."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("X11")
+    if not name or not os.environ.get("DISPLAY"):
+        return None
+    try:
+        x11 = ctypes.CDLL(name)
+        x11.XOpenDisplay.restype = ctypes.c_void_p
+        x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+        x11.XDefaultScreen.argtypes = x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
+        x11.XDisplayWidth.argtypes = x11.XDisplayHeight.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        display = x11.XOpenDisplay(None)
+        if not display:
+            return None
+        try:
+            screen = x11.XDefaultScreen(display)
+            return int(x11.XDisplayWidth(display, screen)), int(x11.XDisplayHeight(display, screen))
+        finally:
+            x11.XCloseDisplay(display)
+    except (OSError, AttributeError):
+        return None
+
+
+def window_size(screen: tuple[int, int] | None) -> tuple[int, int]:
+    """The window for a screen: 90 % of it each way (room for a panel or a dock), at least
+    1024x640, never larger than the screen; 1366x768's when the screen is unknown."""
+    w, h = screen if screen else (1366, 768)
+    return min(w, max(1024, int(0.9 * w))), min(h, max(640, int(0.9 * h)))
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (Linux: /proc), or None where that is not known."""
+    try:
+        start_ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+        uptime = float(open("/proc/uptime").read().split()[0])
+        return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _keep_last(times: list[float], t: float, span_s: float = 2.0) -> None:
@@ -306,10 +334,20 @@ def _keep_last(times: list[float], t: float, span_s: float = 2.0) -> None:
         times.pop(0)
 
 
-def run(scene_path=None, frames: int | None = None, screenshot=None, size=(1600, 900), report=None,
+def run(scene_path=None, frames: int | None = None, screenshot=None, size=None, report=None,
         screenshot_dir=None) -> int:
-    """Open the app on ``scene_path`` (default: the seed's 16-env demo). Returns an exit status."""
-    app = App(scene_path, size=size, screenshot_dir=screenshot_dir)
-    app.run(frames=frames, screenshot=Path(screenshot) if screenshot else None,
-            report=Path(report) if report else None)
+    """Open the app on ``scene_path`` (default: the seed's 16-env demo) in a window of ``size``
+    (width, height) px (default: fitted to the screen, see :func:`window_size`). Returns an exit
+    status: 0, or 128 + the signal's number when SIGINT, SIGTERM or SIGHUP closed it (as closing
+    the window does: a recording is finished, and taichi writes its kernel cache at exit)."""
+    from .signals import Interrupted, stop_on_signals
+
+    with stop_on_signals():
+        app = App(scene_path, size=size, screenshot_dir=screenshot_dir)
+        try:
+            app.run(frames=frames, screenshot=Path(screenshot) if screenshot else None,
+                    report=Path(report) if report else None)
+        except Interrupted as stop:
+            print(f"IK Studio: stopped by {stop.name}", file=sys.stderr)
+            return stop.exit_code
     return 0

@@ -10,7 +10,9 @@ import numpy as np
 
 @dataclass
 class FrameReadout:
-    """One frame's figures. Times in ms, errors in m / rad, ``converged`` in percent of envs."""
+    """One frame's figures. Times in ms, errors in m / rad, ``converged`` in percent of envs;
+    ``collided``: percent of envs whose answer collides (None: no collision check ran, see
+    :mod:`app.collision_view`)."""
 
     t: float
     ik_ms: float
@@ -19,6 +21,7 @@ class FrameReadout:
     failed: int
     worst_pos: float
     worst_rot: float
+    collided: float | None = None
 
 
 class Metrics:

@@ -6,6 +6,8 @@ the target list changed, and otherwise only updates values (never under a widget
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dearpygui.dearpygui as dpg
 import numpy as np
 from pydantic import ValidationError
@@ -13,7 +15,7 @@ from pydantic import ValidationError
 from engine import assets, backend
 from engine.scenefile.errors import one_line
 
-from . import keybinds
+from . import collision_panel, keybinds, recording
 from . import status as status_mod
 from .controller import MAX_ENVS
 from .targets import ROT_MODES, rpy_of
@@ -29,6 +31,8 @@ ROT_HELP = {
 ACTIVE_RGB = (51, 105, 173, 255)
 STATUS_COLORS = {"error": (255, 95, 85, 255), "warning": (240, 180, 70, 255), "info": (200, 200, 200, 255)}
 STATUS_LINES = 2
+RECORD_FPS = 30.0
+SIDE_TEXT_WRAP = 300  # px: text in the side panels wraps at this width
 JOINT_ROW_H = 23  # px per joint slider
 JOINTS_MAX_H = 260  # the joint sliders scroll inside this height, so the targets stay on screen
 
@@ -82,9 +86,9 @@ def left_panel(app) -> None:
     with dpg.collapsing_header(label="Robot", default_open=True):
         dpg.add_text("", tag="robot_name")
         dpg.add_input_text(hint="search the catalog", tag="robot_filter", width=-1,
-                           callback=lambda s, a: dpg.configure_item("robot_list", items=_catalog(a)))
-        dpg.add_listbox(_catalog(""), tag="robot_list", num_items=7, width=-1)
-        dpg.add_button(label="Load selected robot", width=-1,
+                           callback=lambda s, a: _filter_catalog(a))
+        dpg.add_listbox(_catalog(""), tag="robot_list", num_items=5, width=-1)
+        dpg.add_button(label="Load selected robot", tag="robot_load", width=-1,
                        callback=lambda: c.load_robot(dpg.get_value("robot_list").split("  ")[0]))
     with dpg.collapsing_header(label="Environments", default_open=True):
         dpg.add_input_int(label="n_envs", tag="n_envs", default_value=c.n_envs, min_value=1, max_value=MAX_ENVS,
@@ -113,17 +117,34 @@ def left_panel(app) -> None:
                                      width=120, on_enter=True, step=0,
                                      callback=_guard(app, lambda v, f: c.set_solver_param(f, float(v))),
                                      user_data=field)
+        collision_panel.solver_rows(app, _guard)
     with dpg.collapsing_header(label="Readouts", default_open=True):
         dpg.add_text("", tag="readouts")
-        with dpg.plot(height=150, width=-1, tag="plot"):
+        with dpg.plot(height=110, width=-1, tag="plot"):
             dpg.add_plot_legend()
             dpg.add_plot_axis(dpg.mvXAxis, label="s", tag="plot_x")
             with dpg.plot_axis(dpg.mvYAxis, label="ms / %", tag="plot_y"):
                 dpg.add_line_series([], [], label="IK ms", tag="series_ik")
                 dpg.add_line_series([], [], label="% converged", tag="series_conv")
     with dpg.collapsing_header(label="Recording", default_open=True):
-        dpg.add_input_text(label="file", tag="record_path", default_value="ikstudio-recording.mp4", width=200)
+        with dpg.group(horizontal=True):
+            dpg.add_input_text(tag="record_path", default_value=str(_record_default(app)), width=-40)
+            dpg.add_button(label="...", tag="record_browse", width=-1, callback=lambda: _browse_record(app))
+        with dpg.group(horizontal=True):
+            dpg.add_combo(list(recording.SIZES), tag="record_size", default_value="1280x720", width=100)
+            dpg.add_text("size   fps 30")
+        dpg.add_checkbox(label="include gizmos and target frames", tag="record_overlay", default_value=True)
         dpg.add_button(label="Record", tag="record_button", width=-1, callback=lambda: _toggle_record(app))
+        dpg.add_text("", tag="record_info", wrap=SIDE_TEXT_WRAP)
+
+
+def _filter_catalog(filter_text: str) -> None:
+    """Show the catalog entries matching the search box; the first is picked when the one picked
+    before is filtered out (so "Load selected robot" loads what the list shows)."""
+    items = _catalog(filter_text)
+    dpg.configure_item("robot_list", items=items)
+    if items and dpg.get_value("robot_list") not in items:
+        dpg.set_value("robot_list", items[0])
 
 
 def _catalog(filter_text: str) -> list[str]:
@@ -132,13 +153,37 @@ def _catalog(filter_text: str) -> list[str]:
     return [item for item in items if all(w in item.lower() for w in words)]
 
 
+def _record_default(app):
+    return recording.default_path(app.controller.spec.source, Path(__file__).resolve().parent)
+
+
+def _browse_record(app) -> None:
+    """The file dialog for the video, in the folder of the path in the box (beside the scene)."""
+    path = Path(dpg.get_value("record_path") or _record_default(app)).expanduser()
+    folder = path.parent if path.parent.is_dir() else Path.cwd()
+    dpg.configure_item("record_dialog", default_path=str(folder), default_filename=path.stem)
+    dpg.show_item("record_dialog")
+
+
 def _toggle_record(app) -> None:
     c = app.controller
     if c.recording is not None:
         c.stop_recording()
     else:
-        c.start_recording(dpg.get_value("record_path"), fps=30)
-        c.info("recording...")
+        c.start_recording(dpg.get_value("record_path"), fps=RECORD_FPS,
+                          size=recording.SIZES[dpg.get_value("record_size")],
+                          overlay=dpg.get_value("record_overlay"))
+
+
+def _recording_info(c) -> str:
+    rec = c.recording
+    if rec is not None:
+        return (f"recording {rec.size[0]}x{rec.size[1]}: {c.recording_text()} so far, plays in real time "
+                f"({rec.fps:g} fps)")
+    last = c.last_recording
+    if last is not None:
+        return f"last: {last['path'].name}, {last['seconds']:.1f} s ({last['frames']} frames at {last['fps']:g} fps)"
+    return "videos play in real time"
 
 
 def right_panel(app) -> None:
@@ -158,6 +203,7 @@ def right_panel(app) -> None:
             dpg.add_button(label="Reset all (T)", callback=lambda: app.run_action("reset_targets"))
             dpg.add_button(label="Local/World (L)", callback=lambda: app.run_action("toggle_gizmo_space"))
         dpg.add_group(tag="targets")
+    collision_panel.section(app, _guard)
 
 
 def _add_target(app) -> None:
@@ -263,6 +309,7 @@ def refresh(app) -> None:
     c = app.controller
     _show_status(app)
     dpg.configure_item("record_button", label="Stop recording" if c.recording is not None else "Record")
+    dpg.set_value("record_info", _recording_info(c))
     if not c.ready:
         return
     shape = c.view.generation
@@ -270,6 +317,7 @@ def refresh(app) -> None:
         app._joints_for = shape
         _build_joints(app)
         _set_unless_active("n_envs", c.n_envs)
+        _set_unless_active("spacing", list(c.spec.envs.env_spacing))  # a new robot's comes from its reach
     targets_key = tuple((t.link, t.group, t.pos_mask, t.rot_mask, t.orientation() is None)
                         for t in c.targets.targets)
     if getattr(app, "_targets_for", None) != (shape, targets_key):
@@ -294,6 +342,8 @@ def refresh(app) -> None:
         lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
                   f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg"]
+    lines.append(collision_panel.readout_line(c))
+    collision_panel.refresh(app, _set_unless_active)
     dpg.set_value("readouts", "\n".join(lines))
     xs, ys = c.metrics.series("ik_ms")
     dpg.set_value("series_ik", [xs, ys])
@@ -336,7 +386,9 @@ def file_dialogs(app) -> None:
             path = data.get("file_path_name")
             if not path:
                 return
-            if kind == "scene":
+            if kind == "record":
+                dpg.set_value("record_path", path)
+            elif kind == "scene":
                 c.open_scene(path)
             elif kind == "robot":
                 c.load_robot(path)
@@ -346,7 +398,8 @@ def file_dialogs(app) -> None:
 
     for tag, kind, exts in (("open_scene_dialog", "scene", (".yaml", ".yml")),
                             ("save_dialog", "save", (".yaml",)),
-                            ("open_robot_dialog", "robot", (".urdf", ".xml"))):
+                            ("open_robot_dialog", "robot", (".urdf", ".xml")),
+                            ("record_dialog", "record", recording.VIDEO_SUFFIXES)):
         with dpg.file_dialog(tag=tag, show=False, callback=opened(kind), width=700, height=420,
                              default_filename="scene" if kind == "save" else "."):
             for ext in exts:

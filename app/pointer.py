@@ -1,4 +1,5 @@
-"""The mouse over the 3D view: grab and drag gizmo handles, orbit / pan / zoom the camera, click an
+"""The mouse over the 3D view: grab and drag gizmo handles (a selected obstacle's first, then the
+targets'), orbit / pan / zoom the camera, click an
 env to select it, ctrl+click a link to add a target there. A mixin of
 :class:`app.controller.AppController`; it reads link poses from the controller's snapshot
 (``view``), never from the engine, so it runs at the GUI's frame rate whatever the solver costs.
@@ -39,7 +40,11 @@ class PointerMixin:
         """A button went down at pixel (px, py): grab a gizmo handle, else orbit (left), pan
         (middle, or shift + left); ctrl + left picks a link (a click adds a target to it). Returns
         the mode: "gizmo", "orbit", "pan" or "pick"."""
-        if button == "left" and not shift and self.targets.begin_drag(px, py):
+        grabbed = None
+        if button == "left" and not shift:
+            editors = [e for e in (self.obstacles, self.targets) if e is not None]
+            grabbed = next((e for e in editors if e.begin_drag(px, py)), None)
+        if grabbed is not None:
             mode = "gizmo"
         elif button == "left" and ctrl:
             mode = "pick"
@@ -47,7 +52,8 @@ class PointerMixin:
             mode = "pan"
         else:
             mode = "orbit"
-        self._pointer = {"button": button, "mode": mode, "start": (px, py), "last": (px, py), "moved": False}
+        self._pointer = {"button": button, "mode": mode, "start": (px, py), "last": (px, py), "moved": False,
+                         "editor": grabbed}
         return mode
 
     def pointer_move(self, px: float, py: float, ctrl: bool = False) -> None:
@@ -55,13 +61,15 @@ class PointerMixin:
         p = self._pointer
         if p is None:
             self.targets.hover_at(px, py)
+            if self.obstacles is not None:
+                self.obstacles.hover_at(px, py)
             return
         dx, dy = px - p["last"][0], py - p["last"][1]
         p["last"], p["ctrl"] = (px, py), ctrl
         if abs(px - p["start"][0]) + abs(py - p["start"][1]) > 3:
             p["moved"] = True
         if p["mode"] == "gizmo":
-            self.targets.drag_to(px, py, snap=ctrl)
+            p["editor"].drag_to(px, py, snap=ctrl)
         elif p["mode"] == "pan":
             self.camera.pan(dx, dy)
         elif p["mode"] == "orbit":
@@ -76,7 +84,7 @@ class PointerMixin:
             self.pointer_move(px, py, ctrl=p.get("ctrl", False))
         self._pointer = None
         if p["mode"] == "gizmo":
-            self.targets.end_drag()
+            p["editor"].end_drag()
         elif p["mode"] == "pick" and not p["moved"]:
             found = self.link_at_pixel(px, py)
             if found is None:

@@ -28,11 +28,13 @@ from pydantic import ValidationError
 from engine import scenefile
 from engine.scenefile.errors import one_line
 
+from . import collision_view, shading
 from .metrics import FrameReadout, worst
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
 MAX_DT = 0.25  # s of motion per solved frame at most (a stall does not make the targets jump further)
-SIM_NICE = 8  # the sim thread's (and so its render thread's) nice value above the GUI's
+SIM_NICE = 8  # the sim and render threads' nice value once the first scene solves (the GUI's is 0)
+RENDER_THREAD = "ikstudio-render"  # engine.vis's name for its render thread
 IDLE_WAIT_S = 0.05  # the sim thread's longest sleep: it wakes at once on a command, an edit or an image
 MIN_TICK_S = 1.0 / 120.0  # and ticks at most this often
 
@@ -48,6 +50,7 @@ class Snapshot:
     ``tree``, ``links``, ``get_link``). Arrays are env-local: ``qpos`` (n_envs, n_qs),
     ``links_pos`` (n_envs, n_links, 3), ``links_quat`` (n_envs, n_links, 4); ``offsets``
     (n_envs, 3) each env's on-screen offset. ``frame``: the last solved RunnerFrame (None until one).
+    ``colliding`` (n_envs,) bool: whose answer collides (None: not checked, :mod:`app.collision_view`).
     """
 
     generation: int
@@ -62,6 +65,7 @@ class Snapshot:
     links_quat: np.ndarray
     frame: object
     t: float
+    colliding: np.ndarray | None = None
 
 
 class Sim:
@@ -70,6 +74,7 @@ class Sim:
     def __init__(self, c):
         self.c = c
         self.scene = self.runner = self.robot = None
+        self.collisions: collision_view.CollisionView | None = None
         self.generation = 0
         self.version = 0
         self.published: Snapshot | None = None
@@ -87,6 +92,10 @@ class Sim:
         self.on_image = None  # called (render thread) when an image is ready: the sim thread's wake-up
         self.keep_edits = False
         self._warm = False
+        self._first_image_done = False
+        self._installed_at = 0.0
+        self.stage: str | None = None  # what a long step is doing (the GUI's progress note), or None
+        self.startup: dict = {}  # how the current scene's first frame went: build_s, solve_s, kernels, image_s
 
     @property
     def visualizer(self):
@@ -99,28 +108,52 @@ class Sim:
         from engine.vis import Visualizer
 
         c = self.c
-        scene, runner = scenefile.build(spec, n_envs=n_envs)
-        scene.visualizer = Visualizer(scene, res=c.camera_params[3], lod=c.lod)
+        t0 = time.perf_counter()
+        cache_empty = not kernel_cache_files()
+        n = spec.envs.n_envs if n_envs is None else n_envs
+        self.stage = f"loading {spec.robot.file} and building {n} env{'s' * (n != 1)}"
+        try:
+            scene, runner = scenefile.build(spec, n_envs=n_envs)
+            scene.visualizer = Visualizer(scene, res=c.camera_params[3], lod=c.lod)
+            shading.prepare(scene.visualizer, runner.robot.tree)  # STL shells smooth, not speckled, at its LOD
+        finally:
+            self.stage = None
+        self.startup = {"build_s": time.perf_counter() - t0, "cache_empty": cache_empty}
         spec.envs.n_envs = scene.n_batch
         old = self.scene
         self.scene, self.runner, self.robot = scene, runner, runner.robot
+        self.collisions = collision_view.CollisionView(runner.robot, scene.visualizer)
         runner.spec = spec.model_copy(deep=True)  # the runner's own: the GUI edits `spec`
         self.pending, self._requested, self.last_frame = None, None, None
-        self._tinted = np.zeros(scene.n_batch, bool)
+        self._tinted = np.zeros(scene.n_batch, np.int8)
         self._synced_edits = self._solved_edits = c.edit_count
         self._stepped_unrendered = False
         self._warm = False
+        self._first_image_done = False
+        self._installed_at = time.perf_counter()
         self.generation += 1
         self.keep_edits = keep_edits
         c.metrics.reset()
         if old is not None:
             old.destroy()
+        self.collisions.show_spheres(c.show_spheres)  # shown in the old scene: shown in this one
         self.publish(spec)
 
     def close(self) -> None:
         if self.scene is not None:
             self.scene.destroy()
             self.scene = None
+
+    def startup_note(self) -> str | None:
+        """One line on how the current scene's first image came (once it has): the scene build, the
+        first solve (with "compiled" only when the kernel cache was empty: then it surely did) and
+        the first image, in seconds."""
+        st = self.startup
+        if "image_s" not in st or "solve_s" not in st:
+            return None
+        kernels = "compiled (first run; cached for the next ones)" if st["cache_empty"] else "ready"
+        return (f"scene built in {st['build_s']:.1f} s, IK kernels {kernels} in {st['solve_s']:.1f} s, "
+                f"first image in {st['image_s']:.1f} s")
 
     # -- state to the GUI -----------------------------------------------------------------------------
     def publish(self, spec=None) -> Snapshot:
@@ -132,7 +165,8 @@ class Sim:
             spec=spec if spec is not None else self.published.spec, keep_edits=self.keep_edits, robot=robot,
             n_envs=n, offsets=self.scene.envs_offset(), qpos=robot.get_qpos().reshape(n, -1),
             links_pos=robot.get_links_pos().reshape(n, -1, 3), links_quat=robot.get_links_quat().reshape(n, -1, 4),
-            frame=self.last_frame, t=self.runner.t)
+            frame=self.last_frame, t=self.runner.t,
+            colliding=None if self.collisions.colliding is None else self.collisions.colliding.copy())
         self.published = snap
         return snap
 
@@ -147,6 +181,11 @@ class Sim:
             run_spec = self.runner.spec
             run_spec.targets = [t.model_copy() for t in c.spec.targets]
             run_spec.solver = c.spec.solver.model_copy()
+            moved = run_spec.obstacles != c.spec.obstacles
+            if moved:
+                run_spec.obstacles = [o.model_copy() for o in c.spec.obstacles]
+        if moved:
+            self.runner.place_obstacles()  # set_pos / set_quat in every env: nothing recompiles
         self.runner.retarget()
         self._synced_edits = count
         return True
@@ -169,24 +208,43 @@ class Sim:
         else:
             dt = self.runner.dt if step_once else 0.0
         self._steps_seen, self._solved_edits = c.step_requests, self._synced_edits
+        t0 = time.perf_counter()
+        if not self._warm:
+            self.stage = ("compiling the IK kernels (first run; cached for the next ones)"
+                          if self.startup.get("cache_empty") else "preparing the IK kernels")
         try:
             frame = self.runner.step(dt * c.speed)
         except (ValueError, RuntimeError) as err:
             c.playing = False
             c.error(f"solve failed, paused: {err}", key="solve")
             return None
+        finally:
+            self.stage = None
+        if not self._warm and "solve_s" not in self.startup:
+            self.startup["solve_s"] = time.perf_counter() - t0
         c.resolve("solve")
         self.last_frame = frame
-        self._tint_failures(frame.success)
+        colliding = self._check_collisions()
+        self._tint_failures(frame.success, colliding)
         readout = FrameReadout(now, frame.ik_ms, self.visualizer.last_timing.get("total_ms", 0.0),
                                100.0 * frame.success_rate, int((~frame.success).sum()),
-                               worst(frame.pos_error), worst(frame.rot_error))
+                               worst(frame.pos_error), worst(frame.rot_error),
+                               None if colliding is None else 100.0 * float(colliding.mean()))
         if self._warm:
             c.metrics.add(readout)
         self._warm = True  # the first solve of a scene may compile or load kernels: not a readout
         self._stepped_unrendered = True
         self.publish()
         return readout
+
+    def first_image_due(self) -> bool:
+        """This scene has no image yet: the sim renders one before it solves (the robots reach the
+        screen without waiting for the IK kernels), once the GUI has framed its camera for it (or
+        after a second, for a GUI that does not)."""
+        if self._first_image_done or self.scene is None:
+            return False
+        framed = self.c.camera_generation == self.generation
+        return framed or time.perf_counter() - self._installed_at < 1.0
 
     def busy_rendering(self) -> bool:
         return self.pending is not None and not self.pending.done()
@@ -196,39 +254,61 @@ class Sim:
         runs at most one frame ahead of the renderer)."""
         c = self.c
         due = c.playing or c.step_requests != self._steps_seen or c.edit_count != self._solved_edits
-        return self.scene is not None and due and not c.manual and not (self._stepped_unrendered
-                                                                          and self.busy_rendering())
+        if self.scene is None or not due or c.manual or self.first_image_due():
+            return False
+        return not (self._stepped_unrendered and self.busy_rendering())
 
-    def _tint_failures(self, success: np.ndarray) -> None:
-        failed = ~np.asarray(success, bool).reshape(-1)
-        if failed.shape == self._tinted.shape and np.array_equal(failed, self._tinted):
+    def _tint_failures(self, success: np.ndarray, colliding: np.ndarray | None = None) -> None:
+        """Failed envs red, envs whose answer collides in a colour of their own (collision_view)."""
+        state = collision_view.env_states(success, colliding)
+        if state.shape == self._tinted.shape and np.array_equal(state, self._tinted):
             return
         vis = self.visualizer
-        if (~failed).any():
-            vis.set_env_tint(np.flatnonzero(~failed), None)
-        if failed.any():
-            vis.set_env_tint(np.flatnonzero(failed), FAIL_TINT)
-        self._tinted = failed
+        for code, rgba in ((collision_view.OK, None), (collision_view.FAILED, FAIL_TINT),
+                           (collision_view.COLLIDING, collision_view.COLLIDE_TINT)):
+            if (state == code).any():
+                vis.set_env_tint(np.flatnonzero(state == code), rgba)
+        self._tinted = state
+
+    def _check_collisions(self) -> np.ndarray | None:
+        """Which envs' current answers collide (None when the checks are off; see collision_view)."""
+        colliding = self.collisions.after_state(self.runner.spec)
+        if self.collisions.error is not None:
+            self.c.error(self.collisions.error, key="collisions")
+        return colliding
+
+    def _retint(self) -> None:
+        """The state changed without a solve (a joint, the spheres): check and tint again, publish."""
+        if self.last_frame is not None:
+            self._tint_failures(self.last_frame.success, self._check_collisions())
+        self.publish()
+
+    def show_spheres(self, show: bool) -> None:
+        """Draw the robot's collision spheres (debug objects, every env), or remove them."""
+        self.collisions.show_spheres(show)
+        self._retint()
 
     # -- engine writes the GUI asks for ------------------------------------------------------------------
     def set_joint(self, env: int | None, q_index: int, value: float) -> None:
         envs = [env] if self.scene.is_batched and env is not None else None
         self.robot.set_qpos([float(value)], qs_idx_local=[int(q_index)], envs_idx=envs)
-        self.publish()
+        self._retint()
 
     def reset(self) -> None:
         self.runner.reset()
         self.c.metrics.reset()
         self.publish()
 
-    def start_recording(self, path, fps: float) -> None:
-        self.visualizer.start_recording(path, fps=fps)
-
-    def stop_recording(self) -> None:
-        vis = self.visualizer
-        if vis.is_recording:
-            path = vis.stop_recording()
-            self.c.info(f"recording saved: {path} ({vis.recorded_frames} frames)")
+    def show_target_frames(self, show: bool) -> None:
+        """Draw the targets' frames in the render (the runner's debug frames), or hide them."""
+        runner = self.runner
+        if runner.debug_frames != bool(show):
+            runner.debug_frames = bool(show)
+            if not show:
+                runner.clear_debug_frames()
+            else:
+                self._solved_edits = -1  # solve once (no time passes) so that the frames are drawn again
+            self.publish()  # a new state to render
 
     # -- images -------------------------------------------------------------------------------------
     def request_frame(self, force: bool = False) -> bool:
@@ -237,10 +317,14 @@ class Sim:
         if self.scene is None or self.busy_rendering():
             return False
         self.collect()
+        if self.first_image_due() and self.c.camera_generation != self.generation:
+            return False  # the GUI is about to frame the camera for this scene: render that
         key = (self.version, self.c.camera_params, self.c.render_requests)
         if key == self._requested and not force and not self.c.always_render:
             return False
         self._apply_camera(self.c.camera_params)
+        if self._image is None or self._image[3] != self.generation:
+            self.startup.setdefault("image_t0", time.perf_counter())
         fut = self.visualizer.request_frame()
         self.pending, self._requested, self._stepped_unrendered = fut, key, False
         if self.on_image is not None:
@@ -261,6 +345,7 @@ class Sim:
         if fut is None or not fut.done():
             return
         self.pending = None
+        self._first_image_done = True
         try:
             image = fut.result()
         except Exception as err:  # the render thread's error, shown rather than raised
@@ -268,8 +353,13 @@ class Sim:
             return
         self.c.resolve("render")
         self._image_seq += 1
+        if "image_t0" in self.startup:
+            self.startup["image_s"] = time.perf_counter() - self.startup.pop("image_t0")
         ms = float(self.visualizer.last_timing.get("total_ms", 0.0))
         self._image = (self._image_seq, image, ms, self.generation)
+        recorder = self.c.recorder
+        if recorder is not None:
+            recorder.offer(image)
 
     def latest_image(self) -> tuple | None:
         """(sequence number, image (H, W, 3) uint8, its render ms, scene generation) of the newest
@@ -277,12 +367,56 @@ class Sim:
         return self._image
 
     def wait_image(self, timeout: float = 30.0) -> np.ndarray:
-        """Inline use: render the current state (or finish the render in flight) and return the image."""
-        if self.pending is None:
+        """Inline use: the image of the current state: the render in flight if it shows it, else a new
+        one (the newest image when nothing changed since it was requested)."""
+        if self.pending is not None:
+            self.pending.result(timeout=timeout)
+            self.collect()
+        if not self.request_frame():
+            if self._image is not None:
+                return self._image[1]
             self.request_frame(force=True)
         self.pending.result(timeout=timeout)
         self.collect()
         return self._image[1]
+
+
+def lower_priority(nice: int) -> None:
+    """Put the sim thread (the caller), the render thread and its rasteriser threads below the GUI,
+    so that on a busy machine the GUI thread gets the CPU first. Done once the first scene solved:
+    until then the robots' first image and the IK kernels want all of it (start-up time). Linux
+    only (a thread's nice value is its own there); elsewhere nothing changes."""
+    try:
+        tids = [threading.get_native_id()]
+        render = next((t.native_id for t in threading.enumerate() if t.name == RENDER_THREAD), None)
+        if render is not None:
+            tids.append(render)
+            # the software GL (llvmpipe) threads the render thread made for its context: made after
+            # it, so with larger ids than it (the window's were made before, at start-up)
+            for tid in os.listdir("/proc/self/task"):
+                with open(f"/proc/self/task/{tid}/comm") as f:
+                    if f.read().startswith("llvmpipe") and int(tid) > render:
+                        tids.append(int(tid))
+        for tid in tids:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def kernel_cache_files() -> set[str]:
+    """The files in taichi's on-disk kernel cache. Taichi writes it when the process exits, so
+    during a run it tells only whether a first run is compiling everything (an empty cache); which
+    kernels a later run compiles or loads, taichi does not say."""
+    try:
+        from taichi.lang import impl
+
+        root = impl.current_cfg().offline_cache_file_path
+    except Exception:  # taichi not initialised, or its config moved: no answer
+        return set()
+    found = set()
+    for folder, _, files in os.walk(root):
+        found.update(os.path.join(folder, f) for f in files)
+    return found
 
 
 class SimThread:
@@ -297,16 +431,16 @@ class SimThread:
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stop = False
-        self.busy: str | None = None  # what a long command is doing ("building the scene"), for the GUI
+        self.busy: str | None = None  # what the command running now is doing ("loading ur5"), for the GUI
         self.ticks = 0
         sim.on_image = self.wake
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
-    def post(self, what: str, fn, *args, key: str | None = None) -> None:
-        """Run ``fn(*args)`` in the sim thread; ``what`` names it in messages and :attr:`busy`,
-        ``key`` is handed to ``on_done``."""
-        self._commands.put((what, fn, args, key))
+    def post(self, what: str, fn, *args, key: str | None = None, label: str | None = None) -> None:
+        """Run ``fn(*args)`` in the sim thread; ``what`` names it in messages, ``label`` in
+        :attr:`busy` while it runs; ``key`` is handed to ``on_done``."""
+        self._commands.put((what, fn, args, key, label))
         self._wake.set()
 
     def wake(self) -> None:
@@ -318,18 +452,15 @@ class SimThread:
         return self._commands.empty() and self.busy is None
 
     def _run(self) -> None:
-        try:  # below the GUI: on a busy machine the GUI thread gets the CPU first; threads made
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SIM_NICE)  # here (render) inherit it
-        except (AttributeError, OSError):
-            pass
         sim = self.sim
+        lowered = False
         last = 0.0
         while not self._stop:
             self._wake.wait(IDLE_WAIT_S)
             self._wake.clear()
             while not self._commands.empty() and not self._stop:
-                what, fn, args, key = self._commands.get()
-                self.busy = what
+                what, fn, args, key, label = self._commands.get()
+                self.busy = label or "working"
                 try:
                     fn(*args)
                 except ValidationError as err:
@@ -348,10 +479,14 @@ class SimThread:
             last = time.perf_counter()
             try:
                 sim.collect()
+                sim.request_frame()  # first: the renderer draws the last solved state while the next one is solved
                 if sim.wants_step():
                     sim.tick()
                     self.ticks += 1
-                sim.request_frame()
+                    sim.request_frame()  # if the renderer was idle (nothing changed before this solve)
+                if not lowered and sim._warm:
+                    lowered = True
+                    lower_priority(SIM_NICE)
             except Exception as err:  # never let the worker die: say so and pause
                 self.sim.c.playing = False
                 self.on_done("sim", f"sim: {type(err).__name__}: {err}")

@@ -4,7 +4,8 @@ Every message goes to the log (``messages``, newest last, for tests and the repo
 line shows, in this order: the newest *problem* (an error with a cause, ``key``: a solver field,
 the env count, a widget, the recording) until that cause is gone (the next success of the same
 key resolves it); else the newest one-off note (an error for ``ERROR_SHOW_S`` seconds, info for
-``INFO_SHOW_S``); else a warning while some envs cannot reach their targets. :func:`fit` cuts a
+``INFO_SHOW_S``); else a warning while some envs' answers collide, or some envs cannot reach
+their targets. :func:`fit` cuts a
 text to the lines the status line has, so nothing runs past the window's edge.
 """
 
@@ -50,7 +51,13 @@ class StatusMixin:
         note = self._note
         if note is not None and time.monotonic() - note[2] < (ERROR_SHOW_S if note[0] == "error" else INFO_SHOW_S):
             return note[0], note[1]
-        frame = self.view.frame if getattr(self, "view", None) is not None else None
+        view = getattr(self, "view", None)
+        colliding = view.colliding if view is not None else None
+        if colliding is not None and colliding.any():
+            hint = "" if self.spec.solver.avoid_collisions else ", or turn on 'avoid collisions' in the solver panel"
+            return "warning", (f"{int(colliding.sum())} of {colliding.size} envs collide (tinted magenta): "
+                               f"move the obstacle{hint}")
+        frame = view.frame if view is not None else None
         if frame is not None and not frame.success.all():
             failed = int((~frame.success).sum())
             return "warning", (f"{failed} of {frame.success.size} envs do not reach their targets (tinted red): "

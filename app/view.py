@@ -13,6 +13,8 @@ from . import gizmo as gz
 
 LEADER_RGBA = (235, 235, 235, 200)  # the line from a gizmo pushed aside back to its target
 CELL_RGBA = (255, 214, 90, 150)  # the outline of the selected env's cell
+OBSTACLE_RGBA = (255, 255, 255, 120)  # the square at the centre of the selected obstacle's gizmo
+OBSTACLE_MARK = np.array([[-5.0, -5.0], [5.0, -5.0], [5.0, 5.0], [-5.0, 5.0]])  # px around the centre
 
 
 class View:
@@ -52,14 +54,24 @@ class View:
         t0 = time.perf_counter()
         np.multiply(img, np.float32(1.0 / 255.0), out=self._buf)
         dpg.set_value(self.tex, self._buf.ravel())
-        dpg.configure_item(self.image, pmax=self.size)
+        scale, x0, y0 = self.app.controller.view_transform()
+        if (w, h) != (self.app.controller.camera.width, self.app.controller.camera.height):
+            scale, x0, y0 = min(self.size[0] / w, self.size[1] / h), 0.0, 0.0  # an image of the size before
+        dpg.configure_item(self.image, pmin=(x0, y0), pmax=(x0 + scale * w, y0 + scale * h))
         self.upload_ms = (time.perf_counter() - t0) * 1e3
 
     def mouse(self) -> tuple[float, float]:
-        """Mouse position in view pixels (x right, y down)."""
+        """Mouse position in camera pixels (x right, y down): the view's, but while a recording
+        letterboxes the image in the view."""
         mx, my = dpg.get_mouse_pos(local=False)
         x0, y0 = dpg.get_item_rect_min(self.drawlist)
-        return mx - x0, my - y0
+        scale, ox, oy = self.app.controller.view_transform()
+        return (mx - x0 - ox) / scale, (my - y0 - oy) / scale
+
+    def to_view(self, pix) -> np.ndarray:
+        """Camera pixels (..., 2) -> view pixels."""
+        scale, ox, oy = self.app.controller.view_transform()
+        return np.asarray(pix, float) * scale + [ox, oy]
 
     def draw_overlay(self) -> None:
         """Gizmo handles of every target; the hovered one highlighted; masked-out ones dimmed. Then
@@ -71,47 +83,58 @@ class View:
             self._draw_gizmos(c)
         if c.recording is not None:
             dpg.draw_circle((18, 18), 8, color=(255, 40, 40, 255), fill=(255, 40, 40, 255), parent=self.marks)
-            dpg.draw_text((32, 9), f"REC {c.recording_text()}", color=(255, 80, 80, 255), size=16, parent=self.marks)
+            dpg.draw_text((32, 9), f"REC {c.recording_text()}", color=(255, 80, 80, 255), size=16,
+                          parent=self.marks)
         busy = c.busy if c.ready else (c.busy or "starting")
         if busy:
             self._draw_progress(busy)
 
     def _draw_gizmos(self, c) -> None:
+        """The gizmos (and leader lines), drawn over the view; the same primitives in camera pixels
+        go to ``c.overlay_prims`` for a recording that includes them."""
         self._draw_selected_cell(c)
         hover = c.targets.hover.handle if c.targets.hover is not None else None
+        prims = []
         for i, (gizmo, anchor) in enumerate(c.targets.gizmos()):
             if np.linalg.norm(gizmo.pos - anchor) > 1e-9:  # pushed aside: a leader line to its target
                 (a, b), depth = c.camera.project(np.array([anchor, gizmo.pos]))
                 if np.all(np.isfinite([a, b])) and np.all(depth > 0):
-                    dpg.draw_line(a.tolist(), b.tolist(), color=LEADER_RGBA, thickness=1.5, parent=self.overlay)
-                    dpg.draw_circle(a.tolist(), 3, color=LEADER_RGBA, fill=LEADER_RGBA, parent=self.overlay)
-            for handle in gz.handle_geometry(gizmo):
-                pix, depth = c.camera.project(handle.points)
-                if not np.all(np.isfinite(pix)) or np.any(depth <= 0):
-                    continue
-                rgb = handle.display_color(hovered=handle is hover or _same(handle, hover))
-                color = [int(255 * x) for x in rgb] + [255 if handle.enabled else 110]
-                width = 3.0 if handle.enabled else 1.5
-                pts = pix.tolist()
-                if handle.kind == "axis":
-                    dpg.draw_arrow(pts[1], pts[0], color=color, thickness=width, size=8, parent=self.overlay)
-                elif handle.kind == "plane":
-                    fill = color[:3] + [90 if handle.enabled else 30]
-                    dpg.draw_polygon(pts + [pts[0]], color=color, fill=fill, thickness=1.0, parent=self.overlay)
-                else:
-                    dpg.draw_polyline(pts, closed=True, color=color, thickness=width, parent=self.overlay)
-                if i == c.targets.selected and handle.kind == "axis" and handle.axis == 0:
-                    dpg.draw_circle(pix[0].tolist(), 4, color=(255, 255, 255, 255), parent=self.overlay)
+                    prims += [("line", [a, b], LEADER_RGBA, 1.5), ("circle", a, 3, LEADER_RGBA)]
+            prims += _gizmo_prims(c.camera, gizmo, hover, mark=i == c.targets.selected)
+        obstacle = c.obstacles.gizmo() if c.obstacles is not None else None
+        if obstacle is not None:  # the selected obstacle's: the same handles, a square mark at its centre
+            hover = c.obstacles.hover.handle if c.obstacles.hover is not None else None
+            prims += _gizmo_prims(c.camera, obstacle, hover)
+            (centre,), depth = c.camera.project(obstacle.pos[None])
+            if np.all(np.isfinite(centre)) and depth[0] > 0:
+                prims.append(("polygon", centre + OBSTACLE_MARK, OBSTACLE_RGBA, (255, 255, 255, 255)))
+        c.overlay_prims = prims
+        scale, ox, oy = c.view_transform()
+        for p in prims:
+            pts = (np.asarray(p[1], float) * scale + [ox, oy]).tolist()
+            if p[0] == "arrow":
+                dpg.draw_arrow(pts[1], pts[0], color=p[2], thickness=p[3], size=8, parent=self.overlay)
+            elif p[0] == "line":
+                dpg.draw_polyline(pts, color=p[2], thickness=p[3], parent=self.overlay)
+            elif p[0] == "polygon":
+                dpg.draw_polygon(pts + [pts[0]], color=p[3], fill=p[2], thickness=1.0, parent=self.overlay)
+            else:
+                dpg.draw_circle(pts, p[2] * scale, color=p[3], fill=p[3], parent=self.overlay)
+
+    @staticmethod
+    def cell_corners(c) -> np.ndarray:
+        """(4, 3) world corners of the selected env's cell outline on the ground."""
+        half = 0.47 * np.asarray(c.spec.envs.env_spacing, float)
+        x, y = c.view.offsets[c.selected_env][:2]
+        return np.array([[x - half[0], y - half[1], 0.0], [x + half[0], y - half[1], 0.0],
+                         [x + half[0], y + half[1], 0.0], [x - half[0], y + half[1], 0.0]])
 
     def _draw_selected_cell(self, c) -> None:
         """The selected env's cell outlined on the ground: where the gizmos are, and whose joints show."""
-        half = 0.47 * np.asarray(c.spec.envs.env_spacing, float)
-        x, y = c.view.offsets[c.selected_env][:2]
-        corners = np.array([[x - half[0], y - half[1], 0.0], [x + half[0], y - half[1], 0.0],
-                            [x + half[0], y + half[1], 0.0], [x - half[0], y + half[1], 0.0]])
-        pix, depth = c.camera.project(corners)
+        pix, depth = c.camera.project(self.cell_corners(c))
         if np.all(np.isfinite(pix)) and np.all(depth > 0):
-            dpg.draw_polyline(pix.tolist(), closed=True, color=CELL_RGBA, thickness=2.0, parent=self.overlay)
+            dpg.draw_polyline(self.to_view(pix).tolist(), closed=True, color=CELL_RGBA, thickness=2.0,
+                              parent=self.overlay)
 
     def _draw_progress(self, text: str) -> None:
         """A bar that sweeps while the sim thread works (its length is not a fraction: how long a
@@ -126,6 +149,28 @@ class View:
         a = x0 + (x1 - x0) * max(0.0, phase * 1.3 - 0.3)
         b = x0 + (x1 - x0) * min(1.0, phase * 1.3)
         dpg.draw_rectangle((a, y + 1), (b, y + 9), color=(0, 0, 0, 0), fill=(90, 160, 255, 255), parent=self.marks)
+
+
+def _gizmo_prims(camera, gizmo, hover, mark: bool = False) -> list:
+    """The drawing primitives (camera pixels) of one gizmo's handles: arrows, plane squares, rings;
+    the hovered handle highlighted, disabled ones dimmed; ``mark``: a dot on the x arrow's base."""
+    prims = []
+    for handle in gz.handle_geometry(gizmo):
+        pix, depth = camera.project(handle.points)
+        if not np.all(np.isfinite(pix)) or np.any(depth <= 0):
+            continue
+        rgb = handle.display_color(hovered=handle is hover or _same(handle, hover))
+        color = tuple(int(255 * x) for x in rgb) + (255 if handle.enabled else 110,)
+        width = 3.0 if handle.enabled else 1.5
+        if handle.kind == "axis":
+            prims.append(("arrow", pix, color, width))
+        elif handle.kind == "plane":
+            prims.append(("polygon", pix, color[:3] + (90 if handle.enabled else 30,), color))
+        else:
+            prims.append(("line", np.vstack([pix, pix[:1]]), color, width))
+        if mark and handle.kind == "axis" and handle.axis == 0:
+            prims.append(("circle", pix[0], 4, (255, 255, 255, 255)))
+    return prims
 
 
 def _same(a, b) -> bool:

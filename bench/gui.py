@@ -1,7 +1,8 @@
-"""Frame rates of the live app: GUI frames/s and images/s, with IK, render and texture times.
+"""Frame rates of the live app: GUI frames/s and images/s, with IK, render and texture times;
+and the time from the ``ikstudio`` command to the robots on screen, cold and warm.
 
-    python bench/gui.py                 # 16, 64 and 256 Panda envs, 1280x720 view, 6 s each
-    python bench/gui.py --seconds 3 --envs 16
+    python bench/gui.py                 # start-up, then 16, 64 and 256 Panda envs, 1280x720 view, 6 s each
+    python bench/gui.py --seconds 3 --envs 16 --no-startup
 
 Runs the real dearpygui app (one window, under Xvfb when there is no display) on the default
 scene (the seed's circling hands). The GUI thread only handles input, uploads finished images
@@ -9,8 +10,13 @@ and draws; the solver and the renderer run in their own threads (app.sim), so "f
 frames) stays up when they are slow, and "images/s" (rendered images shown) is whatever the
 renderer reaches. "IK" is the batched IK call per solved frame, "render" an image's time from
 its request to its pixels, "texture" the upload of one image to dearpygui, "GUI frame" the GUI
-thread's own work per frame (without the sleep that caps it at 60 frames/s). The load average
-is printed too: other processes on the machine take CPU from all of these.
+thread's own work per frame (without the sleep that caps it at ``app.gui.MAX_FPS``). The load
+average is printed too: other processes on the machine take CPU from all of these.
+
+Start-up (``bench/startup.py``): ``ikstudio`` on the default scene, run as a user runs it, twice
+with taichi's kernel cache in a new empty folder: cold (everything compiles), then warm (the
+first run's cache loads). Each is timed from the command to the app's "robots on screen" and
+"solving" lines.
 """
 
 from __future__ import annotations
@@ -30,14 +36,41 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=6.0, help="measured seconds per env count")
     parser.add_argument("--envs", type=int, nargs="+", default=[16, 64, 256])
     parser.add_argument("--view", default="1280x720", help="3D view size WxH (default 1280x720)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--no-startup", action="store_true", help="skip the cold and warm start-up timing")
+    which.add_argument("--startup-only", action="store_true", help="only the start-up timing")
     args = parser.parse_args()
-    view_w, view_h = (int(x) for x in args.view.split("x"))
+    try:
+        view_w, view_h = (int(x) for x in args.view.lower().split("x"))
+    except ValueError:
+        parser.error(f"--view: expected WIDTHxHEIGHT in pixels such as 1280x720, got {args.view!r}")
+    if not (320 <= view_w <= 3840 and 240 <= view_h <= 2160):
+        parser.error(f"--view: expected 320x240 to 3840x2160, got {args.view!r}")
+    if not args.seconds > 0:
+        parser.error(f"--seconds: expected a positive number of seconds, got {args.seconds}")
+    bad = [n for n in args.envs if not 1 <= n <= 1024]
+    if bad:
+        parser.error(f"--envs: expected env counts from 1 to 1024, got {bad}")
     xvfb = None
     if not os.environ.get("DISPLAY"):
         from xvfbwrapper import Xvfb
 
         xvfb = Xvfb(width=view_w + 900, height=view_h + 400, colordepth=24)
         xvfb.start()
+    try:
+        if not args.no_startup:
+            from startup import print_startup
+
+            print_startup()
+        if not args.startup_only:
+            rates(args, view_w, view_h)
+    finally:
+        if xvfb is not None:
+            xvfb.stop()
+
+
+def rates(args, view_w: int, view_h: int) -> None:
+    """Run the app in this process at each env count of ``args.envs`` and print its rates."""
     import engine as ik
 
     ik.init(backend="gpu")
@@ -48,13 +81,13 @@ def main() -> None:
     try:
         c = app.controller
         for n_envs in args.envs:
-            while not (c.ready and c.worker.idle):
+            while not (c.ready and c.worker.idle and c.last_frame is not None):  # built and solved once
                 app.frame()
             if c.n_envs != n_envs:
                 generation = c.view.generation
                 if not c.set_n_envs(n_envs):
                     raise SystemExit(c.messages[-1][1])
-                while c.view.generation == generation:  # the GUI keeps running while the sim rebuilds
+                while c.view.generation == generation or c.last_frame is None:  # the GUI runs meanwhile
                     app.frame()
                     if c.messages and c.messages[-1][0] == "error":
                         raise SystemExit(c.messages[-1][1])
@@ -82,8 +115,6 @@ def main() -> None:
         import dearpygui.dearpygui as dpg
 
         dpg.destroy_context()
-        if xvfb is not None:
-            xvfb.stop()
     print(f"IK Studio app, Panda, backend {ik.backend.STATE.arch}, {os.cpu_count()} CPUs (median ms; rates per s)")
     print(f"{'envs':>5} {'view':>10} {'IK':>7} {'render':>8} {'texture':>8} {'GUI frame':>10} "
           f"{'frames/s':>9} {'images/s':>9} {'load avg':>9}")

@@ -1,6 +1,6 @@
 """Capture the README's images: the app on the default scene, and a gizmo drag as a sequence.
 
-Needs a display (Xvfb), xdotool and xwd + ImageMagick's ``convert``; not run by the tests.
+Needs a display (Xvfb) and xdotool; screens are grabbed with Pillow. Not run by the tests.
 
     Xvfb :77 -screen 0 1920x1080x24 &  DISPLAY=:77 python docs/capture_drag.py
 """
@@ -21,8 +21,9 @@ SIZE = (1600, 900)
 
 
 def shot(path: Path) -> None:
-    xwd = subprocess.run(["xwd", "-root", "-silent"], capture_output=True, check=True).stdout
-    subprocess.run(["convert", "xwd:-", "-crop", f"{SIZE[0]}x{SIZE[1]}+0+0", str(path)], input=xwd, check=True)
+    from PIL import ImageGrab
+
+    ImageGrab.grab(bbox=(0, 0, *SIZE), xdisplay=os.environ["DISPLAY"]).convert("RGB").save(path)
 
 
 def main() -> None:
@@ -69,11 +70,13 @@ def main() -> None:
     app.terminate()
     app.wait(timeout=60)
     report.unlink(missing_ok=True)
-    frames = [str(OUT / f"drag_{k}.png") for k in range(5)]
-    gif = ["convert", "-delay", "80", "-loop", "0", *frames, "-resize", "50%", "+repage", str(OUT / "drag.gif")]
-    subprocess.run(gif, check=True)
+    from PIL import Image
+
+    frames = [OUT / f"drag_{k}.png" for k in range(5)]
+    images = [Image.open(f).resize((SIZE[0] // 2, SIZE[1] // 2), Image.LANCZOS) for f in frames]
+    images[0].save(OUT / "drag.gif", save_all=True, append_images=images[1:], duration=800, loop=0)
     for f in frames:
-        Path(f).unlink()
+        f.unlink()
 
 
 if __name__ == "__main__":

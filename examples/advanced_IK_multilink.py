@@ -13,11 +13,16 @@ the fingertip targets drawn as debug frames, as in the seed.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
 
-import numpy as np
+os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")  # no taichi version banner (not even on --help)
 
-import engine as ik
-from engine.transforms import pose_to_matrix, quat_to_matrix
+import numpy as np  # noqa: E402
+
+import engine as ik  # noqa: E402
+from engine.transforms import pose_to_matrix, quat_to_matrix  # noqa: E402
 
 POS_TOL = 5e-4  # the solver's default tolerances, used to judge each step
 ROT_TOL = 5e-3
@@ -39,7 +44,11 @@ def main(argv=None) -> int:
         parser.error("--steps: expected a positive number of steps")
 
     ########################## init ##########################
-    ik.init(backend=args.backend, precision="32", seed=args.seed)
+    # taichi prints "Starting on arch=..." for every backend init tries: one line of ours instead
+    with contextlib.redirect_stdout(io.StringIO()):
+        arch = ik.init(backend=args.backend, precision="32", seed=args.seed)
+    if not args.quiet:
+        print(f"running on {arch.describe()}")
     np.random.seed(args.seed)  # the solver draws its restart seed from numpy when none is given
 
     ########################## create a scene ##########################

@@ -25,7 +25,7 @@ class AppProcess:
         self.display, self.folder = display, folder
         self.report = folder / "report.json"
         args = ", ".join(f"{k}={v!r}" for k, v in {**kwargs, "report": str(self.report)}.items())
-        code = f"import engine as ik; ik.init(backend='cpu'); from app import gui; gui.run({args})"
+        code = f"import engine as ik; ik.init(backend='cpu'); from app import gui; raise SystemExit(gui.run({args}))"
         self.env = dict(os.environ, DISPLAY=display, PYOPENGL_PLATFORM=os.environ.get("PYOPENGL_PLATFORM", "osmesa"))
         self.out = open(folder / "app.log", "w")  # closed in close()
         self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=self.env, stdout=self.out,
@@ -67,6 +67,16 @@ class AppProcess:
         self.wait_frames(2)
         self.xdotool("click", 1)
         return self.wait_frames(frames)
+
+    def select_all(self) -> None:
+        """ctrl+A in the focused field, with ctrl held over several GUI frames (a quick ctrl+a can
+        reach a slow frame with ctrl already up)."""
+        self.xdotool("keydown", "ctrl")
+        self.wait_frames(2)
+        self.xdotool("key", "a")
+        self.wait_frames(2)
+        self.xdotool("keyup", "ctrl")
+        self.wait_frames(1)
 
     def type(self, text: str, delay_ms: int = 60) -> None:
         """Type ``text`` with the real keyboard (one key event per character)."""

@@ -43,9 +43,10 @@ def test_the_gizmo_is_drawn_on_the_selected_env(launch, display, tmp_path):
         assert len(xx) > 500, "nothing drawn over the view"
         anchor = np.array(r["gizmos"][0]["anchor_px"])
         # everything drawn over the image is the selected env's gizmo and its cell's outline ...
-        d_sel = np.hypot(xx - env_px[sel, 0], yy - env_px[sel, 1])
+        lo, hi = np.min(r["cell_px"], axis=0) - 6, np.max(r["cell_px"], axis=0) + 6
+        in_cell = (xx >= lo[0]) & (xx <= hi[0]) & (yy >= lo[1]) & (yy <= hi[1])
         d_gizmo = np.hypot(xx - anchor[0], yy - anchor[1])
-        assert np.mean((d_gizmo < 1.2 * GIZMO_PX) | (d_sel < 160)) > 0.98
+        assert np.mean((d_gizmo < 1.2 * GIZMO_PX) | in_cell) > 0.98
         # ... and its gizmo is there: around the target of that env
         assert (d_gizmo < 1.2 * GIZMO_PX).sum() > 300
         far = [k for k in range(len(env_px)) if np.linalg.norm(env_px[k] - env_px[sel]) > 250]
@@ -73,7 +74,7 @@ def test_the_gizmo_keeps_its_size_on_screen_at_any_env_count(launch):
     sizes = {16: ring_radius_px(r)}
     for n in (64, 256):
         app.click(*inside_left(r["widgets"]["n_envs"]))
-        app.xdotool("key", "ctrl+a")
+        app.select_all()
         app.type(str(n))
         app.xdotool("key", "Return")
         r = app.wait_report(lambda r, n=n: r["state"]["n_envs"] == n and r["images"] > 0, timeout=180)
@@ -150,4 +151,4 @@ def test_joint_sliders_scroll_in_their_panel(launch):
     assert joints["scroll_max"] > 300, "the sliders do not scroll in their panel"
     # the targets panel is on screen below them: the link picker and both targets' fields
     for tag in ("add_link_filter", "t0_pos", "t1_pos"):
-        assert r["widgets"][tag][3] < 900, (tag, r["widgets"][tag])
+        assert r["widgets"][tag][3] < r["window_size"][1], (tag, r["widgets"][tag])

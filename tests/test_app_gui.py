@@ -10,7 +10,23 @@ import numpy as np
 from _appwindow import grab_screen, robot_pixels
 
 
-def test_default_scene_shows_16_robot_cells(launch, tmp_path):
+def test_the_window_fits_the_screen(display, monkeypatch):
+    from app import gui
+
+    assert gui.window_size((1920, 1080)) == (1728, 972)
+    assert gui.window_size((1366, 768)) == (1229, 691)
+    assert gui.window_size((1024, 600)) == (1024, 600)  # never larger than the screen
+    assert gui.window_size(None) == (1229, 691)
+    monkeypatch.setenv("DISPLAY", display)
+    w, h = gui.screen_size()  # the tests' X screen (Xvfb's 1920x1080 unless a display was given)
+    assert w >= 640 and h >= 480
+
+
+def test_default_scene_shows_16_robot_cells(launch, tmp_path, display, monkeypatch):
+    from app import gui
+
+    monkeypatch.setenv("DISPLAY", display)
+    screen = gui.screen_size()
     shot = tmp_path / "window.png"
     app = launch(frames=40, screenshot=str(shot))
     assert app.wait_exit() == 0, app.log()
@@ -19,7 +35,7 @@ def test_default_scene_shows_16_robot_cells(launch, tmp_path):
     assert r["frames_shown"] == 40 and r["images"] >= 1
     assert not [m for m in r["messages"] if m[0] == "error"]
     img = imageio.imread(shot)[..., :3]
-    assert img.shape[:2] == (900, 1600)
+    assert img.shape[:2] == tuple(r["window_size"][::-1]) == gui.window_size(screen)[::-1]  # fitted
     (ox, oy), (w, h) = r["view_origin"], r["view_size"]
     view = img[oy:oy + h, ox:ox + w]
     assert view.shape[:2] == (h, w)

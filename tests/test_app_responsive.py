@@ -20,7 +20,7 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
     # Record, then Stop: one click each, while the 256 envs play
     video = tmp_path / "rec.mp4"
     app.click(*inside_left(r["widgets"]["record_path"]))
-    app.xdotool("key", "ctrl+a")
+    app.select_all()
     app.type(str(video), delay_ms=10)
     app.xdotool("key", "Return")
     r = app.wait_report(lambda r: r["keyboard_owner"] is None)
@@ -59,7 +59,7 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
 
     # the n_envs box: click, type, Enter
     app.click(*inside_left(r["widgets"]["n_envs"]))
-    app.xdotool("key", "ctrl+a")
+    app.select_all()
     app.type("64")
     app.xdotool("key", "Return")
     r = app.wait_report(lambda r: r["state"]["n_envs"] == 64, timeout=120)

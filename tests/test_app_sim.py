@@ -61,8 +61,10 @@ def test_gui_calls_return_at_once_during_a_slow_solve(ctl):
         ctl.targets.set_pose(0, pos=pos0 + [0.001 * k, 0, 0])
         ctl.camera.orbit(1.0, 0.0)
         worst = max(worst, time.perf_counter() - f0)
-    assert worst < 0.05, f"a GUI-side call waited {worst * 1e3:.0f} ms on the solver"
-    assert time.perf_counter() - t0 < 0.5
+    # the solve is held for up to 10 s: a call that waited on it would take seconds (the bound leaves
+    # room for a busy machine)
+    assert worst < 0.25, f"a GUI-side call waited {worst * 1e3:.0f} ms on the solver"
+    assert time.perf_counter() - t0 < 2.0
     release.set()
     runner.step = step
     # the last edit reaches a solve: its targets are the runner's once the sim catches up

@@ -224,3 +224,21 @@ def test_invalid_construction():
         make_cam(fov_deg=180.0)
     with pytest.raises(ValueError, match="near"):
         make_cam(near=1.0, far=0.5)
+
+
+@pytest.mark.parametrize("view", [(1280, 720), (640, 640), (400, 900)])
+def test_frame_box_fits_every_corner_tightly_and_centred(view):
+    cam = OrbitCamera(target=np.zeros(3), distance=3.0, azimuth_deg=30.0, elevation_deg=30.0,
+                      width=view[0], height=view[1])
+    lo, hi = np.array([-6.0, -5.0, 0.0]), np.array([6.5, 5.0, 1.2])  # a wide flat grid of envs
+    cam.frame_box(lo, hi, margin_px=20)
+    corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+    pix, depth = cam.project(corners)
+    assert np.all(depth > 0)
+    assert pix.min() >= 20 - 0.5 and np.all(pix <= np.array(view) - 20 + 0.5)
+    span = pix.max(axis=0) - pix.min(axis=0)
+    # tight: the box touches the margin on one axis at least
+    assert np.any(np.abs(span - (np.array(view) - 40)) < 3.0), span
+    centre = 0.5 * (pix.min(axis=0) + pix.max(axis=0))
+    np.testing.assert_allclose(centre, np.array(view) / 2, atol=2.0)
+    assert (cam.azimuth_deg, cam.elevation_deg) == (30.0, 30.0)

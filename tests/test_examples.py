@@ -53,3 +53,23 @@ def test_example_records_a_video_with_target_frames(script, tmp_path):
     # the debug frames' red x axes are drawn: some strongly red pixels in the image
     red = (frame[..., 0] > 150) & (frame[..., 1] < 80) & (frame[..., 2] < 80)
     assert red.sum() > 5
+
+
+@pytest.mark.parametrize("script", ["advanced_IK_multilink.py", "batched_IK.py"])
+def test_example_output_has_no_taichi_noise(script):
+    """``--help`` prints no taichi banner, and a run says once where it runs (taichi's own
+    "Starting on arch" line, one per backend tried, is not passed on), with the environment a
+    user has: nothing set to quiet taichi."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ENABLE_TAICHI_HEADER_PRINT",)}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    path = str(ROOT / "examples" / script)
+    help_ = subprocess.run([sys.executable, path, "--help"], cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert help_.returncode == 0 and help_.stdout.startswith("usage:")
+    assert "Taichi" not in help_.stdout + help_.stderr, help_.stdout + help_.stderr
+    run = subprocess.run([sys.executable, path, "--steps", "2", "--backend", "gpu"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output[-2000:]
+    assert "[Taichi]" not in output, output[-2000:]
+    assert sum(line.startswith("running on ") for line in run.stdout.splitlines()) == 1, run.stdout[-2000:]

@@ -8,9 +8,10 @@ costs one draw call however many envs and colours there are (in software GL each
 costs ~0.5 ms of uniform and state setup, more than the vertices of 16 instances).
 
 Levels of detail: ``"full"`` keeps every face; ``"decimated"`` caps each visual's mesh at
-``max_faces`` faces, with trimesh's quadric decimation when its optional backend
-(``fast_simplification``) is installed and :func:`cluster_vertices` (ours) otherwise, and
-tessellates primitives (capsules, cylinders, spheres) more coarsely.
+``max_faces`` faces, with trimesh's quadric decimation (its backend ``fast_simplification`` is a
+dependency; a triangle soup, as STL files hold, has its vertices merged first) and
+:func:`cluster_vertices` (ours) where that fails or is missing, and tessellates primitives
+(capsules, cylinders, spheres) more coarsely.
 """
 
 from __future__ import annotations
@@ -107,7 +108,11 @@ def decimate(mesh, max_faces: int, key=None):
         return _DECIMATED[cache_key]
     out = None
     try:
-        out = mesh.simplify_quadric_decimation(face_count=int(max_faces))
+        source = mesh
+        if repeats_vertices(mesh):  # a triangle soup (STL): edges collapse only where triangles share vertices
+            source = mesh.copy()
+            source.merge_vertices()
+        out = source.simplify_quadric_decimation(face_count=int(max_faces))
         if not 0 < len(out.faces) <= max_faces * 1.1:
             out = None
     except (ImportError, ValueError, TypeError, AttributeError):  # backend missing or API changed
@@ -117,6 +122,12 @@ def decimate(mesh, max_faces: int, key=None):
     if cache_key is not None:
         _DECIMATED[cache_key] = out
     return out
+
+
+def repeats_vertices(mesh) -> bool:
+    """Most vertices belong to one face only: the file repeats its vertices per triangle (STL), so
+    the mesh's triangles are not joined (each shaded flat, none of its edges shared)."""
+    return mesh is not None and len(mesh.faces) > 0 and len(mesh.vertices) >= 2.5 * len(mesh.faces)
 
 
 def _visual_key(visual):

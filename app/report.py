@@ -1,0 +1,95 @@
+"""The JSON report the GUI writes every frame for tests that drive the real window from outside:
+the 3D view's top-left corner in window pixels, each env's projected centre and each target's
+gizmo handles in view pixels, the targets' poses and masks, qpos, the state flags, the shortcuts
+run, who has the keyboard, widget rectangles, the status line and the messages. Before the scene
+is ready only the parts that do not need it are there."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import dearpygui.dearpygui as dpg
+import numpy as np
+
+from . import collision_panel, obstacles
+from . import gizmo as gz
+
+REPORT_WIDGETS = ("robot_filter", "robot_list", "robot_load", "n_envs", "spacing", "solver_max_samples",
+                  "solver_damping", "record_path", "record_button", "record_browse", "selected_env", "add_link",
+                  "add_link_filter", "add_target", "status")  # their screen rects go in the report
+
+
+def write_report(app, path: Path) -> None:
+    """Write the report to ``path`` atomically (see the module docstring)."""
+    c = app.controller
+    x0, y0 = dpg.get_item_rect_min(app.view.drawlist)
+    cam = c.camera
+    data = {"view_origin": [x0, y0], "view_size": list(app.view.size), "ready": c.ready,
+            "window_size": [dpg.get_viewport_client_width(), dpg.get_viewport_client_height()],
+            "frames": app.n_frames, "images": app.n_images, "frames_shown": app.frames_shown,
+            "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
+            "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow,
+                      "space": c.targets.space if c.targets is not None else "world",
+                      "help": app.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env,
+                      "recording": c.recording is not None, "busy": c.busy,
+                      "render_size": [cam.width, cam.height]},
+            "last_recording": None if c.last_recording is None else {
+                k: str(v) if k == "path" else v for k, v in c.last_recording.items()},
+            "rates": list(app.rates()), "startup": app.startup_text,
+            "shortcuts": list(app.shortcuts_run), "keyboard_owner": app.keyboard_owner(),
+            "widgets": _widgets(c), "panels": _panels(),
+            "link_choice": dpg.get_value("add_link"), "record_path": dpg.get_value("record_path"),
+            "robot_choice": dpg.get_value("robot_list"), "spacing": list(dpg.get_value("spacing"))[:2],
+            "record_info": dpg.get_value("record_info"),
+            "status": [getattr(app, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
+            "messages": [list(m) for m in c.messages]}
+    if c.ready:
+        data.update(_scene(app))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def _scene(app) -> dict:
+    """What needs the scene: envs, targets, gizmos, qpos (pixels in the view's, not the camera's)."""
+    c = app.controller
+    to_view = app.view.to_view  # camera pixels -> view pixels (they differ while a recording letterboxes)
+    pix, depth = c.camera.project(c.env_centers())
+    handles, gizmos = [], []
+    for i, (g, anchor) in enumerate(c.targets.gizmos()):
+        centre, anchor_px = to_view(c.camera.project(np.array([g.pos, anchor]))[0])
+        radius = 0.0
+        for h in gz.handle_geometry(g):
+            hp = to_view(c.camera.project(h.points)[0])
+            radius = max(radius, float(np.linalg.norm(hp - centre, axis=1).max()))
+            handles.append({"target": i, "kind": h.kind, "axis": h.axis, "enabled": h.enabled,
+                            "points_px": hp.tolist(), "points": h.points.tolist()})
+        gizmos.append({"center_px": centre.tolist(), "anchor_px": anchor_px.tolist(), "radius_px": radius})
+    ed = c.targets
+    cell = to_view(c.camera.project(app.view.cell_corners(c))[0])
+    return {"env_px": to_view(pix).tolist(), "env_depth": depth.tolist(), "handles": handles, "gizmos": gizmos,
+            "cell_px": cell.tolist(), "robot": c.robot.tree.name,
+            "targets": [ed.target_pose(i)[0].tolist() for i in range(len(ed.targets))],
+            "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in ed.targets],
+            "links": [t.link for t in ed.targets], "qpos": c.view.qpos.tolist(),
+            "readouts": dpg.get_value("readouts"), **obstacles.report(c, to_view)}
+
+
+def _widgets(c) -> dict:
+    n_targets = len(c.targets.targets) if c.targets is not None else 0
+    per_target = ("pos", "group", "spread", "rot_full", "rot_align_x", "rot_align_y", "rot_align_z", "rot_free",
+                  "pos_mask0", "pos_mask1", "pos_mask2")
+    out = {}
+    tags = REPORT_WIDGETS + collision_panel.WIDGETS
+    for tag in tags + tuple(f"t{i}_{f}" for i in range(n_targets) for f in per_target):
+        state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
+        if state.get("visible", True) and "rect_min" in state:
+            out[tag] = [*state["rect_min"], *state["rect_max"]]
+    return out
+
+
+def _panels() -> dict:
+    return {tag: {"size": dpg.get_item_state(tag)["rect_size"], "scroll_max": dpg.get_y_scroll_max(tag)}
+            for tag in ("left", "right", "joints")}

@@ -1,0 +1,54 @@
+"""Start-up (issue 17, item 8): the window comes at once, with a progress note over the view while
+the scene is built and the IK kernels are prepared; the robots are drawn before the kernels are
+ready; the app says "compiled" only when it knows kernels were compiled (taichi's kernel cache was
+empty), and how long each part took."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import engine as ik
+from app.sim import Sim, kernel_cache_files
+
+BAR = np.array([90, 160, 255])  # the progress bar's sweep (app.view)
+
+
+def test_window_first_then_robots_then_solving(launch, display):
+    from _appwindow import grab_screen
+
+    ik.init(backend="cpu")
+    cache_empty = not kernel_cache_files()  # the app's process uses the same kernel cache
+    app = launch()
+    early = app.wait_report(lambda r: r["frames"] >= 3, timeout=120)
+    assert early["images"] == 0 and early["state"]["busy"], early["state"]  # a window, and what it waits on
+    # the robots, with the note over them while the IK kernels are prepared
+    r = app.wait_report(lambda r: r["images"] >= 1, timeout=120)
+    seen_bar = False
+    while "IK kernels" in (r["state"]["busy"] or ""):
+        (ox, oy), (w, h) = r["view_origin"], r["view_size"]
+        view = grab_screen(display, (int(ox), int(oy), int(ox) + w, int(oy) + h))
+        seen_bar |= bool((np.abs(view - BAR).sum(axis=2) < 40).sum() > 30)
+        assert ("compiling" in r["state"]["busy"]) == cache_empty, r["state"]["busy"]
+        r = app.wait_frames(2)
+    assert seen_bar, "no progress bar while the IK kernels were prepared"
+    r = app.wait_report(lambda r: any(m[1].startswith("solving") for m in r["messages"]), timeout=300)
+    lines = [m[1] for m in r["messages"] if m[1].startswith(("robots on screen", "solving"))]
+    assert len(lines) == 2 and lines[0].startswith("robots on screen") and " s after start" in lines[0], lines
+    assert ("compiled" in lines[1]) == cache_empty, lines[1]
+    assert r["state"]["busy"] is None
+    assert "Traceback" not in app.log(), app.log()
+
+
+class _Stub:
+    startup: dict
+
+
+def test_compiled_is_said_only_when_the_kernel_cache_was_empty():
+    note = Sim.startup_note
+    stub = _Stub()
+    stub.startup = {"build_s": 0.3, "cache_empty": False, "solve_s": 2.4, "image_s": 1.1}
+    assert "compiled" not in note(stub) and "ready in 2.4 s" in note(stub)
+    stub.startup["cache_empty"] = True
+    assert "compiled" in note(stub)
+    stub.startup = {"build_s": 0.3, "cache_empty": True, "image_s": 1.1}  # not solved yet
+    assert note(stub) is None
