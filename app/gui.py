@@ -24,7 +24,7 @@ from .view import View
 SIDE_W = 330          # width of the left and right panels, px
 STATUS_H = 36         # the status line under the view (two lines of text), px
 MAX_FPS = 30.0        # the GUI sleeps out the rest of a faster frame (its software GL would take the renderer's CPU)
-STARTING_FPS = 8.0    # ... and runs slower while the first scene loads: the CPU goes to the robots' first image
+STARTING_FPS = 8.0    # ... and slower while the first scene loads and nobody touches it: the CPU goes to loading
 KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
 # widgets that take typed text while active (a slider becomes a text box on ctrl+click)
@@ -53,6 +53,8 @@ class App:
         self._buttons = {"left": False, "middle": False}
         self._wheel = 0.0
         self._keys: list[tuple[bool, int]] = []  # (pressed, key code) since the last frame, in order
+        self._mouse_at: tuple = ()  # the mouse position seen last frame
+        self._t_input = -1e9  # perf_counter() of the last key, wheel or mouse motion seen
         self._ctrl = False  # a ctrl key is held, as of the key events seen so far
         self.shortcuts_run: list[str] = []  # the action of every shortcut run, in order (in the report)
         dpg.create_context()
@@ -188,12 +190,17 @@ class App:
     def frame(self) -> None:
         """One GUI frame: callbacks, input, the sim's newest state and image, redraw. Nothing here
         waits on the solver or the renderer; a frame faster than 1 / MAX_FPS sleeps out the rest
-        (1 / STARTING_FPS while the first scene is being built, drawn and first solved)."""
+        (1 / STARTING_FPS while the first scene is being built, drawn and first solved, unless the
+        user has just used the mouse or the keyboard)."""
         t0 = time.perf_counter()
         self.n_frames += 1
         _keep_last(self._frame_times, t0)
         c = self.controller
         c.adopt()
+        mouse = tuple(dpg.get_mouse_pos(local=False))
+        if self.n_frames > 3 and (self._keys or self._wheel or mouse != self._mouse_at):  # (the first
+            self._t_input = t0  # frames' mouse position is a placeholder until the pointer is read)
+        self._mouse_at = mouse
         dpg.run_callbacks(dpg.get_callback_queue())
         self._dispatch_keys()
         w, h = dpg.get_item_rect_size("center")
@@ -238,8 +245,10 @@ class App:
 
     @property
     def starting(self) -> bool:
-        """The first scene is still loading: built, drawn and solved once (or stopped by an error)."""
-        return self._startup_said < 2 and self.controller.busy is not None
+        """The first scene is still loading (built, drawn and solved once; an error or a paused
+        scene stops the wait) and the user has not used the mouse or the keyboard for a second."""
+        return (self._startup_said < 2 and self.controller.busy is not None
+                and time.perf_counter() - self._t_input > 1.0)
 
     def rates(self) -> tuple[float, float]:
         """(GUI frames/s, images shown/s) over the last two seconds."""
