@@ -32,6 +32,7 @@ ACTIVE_RGB = (51, 105, 173, 255)
 STATUS_COLORS = {"error": (255, 95, 85, 255), "warning": (240, 180, 70, 255), "info": (200, 200, 200, 255)}
 STATUS_LINES = 2
 RECORD_FPS = 30.0
+READOUT_LINES = 6  # the readouts always have this many lines, so the sections below never move
 SIDE_TEXT_WRAP = 300  # px: text in the side panels wraps at this width
 JOINT_ROW_H = 23  # px per joint slider
 JOINTS_MAX_H = 260  # the joint sliders scroll inside this height, so the targets stay on screen
@@ -119,7 +120,7 @@ def left_panel(app) -> None:
                                      user_data=field)
         collision_panel.solver_rows(app, _guard)
     with dpg.collapsing_header(label="Readouts", default_open=True):
-        dpg.add_text("", tag="readouts")
+        dpg.add_text("\n" * (READOUT_LINES - 1), tag="readouts")
         with dpg.plot(height=110, width=-1, tag="plot"):
             dpg.add_plot_legend()
             dpg.add_plot_axis(dpg.mvXAxis, label="s", tag="plot_x")
@@ -342,6 +343,9 @@ def refresh(app) -> None:
         lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
                   f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg"]
+    else:  # as many lines before the first solve as after: the sections below never move under the mouse
+        lines += ["IK     -- ms   render     -- ms", "converged    -- %   failed --",
+                  "worst pos     -- mm   rot    -- deg"]
     lines.append(collision_panel.readout_line(c))
     collision_panel.refresh(app, _set_unless_active)
     dpg.set_value("readouts", "\n".join(lines))

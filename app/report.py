@@ -1,8 +1,8 @@
 """The JSON report the GUI writes every frame for tests that drive the real window from outside:
 the 3D view's top-left corner in window pixels, each env's projected centre and each target's
 gizmo handles in view pixels, the targets' poses and masks, qpos, the state flags, the shortcuts
-run, who has the keyboard, widget rectangles, the status line and the messages. Before the scene
-is ready only the parts that do not need it are there."""
+run, who has the keyboard, widget rectangles and which of them the mouse is over, the status line
+and the messages. Before the scene is ready only the parts that do not need it are there."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def write_report(app, path: Path) -> None:
     c = app.controller
     x0, y0 = dpg.get_item_rect_min(app.view.drawlist)
     cam = c.camera
+    widgets, hovered = _widgets(c)
     data = {"view_origin": [x0, y0], "view_size": list(app.view.size), "ready": c.ready,
             "window_size": [dpg.get_viewport_client_width(), dpg.get_viewport_client_height()],
             "frames": app.n_frames, "images": app.n_images, "frames_shown": app.frames_shown,
@@ -39,7 +40,7 @@ def write_report(app, path: Path) -> None:
                 k: str(v) if k == "path" else v for k, v in c.last_recording.items()},
             "rates": list(app.rates()), "startup": app.startup_text,
             "shortcuts": list(app.shortcuts_run), "keyboard_owner": app.keyboard_owner(),
-            "widgets": _widgets(c), "panels": _panels(),
+            "widgets": widgets, "hovered": hovered, "panels": _panels(),
             "link_choice": dpg.get_value("add_link"), "record_path": dpg.get_value("record_path"),
             "robot_choice": dpg.get_value("robot_list"), "spacing": list(dpg.get_value("spacing"))[:2],
             "record_info": dpg.get_value("record_info"),
@@ -81,13 +82,15 @@ def _widgets(c) -> dict:
     n_targets = len(c.targets.targets) if c.targets is not None else 0
     per_target = ("pos", "group", "spread", "rot_full", "rot_align_x", "rot_align_y", "rot_align_z", "rot_free",
                   "pos_mask0", "pos_mask1", "pos_mask2")
-    out = {}
+    out, hovered = {}, []
     tags = REPORT_WIDGETS + collision_panel.WIDGETS
     for tag in tags + tuple(f"t{i}_{f}" for i in range(n_targets) for f in per_target):
         state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
         if state.get("visible", True) and "rect_min" in state:
             out[tag] = [*state["rect_min"], *state["rect_max"]]
-    return out
+        if state.get("hovered"):
+            hovered.append(tag)
+    return out, hovered
 
 
 def _panels() -> dict:

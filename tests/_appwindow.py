@@ -51,7 +51,8 @@ class AppProcess:
             if self.proc.poll() is not None:
                 pytest.fail(f"the app exited (rc {self.proc.returncode}) while the test waited:\n{self.log()}")
             time.sleep(0.05)
-        pytest.fail(f"timed out after {timeout} s waiting on the app's report:\n{self.log()}")
+        pytest.fail(f"timed out after {timeout} s waiting on the app's report (last: {_summary(self.read())}):\n"
+                    f"{self.log()}")
 
     def wait_frames(self, n: int = 2) -> dict:
         """Let the GUI run ``n`` more frames (input is polled once per frame)."""
@@ -67,6 +68,33 @@ class AppProcess:
         self.wait_frames(2)
         self.xdotool("click", 1)
         return self.wait_frames(frames)
+
+    def click_widget(self, tag: str, at=None, frames: int = 2) -> dict:
+        """Click the widget ``tag`` at ``at(rect)`` (its centre by default) the way a user does: at
+        where it is once its rectangle has held still for a few frames, and only once the GUI reports
+        the mouse over it (a panel whose text grows moves the widgets below it). While a text field
+        has the keyboard, imgui reports no other widget hovered, so then the still rectangle must do."""
+        at = at or centre
+        for _ in range(5):
+            rect = self.steady_rect(tag)
+            self.xdotool("mousemove", *at(rect))
+            r = self.wait_frames(2)
+            if tag in r.get("hovered", []) or r["keyboard_owner"] not in (None, tag):
+                self.xdotool("click", 1)
+                return self.wait_frames(frames)
+        pytest.fail(f"the mouse never got over {tag!r} (last report: {_summary(self.read())})")
+
+    def steady_rect(self, tag: str, frames: int = 3, timeout: float = 60.0) -> list[float]:
+        """``tag``'s screen rectangle once it has been the same in ``frames`` successive GUI frames."""
+        seen: list = []
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            r = self.wait_frames(1)
+            rect = r["widgets"].get(tag)
+            seen = seen + [rect] if seen and rect == seen[-1] else [rect]
+            if rect is not None and len(seen) >= frames:
+                return rect
+        pytest.fail(f"{tag!r} did not hold still for {frames} frames in {timeout} s (last: {seen[-1:]})")
 
     def select_all(self) -> None:
         """ctrl+A in the focused field, with ctrl held over several GUI frames (a quick ctrl+a can
@@ -93,6 +121,14 @@ class AppProcess:
             self.proc.kill()
             self.proc.wait(timeout=10)
         self.out.close()
+
+
+def _summary(r: dict | None) -> str:
+    """The parts of a report that say what the GUI was doing, for a failure message."""
+    if r is None:
+        return "no report"
+    keys = ("frames", "images", "state", "keyboard_owner", "hovered", "status", "record_info")
+    return json.dumps({k: r.get(k) for k in keys})
 
 
 def robot_pixels(rgb: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import imageio.v2 as imageio
 import numpy as np
-from _appwindow import ROOT, centre, grab_screen, inside_left
+from _appwindow import ROOT, grab_screen, inside_left
 
 from app.targets import GIZMO_PX
 
@@ -73,7 +73,7 @@ def test_the_gizmo_keeps_its_size_on_screen_at_any_env_count(launch):
     r = app.wait_report(lambda r: r["images"] >= 2 and r["state"]["n_envs"] == 16, timeout=180)
     sizes = {16: ring_radius_px(r)}
     for n in (64, 256):
-        app.click(*inside_left(r["widgets"]["n_envs"]))
+        app.click_widget("n_envs", at=inside_left)
         app.select_all()
         app.type(str(n))
         app.xdotool("key", "Return")
@@ -114,11 +114,11 @@ def test_gizmos_of_one_env_never_overlap_and_the_link_picker_searches(launch, tm
     discs_apart(r)
     assert np.linalg.norm(np.subtract(*[g["anchor_px"] for g in r["gizmos"]])) < 80
     # the link search: "hand" leaves one link to pick; a third target comes on it
-    app.click(*inside_left(r["widgets"]["add_link_filter"]))
+    app.click_widget("add_link_filter", at=inside_left)
     app.type("han")
     app.xdotool("key", "Return")
     r = app.wait_report(lambda r: r["link_choice"] == "hand")
-    app.click(*centre(r["widgets"]["add_target"]))
+    app.click_widget("add_target")
     r = app.wait_report(lambda r: r["links"] == ["left_finger", "right_finger", "hand"])
     r = app.wait_frames(3)
     discs_apart(r)

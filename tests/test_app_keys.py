@@ -36,7 +36,7 @@ def test_typing_into_each_kind_of_field_runs_no_shortcut(app, tmp_path):
     before = app.read()
     for tag in FIELDS:
         r = app.read()
-        app.click(*inside_left(r["widgets"][tag]))
+        app.click_widget(tag, at=inside_left)
         r = app.wait_frames(2)
         assert r["keyboard_owner"] is not None, f"clicking {tag} did not give it the keyboard"
         app.type(TYPED)

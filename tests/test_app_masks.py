@@ -6,7 +6,7 @@ clears once its cause is gone."""
 from __future__ import annotations
 
 import numpy as np
-from _appwindow import centre, grab_screen, inside_left
+from _appwindow import grab_screen, inside_left
 
 ACTIVE = np.array([51, 105, 173])  # the lit choice (panels.ACTIVE_RGB)
 MODES = {"full": [True, True, True], "align_x": [True, False, False], "align_y": [False, True, False],
@@ -33,7 +33,7 @@ def test_rotation_mode_is_one_choice(launch, display):
     assert r["masks"][0][1] == MODES["align_z"]  # the default scene: only the hand's z direction
     assert lit(display, r["widgets"]["t0_rot_align_z"]) and not lit(display, r["widgets"]["t0_rot_full"])
     for mode in ("full", "align_x", "free", "align_y", "align_z", "full", "free", "align_z"):
-        app.click(*centre(r["widgets"][f"t0_rot_{mode}"]))
+        app.click_widget(f"t0_rot_{mode}")
         r = app.wait_report(lambda r, m=mode: r["masks"][0][1] == MODES[m] and f"t0_rot_{m}" in r["widgets"])
         r = app.wait_frames(3)
         assert r["status"][0] != "error", (mode, r["status"])
@@ -44,7 +44,7 @@ def test_rotation_mode_is_one_choice(launch, display):
         assert rings(r) == want, (mode, rings(r))
     assert not [m for m in r["messages"] if m[0] == "error"], r["messages"]
     # the position checkboxes are still there
-    app.click(*inside_left(r["widgets"]["t0_pos_mask2"], dx=8))
+    app.click_widget("t0_pos_mask2", at=lambda rect: inside_left(rect, 8))
     r = app.wait_report(lambda r: r["masks"][0][0] == [True, True, False])
 
 
@@ -57,7 +57,7 @@ def test_errors_fit_the_status_line_and_clear_when_fixed(launch, display, tmp_pa
     r = app.wait_report(lambda r: r["images"] >= 2 and "solver_damping" in r["widgets"], timeout=180)
 
     def enter(tag, text):
-        app.click(*inside_left(app.read()["widgets"][tag]))
+        app.click_widget(tag, at=inside_left)
         app.select_all()
         app.type(text, delay_ms=5)
         app.xdotool("key", "Return")
@@ -71,7 +71,7 @@ def test_errors_fit_the_status_line_and_clear_when_fixed(launch, display, tmp_pa
     # a long error (a path of 300 characters) is cut to the status line's two lines, inside the view
     long_dir = tmp_path / ("x" * 150) / ("y" * 150)
     enter("record_path", str(long_dir / "clip.mp4"))
-    app.click(*centre(app.read()["widgets"]["record_button"]))
+    app.click_widget("record_button")
     r = app.wait_report(lambda r: "does not exist" in r["status"][1] or r["status"][1].endswith("..."))
     x0, y0, x1, y1 = r["widgets"]["status"]
     (ox, oy), (w, h) = r["view_origin"], r["view_size"]
@@ -82,9 +82,9 @@ def test_errors_fit_the_status_line_and_clear_when_fixed(launch, display, tmp_pa
 
     # each cause gone: a valid path records, a valid damping is taken; the status line empties
     enter("record_path", str(tmp_path / "clip.mp4"))
-    app.click(*centre(app.read()["widgets"]["record_button"]))
+    app.click_widget("record_button")
     r = app.wait_report(lambda r: r["state"]["recording"])
-    app.click(*centre(r["widgets"]["record_button"]))
+    app.click_widget("record_button")
     r = app.wait_report(lambda r: not r["state"]["recording"] and "damping" in r["status"][1])
     enter("solver_damping", "0.02")
     r = app.wait_report(lambda r: r["status"][0] != "error" or not r["status"][1])

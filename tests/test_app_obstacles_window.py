@@ -113,7 +113,7 @@ def test_drag_an_obstacle_into_the_arm_and_the_robot_goes_around_it(launch, disp
     assert np.abs(after.astype(int) - before).max(axis=2).mean() > 1.0
 
     # the sphere toggle (a real click) draws the spheres; a second click hides them
-    app.click(*inside_left(r["widgets"]["show_spheres"], 8))
+    app.click_widget("show_spheres", at=lambda rect: inside_left(rect, 8))
     r = app.wait_report(lambda r: r["spheres_shown"], timeout=30)
     t0 = time.monotonic()
     while True:  # the sim draws them and the renderer's next image brings them (software GL: seconds)
@@ -122,11 +122,11 @@ def test_drag_an_obstacle_into_the_arm_and_the_robot_goes_around_it(launch, disp
             break
         app.wait_frames(2)
     assert _hue_share(shown, SPHERE_RGB) > _hue_share(after, SPHERE_RGB) + 0.003
-    app.click(*inside_left(r["widgets"]["show_spheres"], 8))
+    app.click_widget("show_spheres", at=lambda rect: inside_left(rect, 8))
     r = app.wait_report(lambda r: not r["spheres_shown"], timeout=30)
 
     # a bad margin typed into the solver panel: an error naming the field; the app runs on
-    app.click(*inside_left(r["widgets"]["solver_collision_margin"]))
+    app.click_widget("solver_collision_margin", at=inside_left)
     app.select_all()
     app.type("-0.5")
     app.xdotool("key", "Return")

@@ -123,7 +123,7 @@ def test_talos_from_the_catalog_in_the_window(launch, display):
     """As a user meets it: the default scene framed, then "talos" typed into the catalog search and
     loaded with the button: it stands on the floor, the spacing field shows its reach-derived
     spacing, and every env is in the view."""
-    from _appwindow import centre, inside_left
+    from _appwindow import inside_left
 
     app = launch()
     r = app.wait_report(lambda r: r["images"] >= 2 and any(m[1].startswith("solving") for m in r["messages"]),
@@ -131,10 +131,10 @@ def test_talos_from_the_catalog_in_the_window(launch, display):
     app.xdotool("key", "space")  # paused: the picture holds still
     r = app.wait_report(lambda r: not r["state"]["playing"])
     _clear_of_the_edges(_view_robot_pixels(app, display, app.wait_frames(3)))
-    app.click(*inside_left(r["widgets"]["robot_filter"]))
+    app.click_widget("robot_filter", at=inside_left)
     app.type("talos")
     r = app.wait_report(lambda r: r["robot_choice"].startswith("talos "))  # the first match is picked
-    app.click(*centre(r["widgets"]["robot_load"]))
+    app.click_widget("robot_load")
     # the window shows the new scene (its first image drawn) once the robot is TALOS and nothing is busy
     r = app.wait_report(lambda r: r.get("robot", "").startswith("talos") and r["state"]["busy"] is None
                         and any("loaded robot talos" in m[1] for m in r["messages"]), timeout=240)

@@ -113,7 +113,7 @@ def test_a_bad_path_is_refused_and_the_default_is_beside_the_scene(ctl, tmp_path
 
 
 def test_recording_in_the_window(launch, display, tmp_path):
-    from _appwindow import centre, grab_screen
+    from _appwindow import grab_screen
 
     scene = tmp_path / "scene.yaml"
     scene.write_text(SCENE)
@@ -122,12 +122,12 @@ def test_recording_in_the_window(launch, display, tmp_path):
                         timeout=180)
     assert r["record_path"] == str(tmp_path / "scene.mp4")  # beside the scene file
     # "..." opens the file dialog (keys go to it, Escape closes it)
-    app.click(*centre(r["widgets"]["record_browse"]))
+    app.click_widget("record_browse")
     app.wait_report(lambda r: r["keyboard_owner"] == "record_dialog")
     app.xdotool("key", "Escape")
     r = app.wait_report(lambda r: r["keyboard_owner"] is None)
     # Record at the default 1280x720 (the view is smaller), with the gizmos, for about 3 s
-    app.click(*centre(r["widgets"]["record_button"]))
+    app.click_widget("record_button")
     r = app.wait_report(lambda r: r["state"]["recording"] and r["state"]["render_size"] == [1280, 720])
     t0 = time.monotonic()
     r = app.wait_report(lambda r: "0:02" in r["record_info"], timeout=30)  # the length so far is shown
@@ -135,7 +135,7 @@ def test_recording_in_the_window(launch, display, tmp_path):
     mark = grab_screen(display, (int(ox) + 8, int(oy) + 8, int(ox) + 90, int(oy) + 28))
     assert ((mark[..., 0] > 200) & (mark[..., 1] < 110)).sum() > 40, "no REC mark"
     app.wait_report(lambda r: time.monotonic() - t0 > 3.0, timeout=10)
-    app.click(*centre(r["widgets"]["record_button"]))
+    app.click_widget("record_button")
     wall = time.monotonic() - t0
     r = app.wait_report(lambda r: r["last_recording"] is not None, timeout=60)
     frames = frames_of(tmp_path / "scene.mp4")
@@ -164,14 +164,11 @@ def test_a_signal_closes_the_window_and_finishes_the_video(launch, tmp_path):
     being recorded is finished, and the app exits with 128 + 15."""
     import signal
 
-    from _appwindow import centre
-
     scene = tmp_path / "scene.yaml"
     scene.write_text(SCENE)
     app = launch(scene_path=str(scene))
-    r = app.wait_report(lambda r: r["images"] >= 2 and any(m[1].startswith("solving") for m in r["messages"]),
-                        timeout=180)
-    app.click(*centre(r["widgets"]["record_button"]))
+    app.wait_report(lambda r: r["images"] >= 2 and any(m[1].startswith("solving") for m in r["messages"]), timeout=180)
+    app.click_widget("record_button")
     app.wait_report(lambda r: "0:01" in r["record_info"], timeout=120)  # a busy CI machine renders the recording slowly
     app.proc.send_signal(signal.SIGTERM)
     assert app.wait_exit(timeout=60) == 128 + signal.SIGTERM

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import imageio.v2 as imageio
 import numpy as np
-from _appwindow import ROOT, centre, inside_left
+from _appwindow import ROOT, inside_left
 
 SCENE = ROOT / "scenes" / "panda_256.yaml"
 
@@ -19,16 +19,16 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
 
     # Record, then Stop: one click each, while the 256 envs play
     video = tmp_path / "rec.mp4"
-    app.click(*inside_left(r["widgets"]["record_path"]))
+    app.click_widget("record_path", at=inside_left)
     app.select_all()
     app.type(str(video), delay_ms=10)
     app.xdotool("key", "Return")
     r = app.wait_report(lambda r: r["keyboard_owner"] is None)
-    r = app.click(*centre(r["widgets"]["record_button"]), frames=1)
+    r = app.click_widget("record_button", frames=1)
     r = app.wait_report(lambda r: r["state"]["recording"], timeout=5)
     images = r["images"]
     r = app.wait_report(lambda r: r["images"] >= images + 3, timeout=60)
-    r = app.click(*centre(r["widgets"]["record_button"]), frames=1)
+    r = app.click_widget("record_button", frames=1)
     r = app.wait_report(lambda r: not r["state"]["recording"], timeout=5)
     r = app.wait_report(lambda r: any("recording saved" in m[1] for m in r["messages"]), timeout=60)
     assert r["state"]["playing"], "the scene was paused"
@@ -58,7 +58,7 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
         assert r["state"]["selected_env"] == near, (k, near, r["state"]["selected_env"])
 
     # the n_envs box: click, type, Enter
-    app.click(*inside_left(r["widgets"]["n_envs"]))
+    app.click_widget("n_envs", at=inside_left)
     app.select_all()
     app.type("64")
     app.xdotool("key", "Return")
@@ -67,3 +67,22 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
     print(f"\nGUI {gui_fps:.1f} frames/s while 256 envs played")
     assert not [m for m in r["messages"] if m[0] == "error"], r["messages"]
     assert "Traceback" not in app.log(), app.log()
+
+
+def test_the_panels_hold_still_from_the_first_frame_to_the_first_solve(launch, tmp_path):
+    """The readouts have as many lines before the first solve as after, so the Recording section
+    under them stays where it was drawn first: a click aimed at Record as the first answers arrive
+    lands on Record."""
+    scene = tmp_path / "scene.yaml"
+    scene.write_text("robot: panda\nenvs: {n_envs: 4}\ntargets:\n  - {link: hand, pos: [0.45, 0.1, 0.4]}\n")
+    app = launch(scene_path=str(scene))
+    rects, readouts = set(), set()
+    app.wait_report(lambda r: "record_button" in r["widgets"], timeout=120)
+    r = app.wait_frames(3)  # the panels' first layout pass (scroll bars settle)
+    while not (r["images"] >= 2 and "converged 100.0 %" in r.get("readouts", "")):
+        rects.add(tuple(r["widgets"]["record_button"]) + tuple(r["widgets"]["record_browse"]))
+        readouts.add(r.get("readouts", ""))
+        r = app.wait_frames(1)
+    rects.add(tuple(r["widgets"]["record_button"]) + tuple(r["widgets"]["record_browse"]))
+    assert len(readouts) >= 2, "the test saw no frame before the first solve"
+    assert len(rects) == 1, f"Record and '...' moved: {sorted(rects)}"
