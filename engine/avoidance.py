@@ -1,4 +1,5 @@
-"""Collision avoidance in IK: the tables a COLLIDE task's kernel reads, and each answer's distance.
+"""Collision avoidance in IK, and every sphere-distance check: the tables the kernels read, and the
+distances they give.
 
 A solve with avoidance (``avoid_collisions=True``, or a :class:`~engine.tasks.CollisionTask`)
 reads the entity's sphere model (:meth:`~engine.collision_api.CollisionMethods.collision_model`:
@@ -8,9 +9,12 @@ kernel side is :mod:`engine.kernels.avoid`. The tables are packed again only whe
 added or removed) or the set of obstacles changed; obstacle poses are copied in every call, so
 obstacles move between calls, and differ per env, with no recompile.
 
-After the solve, each env's answer is checked on the host (:func:`answer_distance`: the same
-sphere distances as :meth:`collision_distance`), which gives ``IKResult.min_distance`` and the
-pair that sets it, and an answer closer than the margin is never reported as a success.
+:func:`distance` gives the smallest sphere distance of link poses over those tables, from one
+kernel (the search of the avoidance task, exact). ``collision_distance`` and ``in_collision``
+use it, and so does the check of each IK answer (:func:`answer_distance`), which gives
+``IKResult.min_distance`` and the pair that sets it: an answer closer than the margin is never
+reported as a success. Where a software Vulkan device would stop the kernel's loops
+(:data:`engine.dispatch.SOFTWARE_LOOP_LIMIT`) the same distances come from numpy.
 """
 
 from __future__ import annotations
@@ -37,17 +41,20 @@ from .kernels.tables import (
 
 
 class AvoidTables:
-    """One plan's collision tables: ``coll_i``, ``coll_f`` (robot and obstacle shapes) and
-    ``shape_pose`` (n_sel, max(O, 1), 7), refreshed by :meth:`update` before each solve. A plan
-    without a COLLIDE task keeps the placeholders (one zero row each), which the kernel never reads."""
+    """Collision tables: ``coll_i``, ``coll_f`` (robot and obstacle shapes) and ``shape_pose``
+    (n_sel, max(O, 1), 7), refreshed by :meth:`update` before each use; ``self_pairs`` / ``world``:
+    whether they hold the counted self pairs / the obstacles. An IK plan without a COLLIDE task
+    keeps the placeholders (one zero row each), which the kernel never reads."""
 
-    def __init__(self, n_sel: int, dtype):
+    def __init__(self, n_sel: int, dtype, self_pairs: bool = True, world: bool = True):
         self.dtype = dtype
+        self.self_pairs, self.world = self_pairs, world  # which checks the tables hold
         self.coll_i = np.zeros((1, COLL_I_WIDTH), np.int32)
         self.coll_f = np.zeros((1, COLL_F_WIDTH), dtype)
         self.shape_pose = np.zeros((n_sel, 1, 7), dtype)
         self._key = None
         self.names: list[str] = []  # each obstacle row's name
+        self.loops = 0  # the search's most loop iterations per solver iteration (:func:`loop_count`)
 
     def args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.coll_i, self.coll_f, self.shape_pose
@@ -57,12 +64,14 @@ class AvoidTables:
         copy the obstacles' poses in the envs ``envs``."""
         model = entity.collision_model()
         robot_tables = model.kernel_tables(self.dtype)  # a new tuple whenever the pairs change
-        obstacles = scene_obstacles(entity._scene, entity)
+        obstacles = scene_obstacles(entity._scene, entity) if self.world else []
         shapes, poses = world_tables(obstacles, envs, self.dtype)
         self.names = [o.name for o in obstacles]
         key = shapes.tobytes()
         if self._key is None or self._key[0] is not model or self._key[1] is not robot_tables or self._key[2] != key:
-            self.coll_i, self.coll_f = pack(entity, robot_tables, shapes)
+            spheres, bounds, pairs = robot_tables
+            self.coll_i, self.coll_f = pack(entity, (spheres, bounds, pairs if self.self_pairs else pairs[:0]), shapes)
+            self.loops = loop_count(self.coll_i)
             self._key = (model, robot_tables, key)  # held, so that a new model or table is never taken for it
         if poses.shape[1] == 0:
             poses = np.zeros((len(envs), 1, 7), self.dtype)
@@ -114,34 +123,64 @@ def shape_bound(kind: str, size) -> float:
     return 1e30
 
 
-def loop_count(entity) -> int:
-    """Loop iterations one solver iteration's avoidance search may run at most (every pair close),
-    for the software-Vulkan launch budget (:func:`engine.dispatch.solver_budget`)."""
-    model = entity.collision_model()
-    per_link = np.bincount(model.spheres.link, minlength=entity.tree.n_links)
-    pairs = model.kernel_tables(np.float32)[2]
-    obstacles = len(scene_obstacles(entity._scene, entity))
-    self_loops = sum(int(per_link[a] * (per_link[b] + 1)) + 1 for a, b in pairs[:, :2])
-    return self_loops + entity.tree.n_links * (obstacles + 1) + model.spheres.n_spheres * obstacles + 6
+def loop_count(coll_i: np.ndarray) -> int:
+    """Loop iterations one solver iteration's avoidance search may run at most (every pair close)
+    over the packed tables ``coll_i`` (:func:`pack`), for the software-Vulkan launch budget
+    (:func:`engine.dispatch.solver_budget`): per self pair, its first link's spheres times one
+    more than its second's; per link, one more than the obstacles; per sphere, the obstacles."""
+    head = coll_i[0]
+    P, L, O, S = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes,
+                                         AVOID_HEAD.n_spheres))
+    pairs = coll_i[pair_row(0):pair_row(P)]
+    on_a = pairs[:, PAIR_I.a1] - pairs[:, PAIR_I.a0]
+    on_b = pairs[:, PAIR_I.b1] - pairs[:, PAIR_I.b0]
+    return int((on_a * (on_b + 1) + 1).sum()) + L * (O + 1) + S * O + 6
 
 
-def answer_distance(entity, qpos: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
-    """Smallest sphere distance ``(n,)`` m of each answer ``qpos (n, n_qs)`` over the counted pairs
-    and the obstacles of ``tables`` (as updated for the solve), and what sets it (``(link, link)``
-    or ``(link, obstacle)``; None when there is nothing to check, then the distance is inf): the
-    distances ``collision_distance`` gives, from one kernel (:func:`engine.kernels.avoid.answer_distance`)."""
-    from .dispatch import serial
+def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
+    """Smallest sphere distance ``(B,)`` m at link poses ``pose (B, n_links, 7)`` of the envs
+    ``envs`` over what ``tables`` holds (updated for those envs: :meth:`AvoidTables.update`), and
+    what sets it (``(link, link)`` or ``(link, obstacle)``; None when there is nothing to check,
+    then the distance is inf): one kernel (:func:`engine.kernels.avoid.answer_distance`), or numpy
+    beyond a software Vulkan device's loop limit."""
+    from . import backend
+    from .dispatch import SOFTWARE_LOOP_LIMIT, serial
     from .kernels import avoid
 
-    n = len(qpos)
-    pose = entity._fk_poses(np.ascontiguousarray(qpos, dtype=entity._dtype))
-    dist, which = np.empty(n, entity._dtype), np.empty((n, 3), np.int32)
+    n = len(pose)
+    if backend.STATE.software and tables.loops > SOFTWARE_LOOP_LIMIT:
+        return _distance_numpy(entity, pose, envs, tables)
+    dist, which = np.empty(n, pose.dtype), np.empty((n, 3), np.int32)
     if n:
-        avoid.answer_distance(pose, *tables.args(), dist, which, serial(n))
+        avoid.answer_distance(np.ascontiguousarray(pose), *tables.args(), dist, which, serial(n))
     links = entity.tree.link_names()
     names = [None if a < 0 else (links[a], links[b]) if o < 0 else (links[a], tables.names[o])
              for a, b, o in which.tolist()]
     return np.where(dist >= avoid.NO_PAIR, np.inf, dist.astype(float)), names
 
 
-__all__ = ["KINDS", "AvoidTables", "answer_distance", "loop_count", "pack", "shape_bound"]
+def _distance_numpy(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
+    """:func:`distance` in numpy (float64): the self pairs sphere by sphere, then the obstacles."""
+    from .collision_world import world_distance_numpy
+
+    model = entity.collision_model()
+    dist, names = np.full(len(pose), np.inf), [None] * len(pose)
+    if tables.self_pairs:
+        dist, which = model.distance_numpy(pose)
+        pairs = model.pairs
+        names = [pairs[k] if k >= 0 else None for k in which]
+    if tables.world:
+        wdist, wnames = world_distance_numpy(model, entity, pose, envs)
+        closer = wdist < dist
+        dist = np.where(closer, wdist, dist)
+        names = [w if c else s for s, w, c in zip(names, wnames, closer)]
+    return dist, names
+
+
+def answer_distance(entity, qpos: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
+    """:func:`distance` of the answers ``qpos (n, n_qs)`` of the envs ``envs``: the distances
+    ``collision_distance`` gives for them."""
+    return distance(entity, entity._fk_poses(np.ascontiguousarray(qpos, dtype=entity._dtype)), envs, tables)
+
+
+__all__ = ["KINDS", "AvoidTables", "answer_distance", "distance", "loop_count", "pack", "shape_bound"]

@@ -1,5 +1,6 @@
 """A robot's self-collision model: its spheres (:mod:`engine.model.spheres`) and the link pairs
-that count, with batched sphere distances (a taichi kernel, :mod:`engine.kernels.collide`).
+that count; their batched distances are :func:`engine.avoidance.distance` (in numpy:
+:meth:`RobotCollision.distance_numpy`).
 
 Pairs (:class:`RobotCollision`):
 
@@ -213,7 +214,7 @@ class RobotCollision:
         self._tables = {}  # the kernel's tables per float dtype, made on first use
 
     def kernel_tables(self, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(spheres (S, 5), bounds (L, 4), pairs int32 (P, 6))`` as :mod:`engine.kernels.collide`
+        """``(spheres (S, 5), bounds (L, 4), pairs int32 (P, 6))`` as :func:`engine.avoidance.pack`
         takes them, in ``dtype``."""
         key = np.dtype(dtype).str
         if key not in self._tables:
@@ -232,11 +233,6 @@ class RobotCollision:
             self._tables[key] = (np.ascontiguousarray(spheres, dtype), np.ascontiguousarray(bounds, dtype), pairs)
         return self._tables[key]
 
-    def loop_count(self) -> int:
-        """Loop iterations one env's thread of the kernel runs at most (spheres + pairs + sphere
-        pairs): software Vulkan stops loops beyond ~65535 (docs/backends.md)."""
-        return self.spheres.n_spheres + len(self._pairs) + len(self._si)
-
     def world_centers(self, pose: np.ndarray) -> np.ndarray:
         """Sphere centres ``(B, n_spheres, 3)`` m in the env-local world, from link poses
         ``pose (B, n_links, 7)`` (pos xyz, quat wxyz)."""
@@ -248,31 +244,12 @@ class RobotCollision:
         gap = np.linalg.norm(centers[:, si] - centers[:, sj], axis=-1)
         return gap - self.spheres.radii[si] - self.spheres.radii[sj]
 
-    def distance(self, pose: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def distance_numpy(self, pose: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Smallest sphere distance over the counted pairs ``(B,)`` m (inf without pairs) and the
         pair that sets it ``(B,)`` (an index into :attr:`pairs`; -1 without pairs), from link poses
-        ``pose (B, n_links, 7)``: the taichi kernel of :mod:`engine.kernels.collide`, or numpy
-        (:meth:`distance_numpy`) where the kernel's loops would pass a software Vulkan device's
-        limit."""
-        from . import backend
-        from .dispatch import SOFTWARE_LOOP_LIMIT
-        from .kernels import collide, threads
-
-        B = pose.shape[0]
-        if not len(self._si) or not B:
-            return np.full(B, np.inf), np.full(B, -1, np.int64)
-        if backend.STATE.software and self.loop_count() > SOFTWARE_LOOP_LIMIT:
-            return self.distance_numpy(pose)
-        pose = np.ascontiguousarray(pose)
-        spheres, bounds, pairs = self.kernel_tables(pose.dtype)
-        world = np.empty((B, self.spheres.n_spheres, 3), pose.dtype)
-        dist, which = np.empty(B, pose.dtype), np.empty(B, np.int32)
-        threads.CHOICE.launch(("self_distance", id(self)), B, lambda serial: collide.self_distance(
-            pose, spheres, bounds, pairs, world, dist, which, serial))
-        return dist.astype(float), which.astype(np.int64)
-
-    def distance_numpy(self, pose: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`distance` computed in numpy (float64), sphere pair by sphere pair."""
+        ``pose (B, n_links, 7)``, in numpy (float64), sphere pair by sphere pair: the reference of
+        the kernel's distances (:func:`engine.avoidance.distance`), and its stand-in where a
+        software Vulkan device would stop the kernel's loops."""
         B = pose.shape[0]
         if not len(self._si):
             return np.full(B, np.inf), np.full(B, -1, np.int64)

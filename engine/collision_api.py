@@ -1,9 +1,9 @@
 """Collision checks without IK, mixed into :class:`~engine.entity.RigidEntity`: the self-collision
 model of :mod:`engine.collision` (spheres + counted pairs) queried for batched configurations.
 
-Distances come from taichi kernels (:mod:`engine.kernels.collide`, one thread per env) at the link
-poses the FK kernel gives: between the counted pairs' spheres, and between the spheres and the
-scene's fixed primitives (:mod:`engine.collision_world`).
+Distances come from the kernel that checks IK answers (:func:`engine.avoidance.distance`, one
+thread per env) at the link poses the FK kernel gives: between the counted pairs' spheres, and
+between the spheres and the scene's obstacles (:mod:`engine.collision_world`).
 """
 
 from __future__ import annotations
@@ -85,26 +85,18 @@ class CollisionMethods:
         current state. ``return_pair``: also return what sets each distance, ``([n_envs,])``
         tuples ``(link, link)`` or ``(link, obstacle)`` (obstacles are named ``"box#3"``: kind and
         entity index; None when there is nothing to check)."""
-        from .collision_world import world_distance
+        from .avoidance import AvoidTables, distance
 
         world = inputs.as_flag("world", world)
         self_collision = inputs.as_flag("self_collision", self_collision)
-        model = self.collision_model()
+        self.collision_model()
         envs, pose = self._collision_poses(qpos, envs_idx)
-        names = [None] * len(envs)
-        if self_collision:
-            dist, which = model.distance(pose)
-            if return_pair:
-                pairs = model.pairs
-                names = [pairs[k] if k >= 0 else None for k in which]
-        else:
-            dist = np.full(len(envs), np.inf)
-        if world:
-            wdist, wnames = world_distance(model, self, pose, envs, return_pair)
-            closer = wdist < dist
-            dist = np.where(closer, wdist, dist)
-            if return_pair:
-                names = [w if c else n for n, w, c in zip(names, wnames, closer)]
+        tables = self.__dict__.setdefault("_check_tables", {})  # per (self pairs, world); dropped by _destroy
+        key = (self_collision, world)
+        if key not in tables:
+            tables[key] = AvoidTables(1, self._dtype, self_pairs=self_collision, world=world)
+        tables[key].update(self, envs)
+        dist, names = distance(self, pose, envs, tables[key])
         dist = self._out(dist.astype(self._dtype))
         if not return_pair:
             return dist

@@ -124,7 +124,7 @@ def obstacle_poses(obstacles: list[Obstacle], envs: np.ndarray) -> np.ndarray:
 
 
 def world_tables(obstacles: list[Obstacle], envs: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """The obstacles as the kernels take them (:mod:`engine.kernels.collide`): ``shapes (O, 4)``
+    """The obstacles as the kernels take them (:func:`engine.avoidance.pack`): ``shapes (O, 4)``
     (kind index into :data:`KINDS`, size padded to 3) and their poses ``(len(envs), O, 7)`` (pos,
     quat wxyz; env-local world: :func:`obstacle_poses`) in the envs ``envs``, both in ``dtype``."""
     shapes = np.array([[KINDS.index(o.kind), *np.resize(o.size, 3)] for o in obstacles], dtype).reshape(-1, 4)
@@ -159,41 +159,12 @@ def signed_distance(kind: str, size: np.ndarray, pose: np.ndarray, points: np.nd
     return np.linalg.norm(np.maximum(q, 0.0), axis=-1) + np.minimum(q.max(-1), 0.0)
 
 
-def world_distance(model, robot, pose: np.ndarray, envs: np.ndarray, names: bool = True) -> tuple[np.ndarray, list]:
+def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tuple[np.ndarray, list]:
     """Smallest distance ``(B,)`` m between ``robot``'s checked spheres (at link poses ``pose
     (B, n_links, 7)`` of envs ``envs``) and the scene's obstacles (inf without any), and per env
-    the ``(link name, obstacle name)`` that sets it (None without obstacles, or unless
-    ``names``). A taichi kernel
-    (:func:`engine.kernels.collide.world_distance`); :func:`world_distance_numpy` is the same in numpy."""
-    from .kernels import collide, threads
-
-    B = pose.shape[0]
-    obstacles = scene_obstacles(robot._scene, robot)
-    checked = world_links(robot.tree, not robot.is_free)[model.spheres.link]
-    if not obstacles or not checked.any() or not B:
-        return np.full(B, np.inf), [None] * B
-    from . import backend
-    from .dispatch import SOFTWARE_LOOP_LIMIT
-
-    if backend.STATE.software and int(checked.sum()) * (len(obstacles) + 1) > SOFTWARE_LOOP_LIMIT:
-        dist, which = world_distance_numpy(model, robot, pose, envs)  # beyond lavapipe's loop limit
-        return dist, (which if names else [None] * B)
-    pose = np.ascontiguousarray(pose)
-    spheres = model.kernel_tables(pose.dtype)[0]
-    shapes, shape_pose = world_tables(obstacles, envs, pose.dtype)
-    dist, which = np.empty(B, pose.dtype), np.empty((B, 2), np.int32)
-    checked = checked.astype(np.int32)
-    threads.CHOICE.launch(("world_distance", id(model)), B, lambda serial: collide.world_distance(
-        pose, spheres, checked, shapes, shape_pose, dist, which, serial))
-    if not names:
-        return dist.astype(float), [None] * B
-    link_names = robot.tree.link_names()
-    link = model.spheres.link[which[:, 0]]
-    return dist.astype(float), [(link_names[link[b]], obstacles[which[b, 1]].name) for b in range(B)]
-
-
-def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tuple[np.ndarray, list]:
-    """:func:`world_distance` in numpy (float64)."""
+    the ``(link name, obstacle name)`` that sets it (None without obstacles), in numpy (float64):
+    the reference of the kernel's distances (:func:`engine.avoidance.distance`), and its stand-in
+    where a software Vulkan device would stop the kernel's loops."""
     centers = model.world_centers(pose)
     B = centers.shape[0]
     best = np.full(B, np.inf)

@@ -155,8 +155,8 @@ class RigidEntity(IKMethods, CollisionMethods):
 
     @serialised
     def _destroy(self) -> None:
-        for name in STATE_ARRAYS + ("_collision", "_obstacle_spheres", "_ik_scratch", "_ik_plans", "_ik_requests",
-                                    "_fk_out", "_jac_pose", "_robot_args"):
+        for name in STATE_ARRAYS + ("_collision", "_check_tables", "_obstacle_spheres", "_ik_scratch", "_ik_plans",
+                                    "_ik_requests", "_fk_out", "_jac_pose", "_robot_args"):
             self.__dict__.pop(name, None)
         self._built = False
 

@@ -104,7 +104,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     fill_start(plan, entity, init_qpos)
     plan.done.fill(ik_kernels.BIG)
     if request.collide_index is not None:
-        plan.avoid.update(entity, plan.envs)  # the current pair set and obstacle poses
+        plan.update_avoidance(entity)  # the current pair set and obstacle poses
     tree = entity.tree
     n_sel, K, n_tasks = plan.n_sel, plan.K, plan.n_tasks
     generic = plan.spec is None
@@ -212,7 +212,7 @@ def _choose(entity, s: dict, plan: IKPlan) -> IKResult:
     dist = pairs = None
     avoiding = plan.request.collide_index
     if avoiding is not None:  # the answers checked on the host, as collision_distance would
-        dist, pairs = answer_distance(entity, q, plan.avoid)
+        dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid)
         dist = dist.astype(entity._dtype)
         success &= dist >= plan.request.rows[avoiding].margin + ROUNDING  # as the kernel's test
         sample = np.where(success, sample, -1)

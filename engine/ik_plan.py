@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dispatch
-from .avoidance import AvoidTables, loop_count
+from .avoidance import AvoidTables
 from .ik_request import IKRequest, solver_spec
 from .kernels.tables import (
     COLLIDE,
@@ -48,7 +48,8 @@ class IKPlan:
     solver runs, else None; ``fixed``: the generic solver's compile-time sizes (zeros: run time);
     ``fields``: the targets each call fills, ``(task, 0 pos / 1 quat, first column, width,
     label)``; ``budget``: the generic solver's iterations per launch (0: one launch,
-    :func:`engine.dispatch.solver_budget`); ``kernel``: the per-robot solver, once it was asked for;
+    :func:`engine.dispatch.solver_budget` of ``budget_sizes``, and of the avoidance search's loops
+    once :meth:`update_avoidance` ran); ``kernel``: the per-robot solver, once it was asked for;
     ``avoid``: the collision tables (:class:`~engine.avoidance.AvoidTables`; placeholders unless the
     request avoids collisions)."""
 
@@ -64,8 +65,16 @@ class IKPlan:
     done: np.ndarray
     fields: tuple = ()
     budget: int = 0
+    budget_sizes: tuple | None = None
     kernel: object = None
     avoid: AvoidTables | None = None
+
+    def update_avoidance(self, entity) -> None:
+        """Before a solve that avoids collisions: the tables for the current pairs and obstacles
+        (:meth:`AvoidTables.update`), and the launch budget for their search."""
+        self.avoid.update(entity, self.envs)
+        if self.budget_sizes is not None:
+            self.budget = dispatch.solver_budget(*self.budget_sizes, self.avoid.loops)
 
     @property
     def n_sel(self) -> int:
@@ -181,14 +190,12 @@ def pack(entity, request: IKRequest) -> IKPlan:
     targets[..., TARGET.quat] = 1.0  # tasks without an orientation target hold (1, 0, 0, 0)
     spec = solver_spec(entity, request)
     fixed = (0, 0, 0) if spec is not None else dispatch.fixed_sizes(request.kernel, Lt, n_dofs_k, n_sel)
-    avoiding = request.collide_index is not None
-    budget = 0 if spec is not None else dispatch.solver_budget(
-        tree.n_links, tree.n_joints, Lt, tree.n_dofs, any(row.kind == COM for row in request.rows),
-        loop_count(entity) if avoiding and dispatch.backend.STATE.software else 0)
+    sizes = (tree.n_links, tree.n_joints, Lt, tree.n_dofs, any(row.kind == COM for row in request.rows))
+    budget = 0 if spec is not None else dispatch.solver_budget(*sizes)
     return IKPlan(request=request, envs=envs, K=K, spec=spec, fixed=fixed, task_i=task_i, task_f=task_f,
                   targets=targets, q0=np.zeros((n_sel, n_qs_k), dtype), done=np.zeros(n_sel, np.int32),
                   fields=tuple((i, which, col, width, request.labels[i][which])
                                for i, row in enumerate(request.rows)
                                for which, col, width, wanted in ((0, TARGET.pos, 3, row.has_pos),
                                                                  (1, TARGET.quat, 4, row.has_quat)) if wanted),
-                  budget=budget, avoid=AvoidTables(n_sel, dtype))
+                  budget=budget, budget_sizes=None if spec is not None else sizes, avoid=AvoidTables(n_sel, dtype))

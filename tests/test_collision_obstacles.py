@@ -24,12 +24,11 @@ from engine.collision_world import (
     MESH_SPHERES,
     obstacle_spheres,
     scene_obstacles,
-    world_distance,
     world_distance_numpy,
     world_links,
     world_tables,
 )
-from engine.kernels import collide
+from engine.kernels import avoid
 from engine.transforms import quat_from_euler, quat_mul, quat_to_matrix
 
 N_ENVS = 48
@@ -96,8 +95,8 @@ def _ball_qpos(centers):
     return q
 
 
-def _compiled() -> tuple[int, int]:
-    return (len(collide.world_distance._primal.compiled_kernels), len(collide.self_distance._primal.compiled_kernels))
+def _compiled() -> int:
+    return len(avoid.answer_distance._primal.compiled_kernels)
 
 
 PRIMITIVES = [gs.morphs.Box(pos=(0.6, 0.0, 0.3), size=(0.2, 0.3, 0.4), fixed=True),
@@ -129,8 +128,7 @@ def test_primitives_moved_per_env_match_coal_without_a_recompile():
     built_pos = np.broadcast_to([m.pos for m in PRIMITIVES], (N_ENVS, len(PRIMITIVES), 3))
     built_quat = np.broadcast_to([m.quat for m in PRIMITIVES], (N_ENVS, len(PRIMITIVES), 4))
     first = judge(built_pos, built_quat)
-    for _ in range(5):  # both launch modes (engine.kernels.threads) compiled before counting
-        ball.collision_distance(q)
+    ball.collision_distance(q)
     compiled = _compiled()
 
     pos = np.array(built_pos) + rng.uniform(-0.25, 0.25, (N_ENVS, len(PRIMITIVES), 3))
@@ -319,7 +317,8 @@ def test_panda_against_a_mesh_moved_per_env_bounds_coal(panda_scene, torus_file)
 def test_kernel_tables_and_numpy_twin_agree_with_mesh_obstacles(panda_scene):
     scene, panda, torus, box, poses = panda_scene
     model = panda.collision_model()
-    pose = panda._fk_poses(sample_qpos(panda.tree, N_ENVS, seed=8))
+    qpos = sample_qpos(panda.tree, N_ENVS, seed=8)
+    pose = panda._fk_poses(qpos)
     envs = np.arange(N_ENVS)
     obstacles = scene_obstacles(scene, panda)
     assert len(obstacles) == MESH_SPHERES + 1
@@ -333,7 +332,7 @@ def test_kernel_tables_and_numpy_twin_agree_with_mesh_obstacles(panda_scene):
     np.testing.assert_allclose(shapes[:MESH_SPHERES, 1], spheres.radii, rtol=1e-6)
     np.testing.assert_array_equal(shapes[:, 0], [1] * MESH_SPHERES + [0])  # KINDS: sphere rows, then the box
     np.testing.assert_allclose(shape_pose[:, -1, :3], poses["box"][0], atol=1e-6)
-    d_kernel, w_kernel = world_distance(model, panda, pose, envs)
+    d_kernel, w_kernel = panda.collision_distance(qpos, envs_idx=envs, return_pair=True, self_collision=False)
     d_numpy, w_numpy = world_distance_numpy(model, panda, pose, envs)
     np.testing.assert_allclose(d_kernel, d_numpy, atol=2e-6)
     assert np.mean([a == b for a, b in zip(w_kernel, w_numpy)]) > 0.95  # float32 ties may pick another sphere

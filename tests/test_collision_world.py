@@ -119,13 +119,14 @@ def test_world_distance_is_a_lower_bound_of_coal(cluttered):
 
 
 def test_world_kernel_matches_numpy(cluttered):
-    from engine.collision_world import world_distance, world_distance_numpy
+    from engine.collision_world import world_distance_numpy
 
     panda, _ = cluttered
     model = panda.collision_model()
-    pose = panda._fk_poses(sample_qpos(panda.tree, N_CONFIGS, seed=9))
+    qpos = sample_qpos(panda.tree, N_CONFIGS, seed=9)
+    pose = panda._fk_poses(qpos)
     envs = np.arange(N_CONFIGS)
-    d_kernel, w_kernel = world_distance(model, panda, pose, envs)
+    d_kernel, w_kernel = panda.collision_distance(qpos, envs_idx=envs, return_pair=True, self_collision=False)
     d_numpy, w_numpy = world_distance_numpy(model, panda, pose, envs)
     np.testing.assert_allclose(d_kernel, d_numpy, atol=2e-6)
     agree = np.mean([a == b for a, b in zip(w_kernel, w_numpy)])

@@ -280,3 +280,34 @@ def test_a_mesh_scaled_per_axis_has_a_collision_model(f32):
     scene.build()
     spheres = body.collision_model().spheres
     assert spheres.n_spheres > 0 and not body.in_collision()
+
+
+def test_the_tables_follow_pairs_changed_between_calls(clutter):
+    """A pair removed (or added back) between two calls is packed into the next solve's tables, and
+    on a software Vulkan device the launch budget follows the search's new loop count."""
+    from engine import dispatch
+
+    panda, _judge, (pos, quat) = clutter
+    hand = panda.get_link("panda_hand")
+
+    def solve():
+        return panda.inverse_kinematics(hand, pos[:8], quat[:8], envs_idx=np.arange(8), seed=0, return_info=True,
+                                        avoid_collisions=True, kernel="generic")
+
+    solve()
+    plan = panda._ik_plans.values()[-1]
+    loops, pairs = plan.avoid.loops, panda.collision_model().pairs
+    a, b = pairs[0]
+    panda.remove_collision_pair(a, b)
+    try:
+        r = solve()
+        assert panda._ik_plans.values()[-1] is plan and plan.avoid.loops < loops
+        assert (a, b) not in r.min_pair and (b, a) not in r.min_pair
+        assert plan.budget == dispatch.solver_budget(*plan.budget_sizes, plan.avoid.loops)
+    finally:
+        panda.add_collision_pair(a, b)
+    solve()
+    assert plan.avoid.loops == loops
+    assert plan.budget == dispatch.solver_budget(*plan.budget_sizes, loops)
+    if active() != "cpu":
+        assert 0 < plan.budget

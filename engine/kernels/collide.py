@@ -1,66 +1,8 @@
-"""Self-collision distance of the sphere model, one thread per env (see :mod:`engine.collision`).
-
-Tables (numpy arrays in the engine's float dtype unless said):
-
-- ``spheres`` (S, SPHERE_F.width): link (as a float), centre in the link frame (m), radius (m);
-  grouped by link, so a link's spheres are one index range;
-- ``bounds`` (L, BOUND_F.width): each link's bounding ball of its spheres (centre in the link
-  frame, radius; radius < 0 for a link without spheres);
-- ``pairs`` int32 (P, PAIR_I.width): link a, link b, a's sphere range [start, end), b's;
-- ``pose`` (B, L, 7) link poses (pos, quat wxyz); ``world`` (B, S, 3) scratch: the sphere
-  centres in the world.
-
-Outputs ``dist`` (B,) the smallest sphere distance over the pairs (m; 1e30 without pairs) and
-``which`` int32 (B,) the pair index that sets it (-1 without pairs). A pair whose bounding balls
-are farther apart than the best distance so far is skipped (culling: the result is the same).
-"""
+"""Signed distances to the obstacle shapes, in taichi (the collision avoidance search of
+:mod:`engine.kernels.avoid` reads them; :func:`engine.collision_world.signed_distance` is the same in
+numpy)."""
 
 import taichi as ti
-
-from .launch import fast
-from .quat import qrot
-from .tables import BOUND_F, PAIR_I, SPHERE_F
-
-
-@ti.func
-def _world(pose: ti.template(), e, link, c):
-    p = ti.Vector([pose[e, link, 0], pose[e, link, 1], pose[e, link, 2]])
-    q = ti.Vector([pose[e, link, 3], pose[e, link, 4], pose[e, link, 5], pose[e, link, 6]])
-    return p + qrot(q, c)
-
-
-@fast
-@ti.kernel
-def self_distance(pose: ti.types.ndarray(), spheres: ti.types.ndarray(), bounds: ti.types.ndarray(),
-                  pairs: ti.types.ndarray(), world: ti.types.ndarray(), dist: ti.types.ndarray(),
-                  which: ti.types.ndarray(), serial: ti.template()):
-    """See the module docstring."""
-    ti.loop_config(serialize=serial)
-    for e in range(pose.shape[0]):
-        for s in range(spheres.shape[0]):
-            local = ti.Vector([spheres[s, SPHERE_F.center + k] for k in ti.static(range(3))])
-            w = _world(pose, e, ti.cast(spheres[s, SPHERE_F.link], ti.i32), local)
-            for k in ti.static(range(3)):
-                world[e, s, k] = w[k]
-        best = 1e30
-        arg = -1
-        for p in range(pairs.shape[0]):
-            la = pairs[p, PAIR_I.link_a]
-            lb = pairs[p, PAIR_I.link_b]
-            ca = _world(pose, e, la, ti.Vector([bounds[la, BOUND_F.center + k] for k in ti.static(range(3))]))
-            cb = _world(pose, e, lb, ti.Vector([bounds[lb, BOUND_F.center + k] for k in ti.static(range(3))]))
-            if (ca - cb).norm() - bounds[la, BOUND_F.radius] - bounds[lb, BOUND_F.radius] < best:
-                for i in range(pairs[p, PAIR_I.a0], pairs[p, PAIR_I.a1]):
-                    wi = ti.Vector([world[e, i, 0], world[e, i, 1], world[e, i, 2]])
-                    for j in range(pairs[p, PAIR_I.b0], pairs[p, PAIR_I.b1]):
-                        wj = ti.Vector([world[e, j, 0], world[e, j, 1], world[e, j, 2]])
-                        d = (wi - wj).norm() - spheres[i, SPHERE_F.radius] - spheres[j, SPHERE_F.radius]
-                        if d < best:
-                            best = d
-                            arg = p
-        dist[e] = best
-        which[e] = arg
-
 
 BOX, SPHERE, CYLINDER, PLANE = 0, 1, 2, 3  # obstacle kinds (engine.collision_world.KINDS order)
 
@@ -126,52 +68,3 @@ def shape_distance(kind, size, p):
             d = q1
             g = ti.Vector([0.0, 0.0, sz])
     return d, g
-
-
-@ti.func
-def shape_bound(kind, size):
-    """Radius (m) of a ball about a shape's origin that holds it (1e30 for a plane)."""
-    r = 1e30
-    if kind == BOX:
-        r = size.norm()
-    elif kind == SPHERE:
-        r = size[0]
-    elif kind == CYLINDER:
-        r = ti.sqrt(size[0] * size[0] + size[1] * size[1])
-    return r
-
-
-@fast
-@ti.kernel
-def world_distance(pose: ti.types.ndarray(), spheres: ti.types.ndarray(), checked: ti.types.ndarray(),
-                   shapes: ti.types.ndarray(), shape_pose: ti.types.ndarray(), dist: ti.types.ndarray(),
-                   which: ti.types.ndarray(), serial: ti.template()):
-    """Smallest distance ``dist`` (B,) m between the robot's spheres (``spheres`` as above; only
-    those with ``checked`` int32 (S,) 1) and obstacles ``shapes`` (O, 4): kind, size (3), posed per
-    env at ``shape_pose`` (B, O, 7); ``which`` int32 (B, 2): the sphere and obstacle that set it
-    (-1 without any; dist 1e30)."""
-    ti.loop_config(serialize=serial)
-    for e in range(pose.shape[0]):
-        best = 1e30
-        arg_s = -1
-        arg_o = -1
-        for s in range(spheres.shape[0]):
-            if checked[s] == 1:
-                local = ti.Vector([spheres[s, SPHERE_F.center + k] for k in ti.static(range(3))])
-                c = _world(pose, e, ti.cast(spheres[s, SPHERE_F.link], ti.i32), local)
-                for o in range(shapes.shape[0]):
-                    p = ti.Vector([shape_pose[e, o, 0], shape_pose[e, o, 1], shape_pose[e, o, 2]])
-                    q = ti.Vector([shape_pose[e, o, 3], -shape_pose[e, o, 4], -shape_pose[e, o, 5],
-                                   -shape_pose[e, o, 6]])  # world to the shape's frame
-                    size = ti.Vector([shapes[o, 1], shapes[o, 2], shapes[o, 3]])
-                    kind = ti.cast(shapes[o, 0], ti.i32)
-                    r = spheres[s, SPHERE_F.radius]
-                    if (c - p).norm() - r - shape_bound(kind, size) < best:  # else the shape is farther
-                        d = shape_distance(kind, size, qrot(q, c - p))[0] - r
-                        if d < best:
-                            best = d
-                            arg_s = s
-                            arg_o = o
-        dist[e] = best
-        which[e, 0] = arg_s
-        which[e, 1] = arg_o

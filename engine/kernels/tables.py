@@ -143,7 +143,7 @@ def rest_row(Lt, i):
     return 1 + Lt + i
 
 
-# -- collision tables (engine.avoidance; read by engine.kernels.avoid and engine.kernels.collide) --
+# -- collision tables (engine.avoidance; read by engine.kernels.avoid) --
 # For P counted link pairs, L links, O obstacles and S spheres:
 #
 # - ``coll_i`` int32 (1 + P + L + O, COLL_I_WIDTH): row 0 AVOID_HEAD; row pair_row(p) PAIR_I; row
