@@ -131,3 +131,33 @@ def test_world_kernel_matches_numpy(cluttered):
     np.testing.assert_allclose(d_kernel, d_numpy, atol=2e-6)
     agree = np.mean([a == b for a, b in zip(w_kernel, w_numpy)])
     assert agree > 0.95  # ties (float32 against float64) may pick another sphere of the same link
+
+
+def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monkeypatch):
+    """Where a software Vulkan device would stop the distance kernel's loops, collision_distance
+    and IK's check of its answers take the numpy twins: the same distances and pairs."""
+    from engine import backend, collision_world, dispatch
+
+    panda, _ = cluttered
+    qpos = sample_qpos(panda.tree, N_CONFIGS, seed=21)
+    hand = panda.get_link("panda_hand")
+    pos, quat = (np.asarray(x)[:, hand.idx_local] for x in panda.forward_kinematics(qpos))
+    calls = [lambda: panda.collision_distance(qpos, return_pair=True),
+             lambda: panda.collision_distance(qpos, return_pair=True, world=False),
+             lambda: panda.collision_distance(qpos, return_pair=True, self_collision=False)]
+
+    def solve():
+        r = panda.inverse_kinematics(hand, pos, quat, seed=0, max_samples=2, return_info=True, avoid_collisions=True)
+        return r.min_distance, r.min_pair
+
+    kernel = [f() for f in calls] + [solve()]
+    monkeypatch.setattr(backend.STATE, "software", True)
+    monkeypatch.setattr(dispatch, "SOFTWARE_LOOP_LIMIT", 0)
+    used = []
+    twin = collision_world.world_distance_numpy
+    monkeypatch.setattr(collision_world, "world_distance_numpy", lambda *a: used.append(1) or twin(*a))
+    numpy = [f() for f in calls] + [solve()]
+    assert len(used) == 3  # the whole-scene and world-only checks, and the IK answers'
+    for (dk, wk), (dn, wn) in zip(kernel, numpy):
+        np.testing.assert_allclose(dk, dn, atol=2e-6)
+        assert np.mean([a == b for a, b in zip(wk, wn)]) > 0.95  # float32 ties may pick another pair
