@@ -36,3 +36,26 @@ def rss_mb() -> float:
     """This process's resident memory, MiB (Linux)."""
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def in_fresh_process(module: str, function: str, timeout: float = 600.0):
+    """``module.function()`` (a module of tests/) run in a new Python process; its return value (JSON).
+
+    Memory checks run there: the RSS of a process that has run hundreds of other tests (1-2 GB of
+    other modules' caches and allocator arenas, in whatever order a parallel run dealt them) grows
+    by tens of MB for reasons of its own, while a fresh process sees what the code under test does."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    code = (f"import json, sys; sys.path.insert(0, {str(tests)!r}); import {module}; "
+            f"print('RESULT ' + json.dumps({module}.{function}()))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tests.parent, capture_output=True, text=True,
+                          timeout=timeout)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    if proc.returncode != 0 or not lines:
+        pytest.fail(f"{module}.{function}() failed in its process (rc {proc.returncode}):\n"
+                    f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1][len("RESULT "):])

@@ -136,11 +136,21 @@ def launch(display, tmp_path):
         app.close()
 
 
+MAX_WORKERS = 4  # each worker holds a taichi runtime, an Xvfb and the app windows it starts: ~1.5 GB
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (pyproject's addopts): one worker per core this process may run on, at most
+    :data:`MAX_WORKERS`."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
+
+
 def pytest_collection_modifyitems(config, items):
     """Modules that set ``RUN_LAST = True`` run after all the others, in their own order. The batch
-    job modules do: they use pyarrow in the test process, and afterwards test_vis_render.py's
-    check that 60 visualizer cycles grow the process's memory by under 3 MB saw 10-60 MB (pyarrow's
-    threads and pools stay in the process), in most runs."""
+    job modules do: they use pyarrow in the test process, whose threads and pools stay there and
+    grow its memory (the memory checks that are judged in a test process, test_resources.py and
+    test_state_api.py, come before them)."""
     last = [item for item in items if getattr(item.module, "RUN_LAST", False)]
     if last:
         chosen = {id(item) for item in last}
