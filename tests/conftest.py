@@ -139,6 +139,7 @@ def launch(display, tmp_path):
 MAX_WORKERS = 4  # each worker holds a taichi runtime, an Xvfb and the app windows it starts: ~1.5 GB
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: unknown where xdist is not loaded
 def pytest_xdist_auto_num_workers(config):
     """``-n auto`` (pyproject's addopts): one worker per core this process may run on, at most
     :data:`MAX_WORKERS`."""
