@@ -280,3 +280,26 @@ def visualizer_cycles() -> dict:
         rss.append(rss_mb())
     return {"tables_before": tables, "tables_after": sum(len(t) for t in contextdata.STORAGES), "rss": rss,
             "ids_are_addresses": all(isinstance(k, int) for t in contextdata.STORAGES for k in t)}
+
+
+def test_a_tint_marks_the_robots_and_leaves_obstacles_their_colour(setup):
+    """set_env_tint colours the robots of an env (the app's failure red, collision magenta); a fixed
+    body in that env (an obstacle the answer may hit) is drawn in its own colour all the same."""
+    scene = engine.Scene()
+    robot = scene.add_entity(morphs.MJCF(file="panda"))
+    box = scene.add_entity(morphs.Box(pos=(0.0, -0.45, 0.2), size=(0.2, 0.2, 0.4), fixed=True))
+    scene.build(n_envs=2, env_spacing=(1.5, 1.5))
+    vis = Visualizer(scene, res=(640, 360))
+    scene.visualizer = vis
+    try:
+        before = vis.update()
+        vis.set_env_tint([1], (0.0, 0.0, 1.0, 1.0))
+        img = vis.update()
+        centre = box.get_pos()[1] + scene.envs_offset()[1]
+        px = vis.camera.project(np.asarray(centre, float)[None])[0]
+        assert 0 <= px[0] < 640 and 0 <= px[1] < 360
+        np.testing.assert_array_equal(window(img, px), window(before, px))  # the box: as it was
+        blue = [dominant(img, p, 2, r=3) for p in link_pixels(scene, robot, vis, 1)]
+        assert sum(blue) >= 5, f"the robot of the tinted env: only {sum(blue)} links look blue"
+    finally:
+        scene.destroy()

@@ -198,7 +198,7 @@ class Visualizer:
     # -- env tints ----------------------------------------------------------------------------------
     def set_env_tint(self, envs_idx, rgba) -> None:
         """Tint the robots of ``envs_idx`` (None: all envs) with ``rgba`` (3 or 4 numbers in [0, 1]),
-        or remove their tint with ``rgba=None``."""
+        or remove their tint with ``rgba=None``. Fixed bodies (obstacles, a Plane) keep their colour."""
         self._scene._require_built()
         n = self._scene.n_batch
         idx = inputs.as_index_list("envs_idx", envs_idx, n, "env")
@@ -255,7 +255,8 @@ class Visualizer:
             T[..., :3, 3] += offsets[:, None].astype(np.float32)
             link_T[e] = T
         for e, link_idx, key in self._link_specs:
-            for color, envs in groups:
+            # a tint marks robots: the scene's fixed bodies (obstacles) keep their colours
+            for color, envs in groups if not scene.entities[e].is_placed_body else [(None, np.flatnonzero(shown))]:
                 k = key if color is None else key + (color,)
                 if color is not None and k not in self._specs:
                     self._specs[k] = self._specs[key].tinted(color)
