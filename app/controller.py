@@ -28,6 +28,7 @@ from engine.scenefile.errors import one_line
 
 from . import placement
 from .camera_math import OrbitCamera
+from .history import EditHistory
 from .metrics import FrameReadout, Metrics
 from .obstacles import ObstacleEditor
 from .pointer import PointerMixin
@@ -80,6 +81,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.view: Snapshot | None = None  # the engine state the GUI shows (the sim's snapshot, adopted per frame)
         self.targets: TargetEditor | None = None
         self.obstacles: ObstacleEditor | None = None  # the obstacles' gizmo and pose edits
+        self.history = EditHistory(self)  # undo / redo of both editors' edits (a new one per scene)
         self.show_spheres = False  # the robot's collision spheres are drawn (debug objects)
         self._pointer: dict | None = None  # the mouse button held over the 3D view, if any
         self._image_seen = 0
@@ -175,6 +177,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
                 self.edited()
             else:
                 self.spec = snap.spec
+                self.history = EditHistory(self)
                 self.targets = TargetEditor(self)
                 self.obstacles = ObstacleEditor(self)
             self._camera_from_spec()

@@ -159,7 +159,7 @@ class App:
             "preset_iso": lambda: c.preset("iso"), "toggle_follow": lambda: setattr(c, "follow", not c.follow),
             "toggle_manual": c.toggle_manual, "reset_scene": c.reset_scene,
             "toggle_gizmo_space": c.targets.toggle_space, "reset_targets": c.targets.reset_all,
-            "screenshot": self.screenshot, "undo": c.targets.undo, "redo": c.targets.redo,
+            "screenshot": self.screenshot, "undo": c.history.undo, "redo": c.history.redo,
             "save_scene": lambda: c.save_scene() if c.spec.source else dpg.show_item("save_dialog"),
             "open_scene": lambda: dpg.show_item("open_scene_dialog"),
         }

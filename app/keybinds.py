@@ -39,7 +39,7 @@ KEYBINDS: tuple[Keybind, ...] = (
     Keybind("L", "toggle_gizmo_space", "gizmo handles: local / world axes"),
     Keybind("T", "reset_targets", "reset targets to the robots' current poses"),
     Keybind("P", "screenshot", "save a PNG screenshot of the view"),
-    Keybind("ctrl+Z", "undo", "undo the last target edit"),
+    Keybind("ctrl+Z", "undo", "undo the last edit of a target or an obstacle"),
     Keybind("ctrl+Y", "redo", "redo"),
     Keybind("ctrl+S", "save_scene", "save the scene file"),
     Keybind("ctrl+O", "open_scene", "open a scene file"),

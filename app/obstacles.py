@@ -9,7 +9,8 @@ env's cell, like a target's. An edit replaces the obstacle by a validated copy u
 controller's ``edit_lock`` and counts as an edit (``controller.edited()``); the sim copies the
 obstacles into the runner's spec, puts the bodies there (``Runner.place_obstacles``: ``set_pos``
 / ``set_quat`` in every env, nothing recompiled) and solves again, so the robots go around an
-obstacle on the next frames.
+obstacle on the next frames. Each move (a typed pose, or a whole drag) is one step of the scene's
+undo history (:mod:`app.history`), shared with the targets' edits.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class ObstacleEditor:
         self.hover: gz.HitResult | None = None
         self.events: list[DragEvent] = []  # DragEvent.target is the obstacle's index here
         self._drag: tuple[int, gz.DragState] | None = None
+        self._drag_snapshot = None  # the history step a drag pushes when it ends
 
     @property
     def obstacles(self) -> list:
@@ -49,6 +51,11 @@ class ObstacleEditor:
             n = len(self.obstacles)
             raise IndexError(f"obstacle: expected 0 to {n - 1}, got {i!r}" if n else "obstacle: this scene has none")
         return int(i)
+
+    def keep_selection(self) -> None:
+        """After the obstacles changed under it: the selection stays on an existing obstacle."""
+        if self.selected is not None and self.selected >= len(self.obstacles):
+            self.selected = None
 
     def select(self, i: int | None) -> None:
         """Show obstacle ``i``'s gizmo (None: none)."""
@@ -71,8 +78,11 @@ class ObstacleEditor:
         if quat is not None:
             data.update(quat=tuple(float(x) for x in np.asarray(quat, float).reshape(-1)), rpy=None)
         new = type(old).model_validate(data)
+        snap = self.c.history.snapshot()
         with self.c.edit_lock:
             self.obstacles[i] = new
+        if self._drag is None:  # a drag is one step, pushed when it ends
+            self.c.history.push(snap)
         self.c.edited()
 
     # -- the gizmo ----------------------------------------------------------------------------------
@@ -106,6 +116,7 @@ class ObstacleEditor:
         if hit is None:
             return False
         i = self.selected
+        self._drag_snapshot = self.c.history.snapshot()
         self._drag = (i, gz.begin_drag(self.gizmo(), self.c.camera, hit, px, py))
         pos, quat = self.pose(i)
         self.events.append(DragEvent("start", i, pos, quat))
@@ -126,6 +137,7 @@ class ObstacleEditor:
             return
         i, _ = self._drag
         self._drag = None
+        self.c.history.push(self._drag_snapshot)
         pos, quat = self.pose(i)
         self.events.append(DragEvent("end", i, pos, quat))
 

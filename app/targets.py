@@ -1,5 +1,6 @@
-"""Interactive IK targets: add, remove, reset, numeric pose entry, masks, groups, gizmo drags, and
-undo / redo. Plain logic over the scene spec's ``targets`` (no GUI import).
+"""Interactive IK targets: add, remove, reset, numeric pose entry, masks, groups and gizmo drags,
+each one step of the scene's undo history (:mod:`app.history`). Plain logic over the scene spec's
+``targets`` (no GUI import).
 
 A target is a :class:`engine.scenefile.TargetSpec`; editing one replaces it by a validated copy, so
 a bad value raises before anything changes. Edits hold the controller's ``edit_lock`` (the sim
@@ -21,7 +22,6 @@ from engine.transforms import quat_to_matrix
 
 from . import gizmo as gz
 
-UNDO_DEPTH = 100
 ROT_MODES = {  # the rotation constraints the engine has, as rot_mask values
     "full": (True, True, True), "align x": (True, False, False), "align y": (False, True, False),
     "align z": (False, False, True), "free": (False, False, False)}
@@ -51,36 +51,28 @@ class TargetEditor:
         self.events: list[DragEvent] = []
         self._drag: tuple[int, gz.DragState] | None = None
         self._drag_shift = np.zeros(3)
-        self._undo: list[list[dict]] = []
-        self._redo: list[list[dict]] = []
+        self._drag_snapshot = None  # the history step a drag pushes when it ends
 
     # -- state -------------------------------------------------------------------------------------
     @property
     def targets(self) -> list:
         return self.c.spec.targets
 
-    def _snapshot(self) -> list[dict]:
-        return [t.model_dump() for t in self.targets]
-
-    def _restore(self, snap: list[dict]) -> None:
-        targets = [scenefile.TargetSpec.model_validate(d) for d in snap]
-        with self.c.edit_lock:
-            self.c.spec.targets = targets
-        self._changed()
-
-    def _changed(self) -> None:
+    def keep_selection(self) -> None:
+        """After the targets changed under it: the selection stays on an existing target."""
         if self.selected is not None and self.selected >= len(self.targets):
             self.selected = len(self.targets) - 1 if self.targets else None
+
+    def _changed(self) -> None:
+        self.keep_selection()
         self.c.edited()
 
     def _edit(self, fn) -> None:
-        """Run an edit with an undo snapshot taken first; an edit that raises changes nothing."""
-        snap = self._snapshot()
+        """Run an edit as one history step (the snapshot taken first); an edit that raises changes nothing."""
+        snap = self.c.history.snapshot()
         with self.c.edit_lock:
             fn()
-        self._undo.append(snap)
-        del self._undo[:-UNDO_DEPTH]
-        self._redo.clear()
+        self.c.history.push(snap)
         self._changed()
 
     def _replace(self, i: int, **updates) -> None:
@@ -88,18 +80,11 @@ class TargetEditor:
         self.targets[i] = scenefile.TargetSpec.model_validate(data)
 
     def undo(self) -> bool:
-        if not self._undo:
-            return False
-        self._redo.append(self._snapshot())
-        self._restore(self._undo.pop())
-        return True
+        """The scene's undo (:meth:`app.history.EditHistory.undo`): the last edit, target or obstacle."""
+        return self.c.history.undo()
 
     def redo(self) -> bool:
-        if not self._redo:
-            return False
-        self._undo.append(self._snapshot())
-        self._restore(self._redo.pop())
-        return True
+        return self.c.history.redo()
 
     # -- poses ---------------------------------------------------------------------------------------
     def link_pose(self, link_name: str, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -311,7 +296,7 @@ class TargetEditor:
         if found is None:
             return False
         i, hit = found
-        self._drag_snapshot = self._snapshot()
+        self._drag_snapshot = self.c.history.snapshot()
         gizmo, anchor = self.gizmos()[i]
         self._drag_shift = gizmo.pos - anchor  # the gizmo stays this far from its target while dragged
         self._drag = (i, gz.begin_drag(gizmo, self.c.camera, hit, px, py))
@@ -346,8 +331,7 @@ class TargetEditor:
             return
         i, _ = self._drag
         self._drag = None
-        self._undo.append(self._drag_snapshot)
-        self._redo.clear()
+        self.c.history.push(self._drag_snapshot)
         pos, quat = self.target_pose(i)
         self.events.append(DragEvent("end", i, pos, quat))
 

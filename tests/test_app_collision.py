@@ -221,3 +221,45 @@ def test_an_obstacle_dragged_with_the_gizmo_moves_in_every_env_and_is_saved(ctl,
         np.testing.assert_allclose(pos, np.tile(ed.pose(BALL)[0], (reopened.n_envs, 1)), atol=1e-6)
     finally:
         reopened.close()
+
+
+def test_undo_takes_back_obstacle_moves_and_target_edits_in_the_order_made(ctl):
+    """One history for both editors: a typed obstacle move, a target edit and a whole obstacle drag
+    are three steps; ctrl+Z takes them back newest first (the bodies back in every env, the solver
+    solving again), ctrl+Y makes them again. A bad pose adds no step."""
+    from app import gizmo as gz
+
+    c, ed = ctl, ctl.obstacles
+    start = ed.pose(BALL)[0].copy()
+    target0 = c.targets.target_pose(0)[0].copy()
+    ed.set_pose(BALL, pos=start + [0.0, 0.0, 0.1])  # step 1: typed
+    with pytest.raises(ValueError, match="pos"):
+        ed.set_pose(BALL, pos=[0.1, 0.2])
+    c.targets.set_pose(0, pos=target0 + [0.0, 0.05, 0.0])  # step 2: a target
+    ed.select(BALL)  # step 3: a drag of many moves
+    arrow = next(h for h in gz.handle_geometry(ed.gizmo()) if h.kind == "axis" and h.axis == 0)
+    (a, b), _ = c.camera.project(arrow.points)
+    assert c.pointer_down("left", *(a + 0.8 * (b - a))) == "gizmo"
+    for k in range(1, 6):
+        c.pointer_move(*(a + (0.8 + 0.2 * k) * (b - a)))
+        c.update()
+    c.pointer_up(*(a + 1.8 * (b - a)))
+    dragged = ed.pose(BALL)[0].copy()
+    assert dragged[0] > start[0] + 0.02 and len(c.history) == 3
+
+    def ball_in_every_env():
+        c.update()
+        return c.runner.obstacles[BALL].get_pos()
+
+    assert c.targets.undo()  # the drag, whole
+    np.testing.assert_allclose(ed.pose(BALL)[0], start + [0.0, 0.0, 0.1], atol=1e-9)
+    np.testing.assert_allclose(ball_in_every_env(), np.tile(start + [0.0, 0.0, 0.1], (c.n_envs, 1)), atol=1e-6)
+    assert c.history.undo()  # the target
+    np.testing.assert_allclose(c.targets.target_pose(0)[0], target0, atol=1e-9)
+    assert c.history.undo()  # the typed move
+    np.testing.assert_allclose(ball_in_every_env(), np.tile(start, (c.n_envs, 1)), atol=1e-6)
+    assert not c.history.undo()
+    assert c.history.redo() and c.history.redo() and c.history.redo() and not c.history.redo()
+    np.testing.assert_allclose(ed.pose(BALL)[0], dragged, atol=1e-9)
+    np.testing.assert_allclose(c.targets.target_pose(0)[0], target0 + [0.0, 0.05, 0.0], atol=1e-9)
+    np.testing.assert_allclose(ball_in_every_env(), np.tile(dragged, (c.n_envs, 1)), atol=1e-6)

@@ -168,12 +168,12 @@ def test_pos_mask_changes_what_the_solver_enforces(scene_ctl):
 def test_two_true_rot_mask_refused(scene_ctl):
     c = scene_ctl(PANDA_POSE_SCENE)
     before = c.spec.model_copy(deep=True)
-    undo_depth = len(c.targets._undo)
+    undo_depth = len(c.history)
     with pytest.raises(ValueError, match="rot_mask") as err:
         c.targets.set_mask(0, "rot_mask", 0, False)  # [F, T, T]: two axes
     assert "two true axes" in str(err.value)
     assert c.spec == before and c.spec.targets[0].rot_mask == (True, True, True)
-    assert len(c.targets._undo) == undo_depth
+    assert len(c.history) == undo_depth
     c.targets.set_mask(0, "pos_mask", 0, False)  # the editor still works after the refusal
     assert c.spec.targets[0].pos_mask == (False, True, True)
 
