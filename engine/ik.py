@@ -135,7 +135,8 @@ def _run_generic(entity, plan: IKPlan, s: dict) -> None:
     for launch in range(launches):
         ik_kernels.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *entity._robot_args, s["q"], s["pose"],
                          s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done,
-                         *plan.avoid.args(), s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed)
+                         *plan.avoid.args(), s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed,
+                         request.collide_index is not None)
         if budget and launch % 4 == 3 and _all_finished(s["resume_i"], request.max_samples):
             break
 

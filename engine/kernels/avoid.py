@@ -70,16 +70,26 @@ def _vec3(a: ti.template(), row, col: ti.template()):
 
 
 @ti.func
-def _keep(slots: ti.template(), d, a, b, ca, cb, n):
-    """Insert a pair into the slots, kept sorted by distance (the farthest falls off the end)."""
+def _keep(form: ti.template(), slots: ti.template(), d, a, b, ca, cb, n):
+    """Insert a pair into the slots, kept sorted by distance (the farthest falls off the end).
+    Unrolled where the form's rows are compile-time (``form.STATIC_ROWS``), else run-time loops:
+    the generic solver compiles the task once in a form ~30x quicker to compile."""
     cand = ti.Vector([d, ti.cast(a, float), ti.cast(b, float), ca[0], ca[1], ca[2], cb[0], cb[1], cb[2],
                       n[0], n[1], n[2]])
-    for k in ti.static(range(ROWS)):
-        if cand[SLOT_D] < slots[k, SLOT_D]:
-            for c in ti.static(range(SLOT_WIDTH)):
-                held = slots[k, c]
-                slots[k, c] = cand[c]
-                cand[c] = held
+    if ti.static(form.STATIC_ROWS):
+        for k in ti.static(range(ROWS)):
+            if cand[SLOT_D] < slots[k, SLOT_D]:
+                for c in ti.static(range(SLOT_WIDTH)):
+                    held = slots[k, c]
+                    slots[k, c] = cand[c]
+                    cand[c] = held
+    else:
+        for k in range(ROWS):
+            if cand[SLOT_D] < slots[k, SLOT_D]:
+                for c in range(SLOT_WIDTH):
+                    held = slots[k, c]
+                    slots[k, c] = cand[c]
+                    cand[c] = held
 
 
 @ti.func
@@ -148,7 +158,7 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
                     wa = pa + qrot(qa, _vec3(coll_f, best_i, SPHERE_F.center))
                     wb = pb + qrot(qb, _vec3(coll_f, best_j, SPHERE_F.center))
                     gap = wa - wb
-                    _keep(slots, best, la, lb, wa, wb, gap / ti.max(gap.norm(), 1e-12))
+                    _keep(form, slots, best, la, lb, wa, wb, gap / ti.max(gap.norm(), 1e-12))
     n_shapes = coll_i[0, AVOID_HEAD.n_shapes]
     for o in range(n_shapes):  # obstacle by obstacle: its pose is read once per iteration
         fr = shape_row_f(n_spheres, n_links, o)
@@ -196,8 +206,26 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
                     if ti.static(not exact):
                         if best < reach:
                             c = pl + qrot(ql, _vec3(coll_f, best_s, SPHERE_F.center))
-                            _keep(slots, best, l, -1, c, c, qrot(sq, best_g))
+                            _keep(form, slots, best, l, -1, c, c, qrot(sq, best_g))
     return dmin, which
+
+
+@ti.func
+def _distance_row(form: ti.template(), ctx: ti.template(), S: ti.template(), t, i: ti.template(), k: ti.template(),
+                  slots: ti.template(), reach, weight):
+    """Row ``6 i + k`` for the pair in slot ``k`` (its Jacobian added; nothing when the slot is
+    farther than ``reach``); returns the row's error."""
+    err = 0.0
+    if slots[k, SLOT_D] < reach:
+        err = weight * (reach - slots[k, SLOT_D])
+        n = ti.Vector([slots[k, SLOT_N + c] for c in ti.static(range(3))])
+        ca = ti.Vector([slots[k, SLOT_CA + c] for c in ti.static(range(3))])
+        form.add_distance_row(ctx, S, t, 6 * i + k, ti.cast(slots[k, SLOT_A], ti.i32), ca, n, weight)
+        lb = ti.cast(slots[k, SLOT_B], ti.i32)
+        if lb >= 0:
+            cb = ti.Vector([slots[k, SLOT_CB + c] for c in ti.static(range(3))])
+            form.add_distance_row(ctx, S, t, 6 * i + k, lb, cb, n, -weight)
+    return err
 
 
 @ti.func
@@ -214,16 +242,12 @@ def collision_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t,
     dmin, _ = closest_pairs(form, ctx, S, t, e, reach, slots, False)
     form.zero_rows(ctx, S, t, 6 * i)
     err = ti.Vector([0.0] * ROWS)
-    for k in ti.static(range(ROWS)):
-        if slots[k, SLOT_D] < reach:
-            err[k] = weight * (reach - slots[k, SLOT_D])
-            n = ti.Vector([slots[k, SLOT_N + c] for c in ti.static(range(3))])
-            ca = ti.Vector([slots[k, SLOT_CA + c] for c in ti.static(range(3))])
-            form.add_distance_row(ctx, S, t, 6 * i + k, ti.cast(slots[k, SLOT_A], ti.i32), ca, n, weight)
-            lb = ti.cast(slots[k, SLOT_B], ti.i32)
-            if lb >= 0:
-                cb = ti.Vector([slots[k, SLOT_CB + c] for c in ti.static(range(3))])
-                form.add_distance_row(ctx, S, t, 6 * i + k, lb, cb, n, -weight)
+    if ti.static(form.STATIC_ROWS):  # the per-robot form's rows are compile-time indices
+        for k in ti.static(range(ROWS)):
+            err[k] = _distance_row(form, ctx, S, t, i, k, slots, reach, weight)
+    else:  # one copy of the row code, not ROWS
+        for k in range(ROWS):
+            err[k] = _distance_row(form, ctx, S, t, i, k, slots, reach, weight)
     zero = ti.Vector([0.0, 0.0, 0.0])
     # the dofs the solver may not move leave the rows
     form.transform_rows(ctx, S, t, 6 * i, False, ti.Vector([1.0, 0.0, 0.0, 0.0]), zero, ti.Vector([1.0, 1.0, 1.0]),
@@ -243,6 +267,8 @@ def collision_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t,
 class Posed:
     """The hooks :func:`closest_pairs` needs, over given link poses ``ctx.pose`` (B, L, 7) (the
     answers' checks: :func:`answer_distance`)."""
+
+    STATIC_ROWS = False
 
     @staticmethod
     @ti.func

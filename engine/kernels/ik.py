@@ -57,7 +57,8 @@ from .tables import (
 
 __all__ = ["BIG", "solve"]
 
-Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll")  # coll: (coll_i, coll_f, shape_pose)
+# coll: (coll_i, coll_f, shape_pose); collide: whether the kernel holds the COLLIDE task at all
+Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll collide")
 
 
 @ti.func
@@ -115,6 +116,8 @@ def cholesky_substitute(t, A: ti.template(), x: ti.template(), m):
 class Generic:
     """The hooks of the generic form (``S`` is unused: every quantity is in ``ctx``'s arrays)."""
 
+    STATIC_ROWS = False  # row indices are run-time values (the COLLIDE task loops over its rows)
+
     @staticmethod
     @ti.func
     def new_state(ctx: ti.template()):
@@ -149,7 +152,8 @@ class Generic:
             if kind == COM:
                 met, task = com_task(Generic, ctx, S, t, e, i, task_i, task_f, targets)
             elif kind == COLLIDE:
-                met, task = collision_task(Generic, ctx, S, t, e, i, task_i, task_f)
+                if ti.static(ctx.collide):  # compiled only into the solver of requests that avoid collisions
+                    met, task = collision_task(Generic, ctx, S, t, e, i, task_i, task_f)
             else:
                 link = task_i[row, TASK_I.link]
                 ref = task_i[row, TASK_I.ref]
@@ -424,12 +428,14 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
           best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
           coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), resume_i: ti.types.ndarray(),
           resume_f: ti.types.ndarray(), first: ti.i32, budget: ti.i32, m_fixed: ti.template(), n_fixed: ti.template(),
-          lt_fixed: ti.template()):
+          lt_fixed: ti.template(), collide: ti.template()):
     """``m`` (6 Lt rows), ``n`` (dofs) and ``Lt`` (tasks): compile-time sizes (one compiled solver
     per size, fixed trip counts in the dense loops; see :mod:`engine.dispatch`), or 0 to read them
     from the arrays at run time (one solver for everything). ``coll_i`` / ``coll_f`` / ``shape_pose``:
     the collision tables of a COLLIDE task (:mod:`engine.kernels.avoid`; placeholders without
-    one). ``resume_i`` / ``resume_f``, ``first``,
+    one). ``collide``: whether to compile the COLLIDE task in (its search is most of the solver's
+    code: a solver without it compiles ~8x faster, so requests without avoidance get one).
+    ``resume_i`` / ``resume_f``, ``first``,
     ``budget``: a solve split over launches (:func:`engine.kernels.solver.run_thread`; budget 0:
     one launch)."""
     B = q0.shape[0]
@@ -444,7 +450,8 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
         Lt = lt_fixed
     ti.loop_config(block_dim=ti.static(loop_block_dim()))
     for t in range(q.shape[0]):
-        run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt, (coll_i, coll_f, shape_pose)),
+        run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt, (coll_i, coll_f, shape_pose),
+                                collide),
                    t, B, q.shape[1], q0, task_i,
                    task_f, targets, best_q, best_err, best_i, done, (resume_i, resume_f, first, budget))
 

@@ -220,6 +220,8 @@ def _build(spec: RobotSpec, structure):
     class PerRobot:
         """The hooks of the per-robot form (see :mod:`engine.kernels.solver`)."""
 
+        STATIC_ROWS = True  # rows index the local Jacobian: compile-time
+
         @staticmethod
         @ti.func
         def new_state(ctx: ti.template()):
