@@ -78,10 +78,10 @@ class ObstacleEditor:
         if quat is not None:
             data.update(quat=tuple(float(x) for x in np.asarray(quat, float).reshape(-1)), rpy=None)
         new = type(old).model_validate(data)
-        snap = self.c.history.snapshot()
+        snap = None if self._drag is not None else self.c.history.snapshot()  # a drag is one step, pushed at its end
         with self.c.edit_lock:
             self.obstacles[i] = new
-        if self._drag is None:  # a drag is one step, pushed when it ends
+        if snap is not None:
             self.c.history.push(snap)
         self.c.edited()
 

@@ -79,13 +79,6 @@ class TargetEditor:
         data = {**self.targets[i].model_dump(), **updates}
         self.targets[i] = scenefile.TargetSpec.model_validate(data)
 
-    def undo(self) -> bool:
-        """The scene's undo (:meth:`app.history.EditHistory.undo`): the last edit, target or obstacle."""
-        return self.c.history.undo()
-
-    def redo(self) -> bool:
-        return self.c.history.redo()
-
     # -- poses ---------------------------------------------------------------------------------------
     def link_pose(self, link_name: str, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """A link's current (pos, quat) in env ``env`` (default: the selected env), env-local."""

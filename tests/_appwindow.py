@@ -69,6 +69,26 @@ class AppProcess:
         self.xdotool("click", 1)
         return self.wait_frames(frames)
 
+    def drag(self, start, delta, steps: int, pause: float | None = None) -> dict:
+        """A left-button drag with the real mouse from screen point ``start`` by ``delta`` px, in
+        ``steps`` moves, each followed by one GUI frame (``pause`` None) or by ``pause`` s (moves
+        may then fall within one frame); returns the report 3 frames after the release."""
+        start, delta = np.asarray(start, float), np.asarray(delta, float)
+        self.xdotool("mousemove", *np.round(start).astype(int))
+        self.wait_frames(2)
+        self.xdotool("mousedown", 1)
+        self.wait_frames(2)
+        for k in range(1, steps + 1):
+            self.xdotool("mousemove", *np.round(start + delta * k / steps).astype(int))
+            if pause is None:
+                self.wait_frames(1)
+            else:
+                time.sleep(pause)
+        if pause is not None:
+            self.wait_frames(2)
+        self.xdotool("mouseup", 1)
+        return self.wait_frames(3)
+
     def click_widget(self, tag: str, at=None, frames: int = 2) -> dict:
         """Click the widget ``tag`` at ``at(rect)`` (its centre by default) the way a user does: at
         where it is once its rectangle has held still for a few frames, and only once the GUI reports

@@ -251,7 +251,7 @@ def test_undo_takes_back_obstacle_moves_and_target_edits_in_the_order_made(ctl):
         c.update()
         return c.runner.obstacles[BALL].get_pos()
 
-    assert c.targets.undo()  # the drag, whole
+    assert c.history.undo()  # the drag, whole
     np.testing.assert_allclose(ed.pose(BALL)[0], start + [0.0, 0.0, 0.1], atol=1e-9)
     np.testing.assert_allclose(ball_in_every_env(), np.tile(start + [0.0, 0.0, 0.1], (c.n_envs, 1)), atol=1e-6)
     assert c.history.undo()  # the target

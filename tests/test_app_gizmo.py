@@ -129,15 +129,7 @@ def test_gizmos_of_one_env_never_overlap_and_the_link_picker_searches(launch, tm
     per_m = (b - a) / np.linalg.norm(np.subtract(h["points"][1], h["points"][0]))
     ox, oy = r["view_origin"]
     start = np.array([ox, oy]) + a + 0.8 * (b - a)
-    app.xdotool("mousemove", *np.round(start).astype(int))
-    app.wait_frames(2)
-    app.xdotool("mousedown", 1)
-    app.wait_frames(2)
-    for k in range(1, 6):
-        app.xdotool("mousemove", *np.round(start + 0.05 * per_m * k / 5).astype(int))
-        app.wait_frames(1)
-    app.xdotool("mouseup", 1)
-    r = app.wait_frames(3)
+    r = app.drag(start, 0.05 * per_m, steps=5)
     moved = np.array(r["targets"][0]) - before
     assert abs(moved[0] - 0.05) < 0.01 and np.abs(moved[1:]).max() < 1e-6, moved
     discs_apart(r)

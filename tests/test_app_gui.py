@@ -3,8 +3,6 @@ on screen, a gizmo drag with the real mouse, screenshots and the help window."""
 
 from __future__ import annotations
 
-import time
-
 import imageio.v2 as imageio
 import numpy as np
 from _appwindow import grab_screen, robot_pixels
@@ -80,16 +78,7 @@ def test_drag_a_gizmo_with_the_real_mouse(launch, tmp_path, display):
     offset = 0.1 / m_per_px * (b - a) / np.linalg.norm(b - a)
     start = np.array([ox, oy]) + grab
 
-    app.xdotool("mousemove", *np.round(start).astype(int))
-    app.wait_frames(2)
-    app.xdotool("mousedown", 1)
-    app.wait_frames(2)
-    for k in range(1, 11):
-        app.xdotool("mousemove", *np.round(start + offset * k / 10).astype(int))
-        time.sleep(0.05)
-    app.wait_frames(2)
-    app.xdotool("mouseup", 1)
-    r = app.wait_frames(3)
+    r = app.drag(start, offset, steps=10, pause=0.05)
 
     moved = np.array(r["targets"][0]) - target0
     assert abs(moved[0] - 0.1) < 0.02, moved

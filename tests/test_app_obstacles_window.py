@@ -74,17 +74,8 @@ def test_drag_an_obstacle_into_the_arm_and_the_robot_goes_around_it(launch, disp
     a, b = np.array(arrow["points_px"][0]), np.array(arrow["points_px"][1])
     m_per_px = np.linalg.norm(np.subtract(arrow["points"][1], arrow["points"][0])) / np.linalg.norm(b - a)
     start = np.array([ox, oy]) + a + 0.8 * (b - a)
-    step = -0.35 / m_per_px * (b - a) / np.linalg.norm(b - a)
-    app.xdotool("mousemove", *np.round(start).astype(int))
-    app.wait_frames(2)
-    app.xdotool("mousedown", 1)
-    app.wait_frames(2)
-    for k in range(1, 13):
-        app.xdotool("mousemove", *np.round(start + step * k / 12).astype(int))
-        time.sleep(0.05)
-    app.wait_frames(2)
-    app.xdotool("mouseup", 1)
-    r = app.wait_frames(3)
+    shift = -0.35 / m_per_px * (b - a) / np.linalg.norm(b - a)
+    r = app.drag(start, shift, steps=12, pause=0.05)
     moved = np.array(r["obstacles"][BALL][:3]) - BALL_START
     assert abs(moved[1] + 0.35) < 0.02 and np.abs(moved[[0, 2]]).max() < 1e-6, moved
 

@@ -85,7 +85,7 @@ def test_env_count_change_keeps_edits_made_during_the_rebuild(ctl):
     assert ctl.n_envs == 36 and ctl.view.qpos.shape[0] == 36
     assert [t.link for t in ctl.spec.targets] == ["hand", "link7"] and ctl.spec.targets[1].group == "arm"
     wait_for(ctl, lambda: not ctl.dirty and ctl.last_frame is not None and ctl.last_frame.pos_error.shape == (36, 2))
-    assert ctl.targets.undo()  # and the undo history came along
+    assert ctl.history.undo()  # and the undo history came along
     assert ctl.spec.targets[1].group is None
 
 

@@ -71,11 +71,11 @@ def test_axis_drag_moves_target_along_x_and_robots_follow(ctl):
     np.testing.assert_allclose(moved, np.tile([0.1, 0.0, 0.0], (16, 1)), atol=2e-3)
 
     # one undo step restores the pose before the drag; redo re-applies it
-    assert ctl.targets.undo()
+    assert ctl.history.undo()
     np.testing.assert_allclose(ctl.spec.targets[0].pos, pos0, atol=1e-12)
-    assert ctl.targets.redo()
+    assert ctl.history.redo()
     np.testing.assert_allclose(ctl.spec.targets[0].pos, pos1, atol=1e-12)
-    assert ctl.targets.undo() and not ctl.targets.undo()  # the drag was one step, nothing before it
+    assert ctl.history.undo() and not ctl.history.undo()  # the drag was one step, nothing before it
 
 
 def test_release_after_an_unseen_move_applies_it(ctl):
@@ -120,7 +120,7 @@ def test_ring_drag_rotates_by_the_swept_angle(ctl):
     assert abs(math.degrees(angle) - 30.0) < 0.5, math.degrees(angle)
     np.testing.assert_allclose(axis, [1.0, 0.0, 0.0], atol=1e-3)
     np.testing.assert_allclose(ctl.spec.targets[0].pos, pos0, atol=1e-12)  # a rotation does not move it
-    assert ctl.targets.undo()
+    assert ctl.history.undo()
     np.testing.assert_allclose(ctl.spec.targets[0].orientation(), quat0, atol=1e-12)
 
 
@@ -245,7 +245,7 @@ def test_spread_gives_each_env_its_own_offset_around_the_gizmo(scene_ctl):
     np.testing.assert_allclose(c.last_frame.targets[0][0] - pos, np.tile([0.02, 0, 0], (4, 1)), atol=1e-9)
     ed.set_spread(0, (0, 0, 0))  # shared by every env again
     assert ed.targets[0].motion is None and ed.spread_of(0) == (0.0, 0.0, 0.0)
-    ed.undo()
+    c.history.undo()
     assert ed.spread_of(0) == (0.05, 0.05, 0.0)
 
 
@@ -268,6 +268,6 @@ def test_rotation_modes_from_any_to_any(scene_ctl):
     assert not [m for m in c.messages if m[0] == "error"], list(c.messages)
     with pytest.raises(ValueError, match="mode"):
         c.targets.set_rot_mode(0, "align xy")
-    assert c.targets.undo() and c.targets.rot_mode(0) == "free"
+    assert c.history.undo() and c.targets.rot_mode(0) == "free"
 
 
