@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import engine
-from engine.collision import sample_qpos
+from engine.collision.robot import sample_qpos
 
 CLUTTER = (  # kind, morph arguments (m)
     ("Box", dict(pos=(0.55, 0.0, 0.15), size=(0.5, 0.9, 0.3))),          # table

@@ -36,14 +36,19 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 from _common import median_time  # noqa: E402
 
 import engine  # noqa: E402
-from engine import assets, dispatch, morphs  # noqa: E402
-from engine.kernels import lane_fk, static_fk, threads  # noqa: E402
+from engine import assets, morphs
+from engine.kernels import lane_fk
+from engine.kernels import per_robot_fk as static_fk
+from engine.runtime import (
+    dispatch,  # noqa: E402
+    threads,  # noqa: E402
+)
 
 SIZES = (1, 16, 1024, 16384, 65536)
 RATIO_AT = 16384
 
 
-# warm-up calls: enough for the API's first launches in each thread mode (engine.kernels.threads)
+# warm-up calls: enough for the API's first launches in each thread mode (engine.runtime.threads)
 WARM_UP = 2 * (threads.MIN_SAMPLES + 1) + 1
 
 
@@ -141,8 +146,8 @@ def side_by_side(rounds: int, calls: int, pin: PinocchioLoop, rng: np.random.Gen
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short run: small time budget per measurement")
-    parser.add_argument("--backend", default="cpu", choices=engine.backend.BACKENDS)
-    parser.add_argument("--precision", default="32", choices=engine.backend.PRECISIONS)
+    parser.add_argument("--backend", default="cpu", choices=engine.runtime.backend.BACKENDS)
+    parser.add_argument("--precision", default="32", choices=engine.runtime.backend.PRECISIONS)
     args = parser.parse_args()
     budget = 0.2 if args.quick else 1.0
     arch = engine.init(backend=args.backend, precision=args.precision)
@@ -173,11 +178,11 @@ def main() -> None:
     if arch == "cpu":
         print(f"* the per-robot FK kernel over SIMD lanes (engine.kernels.lane_fk), used from "
               f"{dispatch.STATIC_FK_MIN_ROWS} rows up, on the thread pool; 1-thread: the same in the calling thread; "
-              f"1-row: engine.kernels.static_fk\nmode: the one forward_kinematics ended up preferring (S: calling "
-              f"thread, P: thread pool; engine.kernels.threads); its 1-in-{threads.EXPLORE_EVERY} launches in the "
+              f"1-row: engine.kernels.per_robot_fk\nmode: the one forward_kinematics ended up preferring (S: calling "
+              f"thread, P: thread pool; engine.runtime.threads); its 1-in-{threads.EXPLORE_EVERY} launches in the "
               f"other mode count in the mean, rarely in the median")
     else:  # lane_fk.run_fk runs the one-row kernel off the CPU
-        print(f"* the per-robot FK kernel, one row per thread (engine.kernels.static_fk), used from "
+        print(f"* the per-robot FK kernel, one row per thread (engine.kernels.per_robot_fk), used from "
               f"{dispatch.STATIC_FK_MIN_ROWS} rows up; 1-thread: the same kernel serialised (one device thread); "
               f"1-row: the same kernel again; generic: engine.kernels.fk")
     print(f"\nPinocchio framesForwardKinematics (example-robot-data panda URDF), Python loop: "

@@ -14,22 +14,23 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import backend, dispatch, inputs
 from . import dofs as dofs_mod
-from .backend import float_dtype
-from .collision_api import CollisionMethods
+from . import inputs
+from .collision.api import CollisionMethods
 from .elements import RigidJoint, RigidLink
 from .errors import InvalidTypeError, InvalidValueError, OutOfMemoryError, StateError, UnknownNameError
-from .ik import Scratch
-from .ik_api import IKMethods
-from .ik_plan import PlanCache
+from .ik.api import IKMethods
+from .ik.plan import PlanCache
+from .ik.run import Scratch
 from .kernels import fk as fk_kernels
-from .kernels import lane_fk, memory, threads
+from .kernels import lane_fk
 from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
-from .locking import new_lock, serialised
 from .model.tree import MAX_JOINT_VALUE, KinematicTree
 from .morphs import MAX_POS, Shape
+from .runtime import dispatch, memory, threads
+from .runtime.locking import new_lock, serialised
+from .runtime.state import STATE, float_dtype
 from .transforms import quat_mul
 
 # per-env state; the _init_* arrays are what reset restores. _body_pose: a fixed single body's pose
@@ -54,7 +55,7 @@ class RigidEntity(IKMethods, CollisionMethods):
                       for i, link in enumerate(tree.links)]
         self.joints = [RigidJoint(j.name, j.type, i, joint_start + i, j.link, tuple(j.qs_idx),
                                   tuple(j.dofs_idx), entity_id) for i, j in enumerate(tree.joints)]
-        self._lock = new_lock()  # held by every call that touches state or buffers (engine.locking)
+        self._lock = new_lock()  # held by every call that touches state or buffers (engine.runtime.locking)
         self._link_by_name = {link.name: link for link in self.links}
         self._joint_by_name = {joint.name: joint for joint in self.joints}
         self._built = False
@@ -131,7 +132,7 @@ class RigidEntity(IKMethods, CollisionMethods):
     @serialised
     def _build(self, n_envs: int) -> None:
         dtype = float_dtype()
-        self._generation = backend.STATE.generation
+        self._generation = STATE.generation
         self._dtype = dtype
         self._packed = pack_tree(self.tree, dtype)
         self._robot_args = tuple(memory.constant(a) for a in self._packed.args())  # on the device on a GPU
@@ -145,8 +146,8 @@ class RigidEntity(IKMethods, CollisionMethods):
         self._velocity_limit = self.tree.velocity_limits()
         self._q_limits = self.tree.q_limits()
         self._has_quaternions = any(j.type in ("ball", "free") for j in self.tree.joints)
-        self._ik_plans = PlanCache()  # IK kernel tables per request (engine.ik_plan)
-        self._ik_requests: OrderedDict = OrderedDict()  # Genesis calls' parameters -> request (engine.ik_api)
+        self._ik_plans = PlanCache()  # IK kernel tables per request (engine.ik.plan)
+        self._ik_requests: OrderedDict = OrderedDict()  # Genesis calls' parameters -> request (engine.ik.api)
         self._ik_scratch = Scratch()  # the solver's working arrays (engine.ik)
         self._built = True
         self._run_fk(self._qpos, self._pose)
@@ -163,7 +164,7 @@ class RigidEntity(IKMethods, CollisionMethods):
     def _require_built(self) -> None:
         if not self._built:
             raise StateError("the scene is not built: call scene.build() first")
-        if self._generation != backend.STATE.generation:  # its kernels and device arrays are gone
+        if self._generation != STATE.generation:  # its kernels and device arrays are gone
             raise StateError("the scene was built before engine.init() was called again, which resets "
                                "taichi: build a new scene")
 
@@ -459,7 +460,7 @@ class RigidEntity(IKMethods, CollisionMethods):
 
     def _jacobian_pose(self, n: int):
         """The Jacobian kernel's FK scratch (n, pose_rows, 7): new on the CPU (cheap), kept on a GPU,
-        where it never leaves the device (:mod:`engine.kernels.memory`)."""
+        where it never leaves the device (:mod:`engine.runtime.memory`)."""
         if not memory.on_device():
             return np.empty((n, self._packed.pose_rows, 7), self._dtype)
         kept = self.__dict__.get("_jac_pose")

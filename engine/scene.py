@@ -18,15 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import backend, inputs
+from . import inputs
 from . import model as model_mod
 from . import options as opts
 from . import surfaces as surfaces_mod
 from .entity import RigidEntity
 from .errors import InvalidTypeError, InvalidValueError, StateError
-from .locking import new_lock, serialised
 from .materials import Material, Rigid
 from .morphs import Shape
+from .runtime import backend
+from .runtime.locking import new_lock, serialised
 
 LOG = logging.getLogger("engine")
 
@@ -56,7 +57,7 @@ class Scene:
     def __init__(self, sim_options=None, rigid_options=None, viewer_options=None, vis_options=None,
                  show_viewer: bool | None = False, show_FPS: bool | None = True, *, dt: float | None = None):
         backend.ensure_init()
-        self._lock = new_lock()  # build, step, destroy and add_entity run one at a time (engine.locking)
+        self._lock = new_lock()  # build, step, destroy and add_entity run one at a time (engine.runtime.locking)
         self.sim_options = opts.check("sim_options", sim_options, opts.SimOptions)
         if dt is not None:
             if sim_options is not None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 import engine as gs
-from engine.collision import sample_qpos
+from engine.collision.robot import sample_qpos
 
 GRIPPERS = ("left_gripper", "right_gripper")
 MAX_GAP = 0.35  # m between the two grippers' targets

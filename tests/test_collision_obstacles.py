@@ -19,8 +19,8 @@ import trimesh
 from _backend import init_engine
 
 import engine as gs
-from engine.collision import sample_qpos
-from engine.collision_world import (
+from engine.collision.robot import sample_qpos
+from engine.collision.world import (
     MESH_SPHERES,
     obstacle_spheres,
     scene_obstacles,

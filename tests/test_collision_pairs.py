@@ -8,7 +8,7 @@ import pytest
 from _backend import init_engine
 
 import engine as gs
-from engine.collision import adjacent
+from engine.collision.robot import adjacent
 
 SAMPLED_URDF = """<robot name="s">
   <link name="base"><collision><geometry><sphere radius="0.1"/></geometry></collision></link>
@@ -112,7 +112,7 @@ def test_check_arguments():
 
 
 def test_kernel_matches_numpy():
-    from engine.collision import sample_qpos
+    from engine.collision.robot import sample_qpos
 
     robot = _robot("erd:panda", n_envs=64)
     model = robot.collision_model()

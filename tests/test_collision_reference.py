@@ -13,7 +13,7 @@ from pinref import PinReference
 
 import engine as gs
 from engine.assets import erd_robots_dir
-from engine.collision import sample_qpos
+from engine.collision.robot import sample_qpos
 from engine.model.srdf import find_srdf
 
 N_CONFIGS = 300

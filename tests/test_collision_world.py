@@ -11,8 +11,8 @@ import pytest
 from _backend import init_engine
 
 import engine as gs
-from engine.collision import sample_qpos
-from engine.collision_world import scene_obstacles, signed_distance, world_links
+from engine.collision.robot import sample_qpos
+from engine.collision.world import scene_obstacles, signed_distance, world_links
 from engine.transforms import quat_to_matrix
 
 N_CONFIGS = 200
@@ -119,7 +119,7 @@ def test_world_distance_is_a_lower_bound_of_coal(cluttered):
 
 
 def test_world_kernel_matches_numpy(cluttered):
-    from engine.collision_world import world_distance_numpy
+    from engine.collision.world import world_distance_numpy
 
     panda, _ = cluttered
     model = panda.collision_model()
@@ -136,7 +136,8 @@ def test_world_kernel_matches_numpy(cluttered):
 def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monkeypatch):
     """Where a software Vulkan device would stop the distance kernel's loops, collision_distance
     and IK's check of its answers take the numpy twins: the same distances and pairs."""
-    from engine import backend, collision_world, dispatch
+    from engine.collision import world as collision_world
+    from engine.runtime import backend, dispatch
 
     panda, _ = cluttered
     qpos = sample_qpos(panda.tree, N_CONFIGS, seed=21)

@@ -25,7 +25,8 @@ from _backend import init_engine
 from pinref import PinReference
 
 import engine
-from engine import assets, dispatch, model, morphs
+from engine import assets, model, morphs
+from engine.runtime import dispatch
 from engine.transforms import quat_to_matrix
 
 N_ENVS = 3

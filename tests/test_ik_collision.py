@@ -1,4 +1,4 @@
-"""Collision-aware IK (``avoid_collisions``, :class:`engine.tasks.CollisionTask`), judged at mesh level.
+"""Collision-aware IK (``avoid_collisions``, :class:`engine.ik.tasks.CollisionTask`), judged at mesh level.
 
 Pinocchio + coal are the reference: the robots' collision meshes (example-robot-data URDFs, the
 SRDF's pairs removed) against each other and against the scene's obstacles as coal shapes. The
@@ -20,10 +20,10 @@ from test_collision_reference import _coal
 from test_collision_world import _coal_shape
 
 import engine as gs
-from engine.collision import sample_qpos
-from engine.collision_world import world_links
+from engine.collision.robot import sample_qpos
+from engine.collision.world import world_links
 from engine.errors import InvalidTypeError, InvalidValueError
-from engine.tasks import CollisionTask, PoseTask, PostureTask
+from engine.ik.tasks import CollisionTask, PoseTask, PostureTask
 from engine.transforms import quat_to_matrix
 
 
@@ -246,7 +246,7 @@ def test_a_mesh_scaled_per_axis_has_a_collision_model(f32):
 def test_the_tables_follow_pairs_changed_between_calls(clutter):
     """A pair removed (or added back) between two calls is packed into the next solve's tables, and
     on a software Vulkan device the launch budget follows the search's new loop count."""
-    from engine import dispatch
+    from engine.runtime import dispatch
 
     panda, _judge, (pos, quat) = clutter
     hand = panda.get_link("panda_hand")
@@ -278,7 +278,7 @@ def test_plain_generic_solves_compile_no_avoidance_code(clutter, monkeypatch):
     """The avoidance search is most of the generic solver's code (compiled in, every generic solve
     took 205-212 s to compile cold here instead of 28 s: bench/compile.py), so only requests that
     avoid collisions get a generic solver with it: the kernel's last template flag."""
-    from engine.kernels import ik as ik_kernels
+    from engine.kernels import generic as ik_kernels
 
     panda, _judge, (pos, quat) = clutter
     hand = panda.get_link("panda_hand")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import engine as ik
-from engine import dispatch
+from engine.runtime import dispatch
 
 N = 300  # above MIN_FIXED_ENVS
 

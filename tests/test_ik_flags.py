@@ -121,7 +121,7 @@ def test_answers_do_not_depend_on_how_many_restart_slots_run_side_by_side(scenes
     """One thread running samples 0..5 in turn, or six threads each running one, or three running two:
     every env gets the same answer bit for bit (its lowest successful sample), however the threads
     share the progress hint. Targets far from the start make several envs need restarts."""
-    from engine import dispatch
+    from engine.runtime import dispatch
 
     robot, pos, quat = scenes[64]
     answers = []
@@ -139,11 +139,11 @@ def test_answers_do_not_depend_on_how_many_restart_slots_run_side_by_side(scenes
 
 
 def test_the_choice_among_restart_slots():
-    """engine.kernels.choose on hand-made slots (3 envs x 3 slots; thread t = env + 3 * slot)."""
-    from engine.kernels.choose import choose
+    """engine.kernels.answers on hand-made slots (3 envs x 3 slots; thread t = env + 3 * slot)."""
+    from engine.kernels.answers import choose
 
     B, K, n_qs = 3, 3, 2
-    dt = engine.backend.float_dtype()
+    dt = engine.runtime.backend.float_dtype()
     best_q = np.zeros((K * B, n_qs + 2), dt)
     best_i = np.full((K * B, 3), -1, np.int32)
     for t in range(K * B):

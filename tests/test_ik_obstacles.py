@@ -1,5 +1,5 @@
 """IK with avoidance among obstacles that move between calls, one pose per env, a primitive or a
-mesh: the whole path (``set_pos`` -> :func:`engine.collision_world.world_tables` -> the solver's
+mesh: the whole path (``set_pos`` -> :func:`engine.collision.world.world_tables` -> the solver's
 COLLIDE task), judged at mesh level by coal, with nothing compiled for the move."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from test_collision_obstacles import _coal_mesh, _coal_primitive, _distance, _tf
 from test_collision_reference import _coal
 
 import engine as gs
-from engine.kernels import launch
+from engine.runtime import launch
 
 N_ENVS = 12
 MARGIN = 0.01  # m
@@ -69,7 +69,7 @@ def test_an_obstacle_moved_onto_each_envs_elbow_is_avoided(kind, post_file, monk
     first = solve(0)
     assert first.success.all()
     panda.set_qpos(first.qpos)
-    solve(1)  # both launch modes compiled (engine.kernels.threads) before counting
+    solve(1)  # both launch modes compiled (engine.runtime.threads) before counting
     panda.set_qpos(first.qpos)
     rng = np.random.default_rng(3)
     pos = panda.get_links_pos()[:, elbow.idx_local] + rng.uniform(-0.02, 0.02, (N_ENVS, 3))  # a pose per env

@@ -1,4 +1,4 @@
-"""Repeated IK calls reuse a validated request (engine.ik_request) and its plan (engine.ik_plan)
+"""Repeated IK calls reuse a validated request (engine.ik.request) and its plan (engine.ik.plan)
 without changing what a call returns.
 
 * a sequence of calls on one entity answers exactly as each call does on a fresh entity;

@@ -1,4 +1,4 @@
-"""``solve_ik`` over tasks (engine.tasks): closed chains, the centre of mass, mixed batches.
+"""``solve_ik`` over tasks (engine.ik.tasks): closed chains, the centre of mass, mixed batches.
 
 Every answer is judged by forward kinematics of the returned qpos, never by the solver's own error:
 relative poses from the FK of both links, the centre of mass against Pinocchio's ``centerOfMass``
@@ -15,7 +15,7 @@ from pinref import PinReference
 
 import engine
 from engine import morphs
-from engine.tasks import ComTask, PoseTask, PostureTask, RelativePoseTask
+from engine.ik.tasks import ComTask, PoseTask, PostureTask, RelativePoseTask
 from engine.transforms import quat_conj, quat_mul, quat_rotate
 
 POS_TOL = 5e-4
@@ -281,9 +281,9 @@ def test_every_engine_error_has_one_root(dual):
 @pytest.mark.parametrize("budget", [1, 3])
 def test_a_solve_split_over_launches_answers_as_one(talos, budget, monkeypatch):
     """On a software Vulkan device the generic solver runs a few iterations per launch (lavapipe
-    stops a shader's loops after ~65535 iterations: engine.dispatch.solver_budget); the answers are
+    stops a shader's loops after ~65535 iterations: engine.runtime.dispatch.solver_budget); the answers are
     the same bit for bit wherever the launches split the work."""
-    from engine import dispatch
+    from engine.runtime import dispatch
 
     q0 = talos.get_qpos()
     feet = [PoseTask(name, *_poses(talos, q0, name)) for name in ("left_sole_link", "right_sole_link")]

@@ -1,4 +1,4 @@
-"""The fast launch path (engine.kernels.launch) gives what taichi's own launch path gives."""
+"""The fast launch path (engine.runtime.launch) gives what taichi's own launch path gives."""
 
 import numpy as np
 import pytest
@@ -35,7 +35,7 @@ def test_fast_path_matches_taichi_path_across_shapes(panda):
 
 
 def test_small_batches_run_serially_on_the_cpu_only():
-    from engine import dispatch
+    from engine.runtime import dispatch
 
     assert dispatch.serial(16) and not dispatch.serial(100_000)
 
@@ -68,10 +68,10 @@ def test_reused_and_replaced_arrays_are_bound_right(panda):
 
 
 def test_compiled_kernels_are_bounded_and_dropped_with_their_program():
-    """engine.kernels.launch.CompiledCache: one build per key, least recently used dropped beyond its
+    """engine.runtime.launch.CompiledCache: one build per key, least recently used dropped beyond its
     size, and every kernel of an earlier engine.init dropped once a later one asks."""
-    from engine import backend
-    from engine.kernels.launch import CompiledCache
+    from engine.runtime import backend
+    from engine.runtime.launch import CompiledCache
 
     cache, built = CompiledCache(max_size=2), []
 

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import engine
-from engine import assets, backend, model, morphs
+from engine import assets, model, morphs
 from engine.model import ModelLoadError
+from engine.runtime import backend
 
 _GOOD_URDF = """<?xml version="1.0"?>
 <robot name="two_link">

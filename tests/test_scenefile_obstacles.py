@@ -14,7 +14,7 @@ import pytest
 import trimesh
 
 from engine import morphs, scenefile
-from engine.collision_world import scene_obstacles, world_tables
+from engine.collision.world import scene_obstacles, world_tables
 from engine.scenefile import SceneFileError
 from engine.transforms import quat_from_euler
 

@@ -1,4 +1,4 @@
-"""The kernels compiled per robot (engine.kernels.static_fk / static_ik) against independent
+"""The kernels compiled per robot (engine.kernels.per_robot_fk / static_ik) against independent
 references and against the generic kernels.
 
 * ``sincos_half`` (the FK's inlined sine / cosine) against numpy over many turns, and
@@ -20,11 +20,12 @@ from _backend import init_engine
 from test_fk_mujoco import TEST_MJCF, random_qpos
 
 import engine
-from engine import dispatch, morphs
-from engine.kernels import static_fk
+from engine import morphs
+from engine.kernels import per_robot_fk as static_fk
 from engine.kernels.quat import atan2_upper
 from engine.kernels.spec import robot_spec
 from engine.kernels.traced import sincos_half
+from engine.runtime import dispatch
 from engine.transforms import quat_to_matrix
 
 # TEST_MJCF without its free and ball joints, plus a mimic (joint equality): the per-robot kernels

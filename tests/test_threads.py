@@ -1,4 +1,4 @@
-"""The serial / parallel choice of CPU launches (``engine.kernels.threads``).
+"""The serial / parallel choice of CPU launches (``engine.runtime.threads``).
 
 The choice is driven by recorded launch times; these tests feed it chosen times (nothing here is
 timed) and check that it tries both modes, runs the faster, keeps checking the slower, follows a
@@ -8,9 +8,9 @@ change, and that the FK answers the same in both modes.
 import numpy as np
 
 import engine
-from engine import backend, morphs
-from engine.kernels import threads
-from engine.kernels.threads import ThreadChoice
+from engine import morphs
+from engine.runtime import backend, threads
+from engine.runtime.threads import ThreadChoice
 
 
 def drive(choice: ThreadChoice, key, serial_s: float, parallel_s: float, launches: int) -> list[bool]:

@@ -1,20 +1,20 @@
 """Collision checks without IK, mixed into :class:`~engine.entity.RigidEntity`: the self-collision
 model of :mod:`engine.collision` (spheres + counted pairs) queried for batched configurations.
 
-Distances come from the kernel that checks IK answers (:func:`engine.avoidance.distance`, one
+Distances come from the kernel that checks IK answers (:func:`engine.collision.checks.distance`, one
 thread per env) at the link poses the FK kernel gives: between the counted pairs' spheres, and
-between the spheres and the scene's obstacles (:mod:`engine.collision_world`).
+between the spheres and the scene's obstacles (:mod:`engine.collision.world`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import dofs as dofs_mod
-from . import inputs
-from .collision import RobotCollision
-from .locking import serialised
-from .model.spheres import DEFAULT_SPHERES_PER_LINK
+from .. import dofs as dofs_mod
+from .. import inputs
+from ..runtime.locking import serialised
+from .robot import RobotCollision
+from .spheres import DEFAULT_SPHERES_PER_LINK
 
 
 class CollisionMethods:
@@ -77,7 +77,7 @@ class CollisionMethods:
                            self_collision: bool = True):
         """Smallest collision distance ``([n_envs,])`` m, from the spheres: with ``self_collision``
         over the counted self-collision pairs and, with ``world``, to the scene's fixed Box / Sphere / Cylinder /
-        Plane entities (:mod:`engine.collision_world`). Negative when they overlap, inf when
+        Plane entities (:mod:`engine.collision.world`). Negative when they overlap, inf when
         there is nothing to check. It is at most the distance of the collision meshes (the
         spheres contain them).
 
@@ -85,7 +85,7 @@ class CollisionMethods:
         current state. ``return_pair``: also return what sets each distance, ``([n_envs,])``
         tuples ``(link, link)`` or ``(link, obstacle)`` (obstacles are named ``"box#3"``: kind and
         entity index; None when there is nothing to check)."""
-        from .avoidance import AvoidTables, distance
+        from .checks import AvoidTables, distance
 
         world = inputs.as_flag("world", world)
         self_collision = inputs.as_flag("self_collision", self_collision)

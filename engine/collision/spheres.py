@@ -196,11 +196,11 @@ def check_spheres_per_link(value) -> int:
 def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
                  scale: float | np.ndarray = 1.0, use_cache: bool = True) -> SphereModel:
     """The :class:`SphereModel` of ``tree`` from its collision ``geometry`` (``[n_links]`` lists of
-    :class:`Visual`, :func:`engine.model.collision.collision_geometry`), cached on disk.
+    :class:`Visual`, :func:`engine.collision.geometry.collision_geometry`), cached on disk.
 
     ``scale``: the morph's scale, one factor or 3 (part of the cache key; the geometry is already
     scaled)."""
-    from .collision import mesh_files
+    from .geometry import mesh_files
 
     spheres_per_link = check_spheres_per_link(spheres_per_link)
     source = Path(tree.source)

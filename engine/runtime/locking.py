@@ -5,7 +5,7 @@ with, solver scratch, reused FK outputs) and per-env state. Two threads calling 
 would share those, so each call holds the entity's re-entrant lock for its whole duration: calls
 from several threads on one entity run one after another and each gets exactly the answer it
 would get alone. Kernel launches themselves are serialised process-wide by
-:data:`engine.backend.LOCK` (taichi's runtime is shared), so calls on different entities from
+:data:`engine.runtime.backend.LOCK` (taichi's runtime is shared), so calls on different entities from
 different threads also get their sequential answers.
 """
 

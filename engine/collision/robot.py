@@ -1,5 +1,5 @@
-"""A robot's self-collision model: its spheres (:mod:`engine.model.spheres`) and the link pairs
-that count; their batched distances are :func:`engine.avoidance.distance` (in numpy:
+"""A robot's self-collision model: its spheres (:mod:`engine.collision.spheres`) and the link pairs
+that count; their batched distances are :func:`engine.collision.checks.distance` (in numpy:
 :meth:`RobotCollision.distance_numpy`).
 
 Pairs (:class:`RobotCollision`):
@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InvalidValueError, UnknownNameError
-from .model.collision import collision_geometry, mesh_files
-from .model.spheres import DEFAULT_SPHERES_PER_LINK, _save, cache_dir, cache_key, check_spheres_per_link, sphere_model
-from .model.srdf import disabled_pairs, find_srdf
+from ..errors import InvalidValueError, UnknownNameError
+from ..model.srdf import disabled_pairs, find_srdf
+from .geometry import collision_geometry, mesh_files
+from .spheres import DEFAULT_SPHERES_PER_LINK, _save, cache_dir, cache_key, check_spheres_per_link, sphere_model
 
 DEFAULT_SAMPLES = 1000
 PAIRS_VERSION = 2
@@ -79,7 +79,7 @@ def _rotate(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
 class RobotCollision:
     """The sphere model and counted link pairs of one entity (``entity.collision_model()``).
 
-    Attributes: ``spheres`` (:class:`~engine.model.spheres.SphereModel`), ``srdf`` (the SRDF used,
+    Attributes: ``spheres`` (:class:`~engine.collision.spheres.SphereModel`), ``srdf`` (the SRDF used,
     or None), ``excluded`` (``{(a, b): reason}``, link indices a < b, reason "adjacent",
     "srdf", "always", "never", "default" or "user")."""
 
@@ -214,7 +214,7 @@ class RobotCollision:
         self._tables = {}  # the kernel's tables per float dtype, made on first use
 
     def kernel_tables(self, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(spheres (S, 5), bounds (L, 4), pairs int32 (P, 6))`` as :func:`engine.avoidance.pack`
+        """``(spheres (S, 5), bounds (L, 4), pairs int32 (P, 6))`` as :func:`engine.collision.checks.pack`
         takes them, in ``dtype``."""
         key = np.dtype(dtype).str
         if key not in self._tables:
@@ -248,7 +248,7 @@ class RobotCollision:
         """Smallest sphere distance over the counted pairs ``(B,)`` m (inf without pairs) and the
         pair that sets it ``(B,)`` (an index into :attr:`pairs`; -1 without pairs), from link poses
         ``pose (B, n_links, 7)``, in numpy (float64), sphere pair by sphere pair: the reference of
-        the kernel's distances (:func:`engine.avoidance.distance`), and its stand-in where a
+        the kernel's distances (:func:`engine.collision.checks.distance`), and its stand-in where a
         software Vulkan device would stop the kernel's loops."""
         B = pose.shape[0]
         if not len(self._si):

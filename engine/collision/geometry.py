@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ModelLoadError
-from .tree import MAX_MODEL_NUMBER, Visual
+from ..model.errors import ModelLoadError
+from ..model.tree import MAX_MODEL_NUMBER, Visual
 
 GREY = np.array([0.6, 0.6, 0.65, 1.0])
 
@@ -40,7 +40,7 @@ def collision_geometry(tree, morph) -> list[list[Visual]]:
     elif isinstance(morph, MJCF):
         per_link = _mjcf(Path(morph.file), tree, float(morph.scale))
     elif isinstance(morph, Shape):
-        from .shapes import shape_visuals
+        from ..model.shapes import shape_visuals
 
         per_link = [shape_visuals(morph)]
     else:
@@ -77,7 +77,7 @@ def _check(geom: Visual, source, link: str) -> None:
 
 def _urdf(path: Path, tree, scale: float) -> list[list[Visual]]:
     from ..assets import resolve_package_uri
-    from .urdf import _parse, _pose
+    from ..model.urdf import _parse, _pose
 
     robot = _parse(path)
     by_name = {link.name: link for link in robot.links}
@@ -115,7 +115,7 @@ def _urdf(path: Path, tree, scale: float) -> list[list[Visual]]:
 
 
 def _mjcf(path: Path, tree, scale: float) -> list[list[Visual]]:
-    from .mjcf import _visual, compile_mjcf
+    from ..model.mjcf import _visual, compile_mjcf
 
     model = compile_mjcf(path)
     colliding = (model.geom_contype != 0) | (model.geom_conaffinity != 0)

@@ -2,7 +2,7 @@
 Mesh entities (morph ``fixed=True``, ``collision=True``).
 
 A primitive is one obstacle, its exact shape. A Mesh stands for its surface through spheres
-fitted to it (:func:`obstacle_spheres`, :mod:`engine.model.spheres`: every point of the surface is
+fitted to it (:func:`obstacle_spheres`, :mod:`engine.collision.spheres`: every point of the surface is
 inside some sphere, so clearance from the spheres implies clearance from the mesh): one
 ``"sphere"`` obstacle per sphere, all named ``"mesh#<entity index>"``. Only the surface is
 covered: a robot sphere wholly inside a closed mesh, touching no sphere, is not seen.
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .collision import _rotate, rigid_groups
-from .errors import InvalidTypeError
+from ..errors import InvalidTypeError
+from .robot import _rotate, rigid_groups
 
 KINDS = ("box", "sphere", "cylinder", "plane")
 MESH_SPHERES = 32  # spheres fitted to a Mesh obstacle unless obstacle_spheres() asked for another count
@@ -50,19 +50,19 @@ class Obstacle:
 
 
 def _fixed_body(entity) -> bool:
-    from .morphs import Shape
+    from ..morphs import Shape
 
     morph = entity.morph
     return isinstance(morph, Shape) and morph.fixed and morph.collision
 
 
 def obstacle_spheres(entity, spheres_per_link: int | None = None):
-    """The :class:`~engine.model.spheres.SphereModel` standing for a fixed Mesh entity as an
+    """The :class:`~engine.collision.spheres.SphereModel` standing for a fixed Mesh entity as an
     obstacle: at most ``spheres_per_link`` spheres (1..64; default: the ones fitted before, else
     :data:`MESH_SPHERES`) covering its surface, centres in its body frame (m). Fitted once per
     entity and count, cached on disk under the mesh file's hash."""
-    from .model.collision import collision_geometry
-    from .model.spheres import check_spheres_per_link, sphere_model
+    from .geometry import collision_geometry
+    from .spheres import check_spheres_per_link, sphere_model
 
     morph = getattr(entity, "morph", None)
     if morph is None or not (_fixed_body(entity) and morph.kind == "mesh"):
@@ -124,7 +124,7 @@ def obstacle_poses(obstacles: list[Obstacle], envs: np.ndarray) -> np.ndarray:
 
 
 def world_tables(obstacles: list[Obstacle], envs: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """The obstacles as the kernels take them (:func:`engine.avoidance.pack`): ``shapes (O, 4)``
+    """The obstacles as the kernels take them (:func:`engine.collision.checks.pack`): ``shapes (O, 4)``
     (kind index into :data:`KINDS`, size padded to 3) and their poses ``(len(envs), O, 7)`` (pos,
     quat wxyz; env-local world: :func:`obstacle_poses`) in the envs ``envs``, both in ``dtype``."""
     shapes = np.array([[KINDS.index(o.kind), *np.resize(o.size, 3)] for o in obstacles], dtype).reshape(-1, 4)
@@ -163,7 +163,7 @@ def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tu
     """Smallest distance ``(B,)`` m between ``robot``'s checked spheres (at link poses ``pose
     (B, n_links, 7)`` of envs ``envs``) and the scene's obstacles (inf without any), and per env
     the ``(link name, obstacle name)`` that sets it (None without obstacles), in numpy (float64):
-    the reference of the kernel's distances (:func:`engine.avoidance.distance`), and its stand-in
+    the reference of the kernel's distances (:func:`engine.collision.checks.distance`), and its stand-in
     where a software Vulkan device would stop the kernel's loops."""
     centers = model.world_centers(pose)
     B = centers.shape[0]

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import inputs
-from .errors import InvalidValueError
-from .kernels.tables import COLLIDE, COM, FRAME
+from .. import inputs
+from ..errors import InvalidValueError
+from ..kernels.tables import COLLIDE, COM, FRAME
 
 __all__ = ["CollisionTask", "ComTask", "PoseTask", "PostureTask", "RelativePoseTask", "Task", "TaskRow"]
 
