@@ -70,16 +70,16 @@ def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
     qpos = random_qpos(robot, rng, n_envs)
     fk_times = []
     fk = median_seconds(lambda: robot.forward_kinematics(qpos), budget_s, times=fk_times)
-    mode = threads.CHOICE.preferred(threads.size_class(("lane_fk", id(robot._spec)), n_envs))
+    mode = threads.CHOICE.preferred(threads.size_class(("lane_fk", id(robot.configuration.spec)), n_envs))
     # the FK kernels alone, on preallocated arrays (what the API adds: validation, copies)
-    dt = robot._dtype
+    dt = robot.configuration.dtype
     q_k = qpos.astype(dt)
-    pose = np.empty_like(robot._pose)
-    generic = median_seconds(lambda: robot._run_fk(q_k, pose), budget_s)
-    per_robot = n_envs >= dispatch.STATIC_FK_MIN_ROWS and robot._spec is not None
+    pose = np.empty_like(robot.configuration.pose)
+    generic = median_seconds(lambda: robot.configuration.run_fk(q_k, pose), budget_s)
+    per_robot = n_envs >= dispatch.STATIC_FK_MIN_ROWS and robot.configuration.spec is not None
     kernel = one_thread = one_row = generic
     if per_robot:
-        spec, serial = robot._spec, dispatch.serial(n_envs)
+        spec, serial = robot.configuration.spec, dispatch.serial(n_envs)
         pos, quat = np.empty((n_envs, robot.n_links, 3), dt), np.empty((n_envs, robot.n_links, 4), dt)
         kernel = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, serial), budget_s)
         one_thread = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, True), budget_s)

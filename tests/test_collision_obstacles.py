@@ -318,7 +318,7 @@ def test_kernel_tables_and_numpy_twin_agree_with_mesh_obstacles(panda_scene):
     scene, panda, torus, box, poses = panda_scene
     model = panda.collision_model()
     qpos = sample_qpos(panda.tree, N_ENVS, seed=8)
-    pose = panda._fk_poses(qpos)
+    pose = panda.configuration.fk_poses(qpos)
     envs = np.arange(N_ENVS)
     obstacles = scene_obstacles(scene, panda)
     assert len(obstacles) == MESH_SPHERES + 1

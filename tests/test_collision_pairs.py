@@ -117,7 +117,7 @@ def test_kernel_matches_numpy():
     robot = _robot("erd:panda", n_envs=64)
     model = robot.collision_model()
     qpos = sample_qpos(robot.tree, 64, seed=11)
-    pose = robot._fk_poses(qpos)
+    pose = robot.configuration.fk_poses(qpos)
     d_kernel, w_kernel = robot.collision_distance(qpos, return_pair=True, world=False)
     d_numpy, w_numpy = model.distance_numpy(pose)
     np.testing.assert_allclose(d_kernel, d_numpy, atol=2e-6)

@@ -124,7 +124,7 @@ def test_world_kernel_matches_numpy(cluttered):
     panda, _ = cluttered
     model = panda.collision_model()
     qpos = sample_qpos(panda.tree, N_CONFIGS, seed=9)
-    pose = panda._fk_poses(qpos)
+    pose = panda.configuration.fk_poses(qpos)
     envs = np.arange(N_CONFIGS)
     d_kernel, w_kernel = panda.collision_distance(qpos, envs_idx=envs, return_pair=True, self_collision=False)
     d_numpy, w_numpy = world_distance_numpy(model, panda, pose, envs)

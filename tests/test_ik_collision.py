@@ -84,7 +84,7 @@ def free_targets(robot, links, n, seed, select=None):
     """Poses ``[(pos (n, 3), quat (n, 4))]`` of ``links`` in ``n`` random configurations the sphere
     model calls collision-free (and ``select(robot, qpos) -> bool mask`` keeps), and those
     configurations."""
-    kept, chunk = [], robot._B
+    kept, chunk = [], robot.configuration.n_envs
     for k in range(40):
         q = sample_qpos(robot.tree, chunk, seed=seed + k)
         ok = ~robot.in_collision(q)
@@ -95,7 +95,7 @@ def free_targets(robot, links, n, seed, select=None):
             break
     qs = np.concatenate(kept)[:n]
     assert len(qs) == n, f"only {len(qs)} collision-free configurations"
-    pose = robot._fk_poses(qs)
+    pose = robot.configuration.fk_poses(qs)
     idx = [robot.get_link(name).idx_local for name in links]
     return [(pose[:, i, :3].astype(float), pose[:, i, 3:].astype(float)) for i in idx], qs
 
@@ -256,13 +256,13 @@ def test_the_tables_follow_pairs_changed_between_calls(clutter):
                                         avoid_collisions=True, kernel="generic")
 
     solve()
-    plan = panda._ik_plans.values()[-1]
+    plan = panda.ik_state.plans.values()[-1]
     loops, pairs = plan.avoid.loops, panda.collision_model().pairs
     a, b = pairs[0]
     panda.remove_collision_pair(a, b)
     try:
         r = solve()
-        assert panda._ik_plans.values()[-1] is plan and plan.avoid.loops < loops
+        assert panda.ik_state.plans.values()[-1] is plan and plan.avoid.loops < loops
         assert (a, b) not in r.min_pair and (b, a) not in r.min_pair
         assert plan.budget == dispatch.solver_budget(*plan.budget_sizes, plan.avoid.loops)
     finally:

@@ -127,11 +127,11 @@ def test_answers_do_not_depend_on_how_many_restart_slots_run_side_by_side(scenes
     answers = []
     for slots in (1, 6, 3):
         monkeypatch.setattr(dispatch, "restart_slots", lambda n_envs, max_samples, k=slots: min(k, max_samples))
-        robot._ik_plans.clear()  # plans keep their slot count
+        robot.ik_state.plans.clear()  # plans keep their slot count
         res = robot.inverse_kinematics(link="hand", pos=pos, quat=quat, seed=3, kernel=kernel, return_info=True,
                                        max_samples=6, max_solver_iters=8)
         answers.append(res)
-    robot._ik_plans.clear()
+    robot.ik_state.plans.clear()
     assert (answers[0].sample > 0).sum() >= 5, "too few envs needed a restart for this test to mean anything"
     for res in answers[1:]:
         for name in ("qpos", "error", "success", "iterations", "sample"):

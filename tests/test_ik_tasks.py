@@ -291,12 +291,12 @@ def test_a_solve_split_over_launches_answers_as_one(talos, budget, monkeypatch):
     reach = PoseTask("arm_left_7_link", talos.forward_kinematics(q0)[0][:, hand] + [0.05, 0.05, 0.0])
     tasks = feet + [reach]
     monkeypatch.setattr(dispatch, "solver_budget", lambda *args: 0)
-    talos._ik_plans.clear()  # a plan keeps its budget
+    talos.ik_state.plans.clear()  # a plan keeps its budget
     whole = talos.solve_ik(tasks, seed=0, max_samples=3)
     monkeypatch.setattr(dispatch, "solver_budget", lambda *args: budget)
-    talos._ik_plans.clear()
+    talos.ik_state.plans.clear()
     split = talos.solve_ik(tasks, seed=0, max_samples=3)
-    assert talos._ik_plans.values()[-1].budget == budget
+    assert talos.ik_state.plans.values()[-1].budget == budget
     for name in ("qpos", "error", "success", "iterations", "sample"):
         np.testing.assert_array_equal(getattr(split, name), getattr(whole, name), err_msg=name)
     assert whole.success.all()

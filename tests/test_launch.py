@@ -23,12 +23,12 @@ def test_fast_path_matches_taichi_path_across_shapes(panda):
         # new shapes reuse the cached launch context; the serial (calling-thread) and parallel
         # variants compute the same poses
         q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (batch, panda.n_qs))))
-        fast_pose = np.zeros((batch, panda._packed.pose_rows, 7))
+        fast_pose = np.zeros((batch, panda.configuration.packed.pose_rows, 7))
         slow_pose = np.zeros_like(fast_pose)
         other_pose = np.zeros_like(fast_pose)
-        fk.forward_kinematics(q, *panda._packed.args(), fast_pose, serial)
-        fk.forward_kinematics.kernel(q, *panda._packed.args(), slow_pose, serial)
-        fk.forward_kinematics(q, *panda._packed.args(), other_pose, not serial)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), fast_pose, serial)
+        fk.forward_kinematics.kernel(q, *panda.configuration.packed.args(), slow_pose, serial)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), other_pose, not serial)
         np.testing.assert_array_equal(fast_pose, slow_pose)
         np.testing.assert_array_equal(fast_pose, other_pose)
         assert np.abs(fast_pose).sum() > 0
@@ -42,10 +42,10 @@ def test_small_batches_run_serially_on_the_cpu_only():
 
 def test_fast_path_rejects_non_contiguous(panda):
     q = np.zeros((4, panda.n_qs * 2))[:, ::2]
-    pose = np.zeros((4, panda._packed.pose_rows, 7))
-    fk.forward_kinematics(np.zeros((4, panda.n_qs)), *panda._packed.args(), pose, True)  # compile it
+    pose = np.zeros((4, panda.configuration.packed.pose_rows, 7))
+    fk.forward_kinematics(np.zeros((4, panda.n_qs)), *panda.configuration.packed.args(), pose, True)  # compile it
     with pytest.raises(ValueError, match="C-contiguous"):
-        fk.forward_kinematics(q, *panda._packed.args(), pose, True)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), pose, True)
 
 
 def test_reused_and_replaced_arrays_are_bound_right(panda):
@@ -53,7 +53,7 @@ def test_reused_and_replaced_arrays_are_bound_right(panda):
     when it takes a dead array's place in memory, and in-place changes are seen."""
     rng = np.random.default_rng(1)
     lo, hi = panda.q_limits
-    pose = np.zeros((3, panda._packed.pose_rows, 7))
+    pose = np.zeros((3, panda.configuration.packed.pose_rows, 7))
     want = np.zeros_like(pose)
     q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (3, panda.n_qs))))
     for step in range(6):
@@ -62,8 +62,8 @@ def test_reused_and_replaced_arrays_are_bound_right(panda):
         else:
             q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (3, panda.n_qs))))  # new object
             pose = np.zeros_like(pose)
-        fk.forward_kinematics(q, *panda._packed.args(), pose, True)
-        fk.forward_kinematics.kernel(q.copy(), *panda._packed.args(), want, True)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), pose, True)
+        fk.forward_kinematics.kernel(q.copy(), *panda.configuration.packed.args(), want, True)
         np.testing.assert_array_equal(pose, want)
 
 

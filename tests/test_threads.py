@@ -113,5 +113,5 @@ def test_fk_and_jacobian_answer_the_same_in_both_modes(monkeypatch):
     monkeypatch.setattr(threads, "CHOICE", ThreadChoice())
     for _ in range(2 * (threads.MIN_SAMPLES + 1)):  # + 1: the first launch of a mode is not counted
         robot.forward_kinematics(q)
-    assert threads.CHOICE.preferred(threads.size_class(("lane_fk", id(robot._spec)), n)) is not None
+    assert threads.CHOICE.preferred(threads.size_class(("lane_fk", id(robot.configuration.spec)), n)) is not None
     scene.destroy()

@@ -64,7 +64,7 @@ class AvoidTables:
         copy the obstacles' poses in the envs ``envs``."""
         model = entity.collision_model()
         robot_tables = model.kernel_tables(self.dtype)  # a new tuple whenever the pairs change
-        obstacles = scene_obstacles(entity._scene, entity) if self.world else []
+        obstacles = scene_obstacles(entity.scene, entity) if self.world else []
         shapes, poses = world_tables(obstacles, envs, self.dtype)
         self.names = [o.name for o in obstacles]
         key = shapes.tobytes()
@@ -180,7 +180,8 @@ def _distance_numpy(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTab
 def answer_distance(entity, qpos: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
     """:func:`distance` of the answers ``qpos (n, n_qs)`` of the envs ``envs``: the distances
     ``collision_distance`` gives for them."""
-    return distance(entity, entity._fk_poses(np.ascontiguousarray(qpos, dtype=entity._dtype)), envs, tables)
+    cfg = entity.configuration
+    return distance(entity, cfg.fk_poses(np.ascontiguousarray(qpos, dtype=cfg.dtype)), envs, tables)
 
 
 __all__ = ["KINDS", "AvoidTables", "answer_distance", "distance", "loop_count", "pack", "shape_bound"]

@@ -147,7 +147,8 @@ class RobotCollision:
         si, sj, owner = self._sphere_pairs(pairs)
         hits = np.zeros((len(qpos), len(pairs)), bool)
         for start in range(0, len(qpos), CHUNK):
-            d = self._sphere_distances(self.world_centers(self.entity._fk_poses(qpos[start:start + CHUNK])), si, sj)
+            poses = self.entity.configuration.fk_poses(qpos[start:start + CHUNK])
+            d = self._sphere_distances(self.world_centers(poses), si, sj)
             per_pair = np.full((len(d), len(pairs)), np.inf)
             np.minimum.at(per_pair, (slice(None), owner), d)
             hits[start:start + CHUNK] = per_pair < 0
@@ -160,7 +161,7 @@ class RobotCollision:
                 raise UnknownNameError(f"{arg}: no link named '{link}' in this robot")
             return names.index(link)
         if hasattr(link, "idx_local"):
-            return self.entity._own_link(link, arg).idx_local
+            return self.entity.own_link(link, arg).idx_local
         raise InvalidValueError(f"{arg}: expected a link name or a link of this robot, got {type(link).__name__}")
 
     def _key(self, link_a, link_b) -> tuple[int, int]:

@@ -70,14 +70,14 @@ def obstacle_spheres(entity, spheres_per_link: int | None = None):
             f"an entity of a {type(morph).__name__}{'' if getattr(morph, 'fixed', True) else ' (not fixed)'}"
         raise InvalidTypeError(f"entity: expected a fixed, colliding Mesh entity (morphs.Mesh(..., fixed=True, "
                                f"collision=True)), got {got}")
-    with entity._lock:
-        entity._require_built()
-        kept = entity.__dict__.get("_obstacle_spheres")
+    with entity.lock:
+        state = entity.collision_state
+        kept = state.obstacle_spheres
         if kept is not None and spheres_per_link in (None, kept[0]):
             return kept[1]
         n = check_spheres_per_link(MESH_SPHERES if spheres_per_link is None else spheres_per_link)
         model = sphere_model(entity.tree, collision_geometry(entity.tree, morph), n, 0, morph.scale)
-        entity._obstacle_spheres = (n, model)
+        state.obstacle_spheres = (n, model)
         return model
 
 
@@ -114,7 +114,7 @@ def obstacle_poses(obstacles: list[Obstacle], envs: np.ndarray) -> np.ndarray:
     the envs ``envs``: each entity's current pose, moved to the obstacle's centre."""
     if not obstacles:
         return np.zeros((len(envs), 0, 7))
-    pose = np.stack([o.entity._pose[envs, 0] for o in obstacles], axis=1).astype(float)
+    pose = np.stack([o.entity.configuration.pose[envs, 0] for o in obstacles], axis=1).astype(float)
     offset = [k for k, o in enumerate(obstacles) if o.center is not None]
     if offset:
         centers = np.array([obstacles[k].center for k in offset], float)
@@ -168,7 +168,7 @@ def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tu
     centers = model.world_centers(pose)
     B = centers.shape[0]
     best = np.full(B, np.inf)
-    obstacles = scene_obstacles(robot._scene, robot)
+    obstacles = scene_obstacles(robot.scene, robot)
     keep = world_links(robot.tree, not robot.is_free)[model.spheres.link]
     if not obstacles or not keep.any():
         return best, [None] * B

@@ -11,8 +11,6 @@ again each call, and finds its plan by the request's value.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError
 from ..kernels.tables import FRAME
@@ -21,8 +19,6 @@ from .request import make_request
 from .result import IKResult
 from .run import run
 from .tasks import CollisionTask, PostureTask, Task, TaskRow, rot_mode
-
-MAX_REQUESTS = 64  # kept per entity and call kind
 
 
 class IKMethods:
@@ -155,16 +151,7 @@ class IKMethods:
             hash(key)
         except TypeError:  # an array: validated every call (its request then finds its plan by value)
             return make()
-        kept: OrderedDict = self._ik_requests
-        request = kept.get(key)
-        if request is None:
-            request = make()
-            kept[key] = request
-            while len(kept) > MAX_REQUESTS:
-                kept.popitem(last=False)
-        else:
-            kept.move_to_end(key)
-        return request
+        return self.ik_state.kept_request(key, make)
 
     def _pose_request(self, links, poss, quats, local_points, single, respect_joint_limit, max_samples,
                       max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local,
@@ -180,7 +167,7 @@ class IKMethods:
         n = len(links)
         if n == 0:
             raise InvalidValueError("links: expected at least one link")
-        resolved = [self._own_link(link, link_label(i)) for i, link in enumerate(links)]
+        resolved = [self.own_link(link, link_label(i)) for i, link in enumerate(links)]
         for name, seq in (("poss", poss), ("quats", quats), ("local_points", local_points)):
             if len(seq) != n:
                 raise InvalidValueError(f"{name}: expected {n} entries (one per link), got {len(seq)}")

@@ -148,8 +148,8 @@ def pack(entity, request: IKRequest) -> IKPlan:
     value bit for bit (a target on one hand never moves the legs; with joint limits respected a
     start outside them is first clamped, as every dof's is)."""
     tree = entity.tree
-    dtype = entity._dtype
-    envs = entity._envs(None if request.envs is None else list(request.envs))
+    dtype = entity.configuration.dtype
+    envs = entity.configuration.envs(None if request.envs is None else list(request.envs))
     n_sel, Lt = len(envs), request.n_tasks
     n_qs_k, n_dofs_k = max(tree.n_qs, 1), max(tree.n_dofs, 1)
     K = dispatch.restart_slots(n_sel, request.max_samples)

@@ -84,7 +84,7 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
                                     f"{link_label(seen[key])}; give each point one target (the same link at another "
                                     "local_point is fine)")
         seen[key] = i
-    envs = entity._envs(envs_idx)
+    envs = entity.configuration.envs(envs_idx)
     rest = tree.default_qpos.copy() if rest_qpos is None else inputs.as_float_array("rest_qpos", rest_qpos)
     if rest.shape != (tree.n_qs,):
         raise InvalidValueError(f"rest_qpos: expected shape ({tree.n_qs},), got {rest.shape}")
@@ -107,7 +107,7 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
 
 def solver_spec(entity, request: IKRequest):
     """The robot's spec when the per-robot solver runs this request, else None (the generic one)."""
-    spec = entity._spec
+    spec = entity.configuration.spec
     used = per_robot.used_links(spec, request.structure) if spec is not None else ()
     moving = spec.moving_dofs(used) if spec is not None else ()
     what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else

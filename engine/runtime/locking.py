@@ -33,7 +33,8 @@ def calls_in_progress() -> int:
 
 
 def serialised(method):
-    """Run ``method`` holding ``self._lock`` (and counted by :func:`calls_in_progress`)."""
+    """Run ``method`` holding ``self.lock`` (the object's re-entrant lock: an entity's or a scene's) and
+    counted by :func:`calls_in_progress`."""
 
     @functools.wraps(method)
     def locked(self, *args, **kwargs):
@@ -43,7 +44,7 @@ def serialised(method):
                 _active["calls"] += 1
         _local.depth = depth + 1
         try:
-            with self._lock:
+            with self.lock:
                 return method(self, *args, **kwargs)
         finally:
             _local.depth = depth
