@@ -18,6 +18,7 @@ from _support import require_or_fail
 
 import engine
 from engine.runtime import backend, devices
+from engine.runtime import state as runtime_state
 from engine.runtime.devices import VulkanDevice
 
 LAVAPIPE = VulkanDevice(0, "llvmpipe (LLVM 15.0.6, 256 bits)", 4, True)
@@ -114,12 +115,12 @@ def test_best_vulkan_device_follows_taichi_order(monkeypatch):
 @pytest.mark.parametrize("requested", ["vulkan", "gpu"])
 def test_float64_on_a_device_without_it_is_refused_before_any_reset(monkeypatch, requested):
     engine.init(backend="cpu")
-    before = (backend.STATE.generation, backend.STATE.arch, backend.STATE.precision)
+    before = (runtime_state.STATE.generation, runtime_state.STATE.arch, runtime_state.STATE.precision)
     _fake_drivers(monkeypatch, vulkan=[NO_F64])
     with pytest.raises(ValueError, match=r"^precision\b") as info:
         engine.init(backend=requested, precision="64")
     assert NO_F64.name in str(info.value)
-    assert (backend.STATE.generation, backend.STATE.arch, backend.STATE.precision) == before
+    assert (runtime_state.STATE.generation, runtime_state.STATE.arch, runtime_state.STATE.precision) == before
 
 
 def test_the_returned_backend_reads_as_its_arch():

@@ -13,6 +13,7 @@ from _backend import init_engine
 import engine as gs
 from engine.collision.robot import sample_qpos
 from engine.collision.world import scene_obstacles, signed_distance, world_links
+from engine.runtime import state as runtime_state
 from engine.transforms import quat_to_matrix
 
 N_CONFIGS = 200
@@ -137,7 +138,7 @@ def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monk
     """Where a software Vulkan device would stop the distance kernel's loops, collision_distance
     and IK's check of its answers take the numpy twins: the same distances and pairs."""
     from engine.collision import world as collision_world
-    from engine.runtime import backend, dispatch
+    from engine.runtime import dispatch
 
     panda, _ = cluttered
     qpos = sample_qpos(panda.tree, N_CONFIGS, seed=21)
@@ -152,7 +153,7 @@ def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monk
         return r.min_distance, r.min_pair
 
     kernel = [f() for f in calls] + [solve()]
-    monkeypatch.setattr(backend.STATE, "software", True)
+    monkeypatch.setattr(runtime_state.STATE, "software", True)
     monkeypatch.setattr(dispatch, "SOFTWARE_LOOP_LIMIT", 0)
     used = []
     twin = collision_world.world_distance_numpy

@@ -19,6 +19,7 @@ import pytest
 from _backend import init_engine
 
 import engine
+from engine.runtime import state as runtime_state
 from engine.transforms import quat_conj, quat_mul
 
 POS_TOL, ROT_TOL = 5e-4, 5e-3
@@ -143,7 +144,7 @@ def test_the_choice_among_restart_slots():
     from engine.kernels.answers import choose
 
     B, K, n_qs = 3, 3, 2
-    dt = engine.runtime.backend.float_dtype()
+    dt = runtime_state.float_dtype()
     best_q = np.zeros((K * B, n_qs + 2), dt)
     best_i = np.full((K * B, 3), -1, np.int32)
     for t in range(K * B):

@@ -5,6 +5,7 @@ import pytest
 
 import engine as ik
 from engine.kernels import fk
+from engine.runtime import state as runtime_state
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,6 @@ def test_reused_and_replaced_arrays_are_bound_right(panda):
 def test_compiled_kernels_are_bounded_and_dropped_with_their_program():
     """engine.runtime.launch.CompiledCache: one build per key, least recently used dropped beyond its
     size, and every kernel of an earlier engine.init dropped once a later one asks."""
-    from engine.runtime import backend
     from engine.runtime.launch import CompiledCache
 
     cache, built = CompiledCache(max_size=2), []
@@ -87,8 +87,8 @@ def test_compiled_kernels_are_bounded_and_dropped_with_their_program():
     assert len(cache) == 2 and built == ["a", "b", "c"]
     cache.get("b", lambda: build("b2"))
     assert built[-1] == "b2"
-    backend.STATE.generation += 1  # what engine.init does
+    runtime_state.STATE.generation += 1  # what engine.init does
     try:
         assert cache.get("b", lambda: build("b3")) is not None and built[-1] == "b3" and len(cache) == 1
     finally:
-        backend.STATE.generation -= 1
+        runtime_state.STATE.generation -= 1

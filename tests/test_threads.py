@@ -9,7 +9,8 @@ import numpy as np
 
 import engine
 from engine import morphs
-from engine.runtime import backend, threads
+from engine.runtime import state as runtime_state
+from engine.runtime import threads
 from engine.runtime.threads import ThreadChoice
 
 
@@ -69,12 +70,12 @@ def test_keeps_a_bounded_number_of_keys():
 
 
 def test_small_batches_run_serially_and_gpus_in_parallel_untimed(monkeypatch):
-    monkeypatch.setattr(backend.STATE, "arch", "cpu")
+    monkeypatch.setattr(runtime_state.STATE, "arch", "cpu")
     choice = ThreadChoice()
     seen = []
     choice.launch("k", rows=16, run=seen.append, max_rows=256)
     assert seen == [True] and not choice._times
-    monkeypatch.setattr(backend.STATE, "arch", "cuda")
+    monkeypatch.setattr(runtime_state.STATE, "arch", "cuda")
     choice.launch("k", rows=100_000, run=seen.append)
     assert seen == [True, False] and not choice._times
 
