@@ -28,8 +28,9 @@ import numpy as np
 
 from ..errors import InvalidValueError, UnknownNameError
 from ..model.srdf import disabled_pairs, find_srdf
+from ..transforms import quat_rotate_unit
 from .geometry import collision_geometry, mesh_files
-from .spheres import DEFAULT_SPHERES_PER_LINK, _save, cache_dir, cache_key, check_spheres_per_link, sphere_model
+from .spheres import DEFAULT_SPHERES_PER_LINK, cache_dir, cache_key, check_spheres_per_link, save_arrays, sphere_model
 
 DEFAULT_SAMPLES = 1000
 PAIRS_VERSION = 2
@@ -67,13 +68,6 @@ def sample_qpos(tree, n: int, seed: int) -> np.ndarray:
         hi = joint.upper if np.isfinite(joint.upper) else wide
         q[:, joint.q_start] = rng.uniform(lo, hi, n)
     return tree.apply_mimic(q)
-
-
-def _rotate(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Rotate ``v (..., 3)`` by unit quaternions ``quat (..., 4)`` (w, x, y, z)."""
-    w, u = quat[..., :1], quat[..., 1:]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
 
 
 class RobotCollision:
@@ -138,7 +132,7 @@ class RobotCollision:
                 out[p] = "default"
         if path is not None:
             keys = sorted(out)
-            _save(path, a=np.array([k[0] for k in keys], np.int64), b=np.array([k[1] for k in keys], np.int64),
+            save_arrays(path, a=np.array([k[0] for k in keys], np.int64), b=np.array([k[1] for k in keys], np.int64),
                   reason=np.array([out[k] for k in keys]))
         return out
 
@@ -239,7 +233,7 @@ class RobotCollision:
         ``pose (B, n_links, 7)`` (pos xyz, quat wxyz)."""
         link = self.spheres.link
         p = pose[:, link].astype(float)
-        return p[..., :3] + _rotate(p[..., 3:], np.broadcast_to(self.spheres.centers, p[..., :3].shape))
+        return p[..., :3] + quat_rotate_unit(p[..., 3:], np.broadcast_to(self.spheres.centers, p[..., :3].shape))
 
     def _sphere_distances(self, centers: np.ndarray, si, sj) -> np.ndarray:
         gap = np.linalg.norm(centers[:, si] - centers[:, sj], axis=-1)

@@ -234,11 +234,11 @@ def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LIN
                         np.concatenate(centers) if centers else np.zeros((0, 3)),
                         np.concatenate(radii) if radii else np.zeros(0))
     if path is not None:
-        _save(path, link=model.link, centers=model.centers, radii=model.radii)
+        save_arrays(path, link=model.link, centers=model.centers, radii=model.radii)
     return model
 
 
-def _save(path: Path, **arrays) -> None:
+def save_arrays(path: Path, **arrays) -> None:
     """Write an npz atomically (a reader never sees half a file); a read-only cache is skipped."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

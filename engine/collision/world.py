@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidTypeError
-from .robot import _rotate, rigid_groups
+from ..transforms import quat_rotate_unit
+from .robot import rigid_groups
 
 KINDS = ("box", "sphere", "cylinder", "plane")
 MESH_SPHERES = 32  # spheres fitted to a Mesh obstacle unless obstacle_spheres() asked for another count
@@ -119,7 +120,7 @@ def obstacle_poses(obstacles: list[Obstacle], envs: np.ndarray) -> np.ndarray:
     if offset:
         centers = np.array([obstacles[k].center for k in offset], float)
         quat = pose[:, offset, 3:]
-        pose[:, offset, :3] += _rotate(quat, np.broadcast_to(centers, quat.shape[:-1] + (3,)))
+        pose[:, offset, :3] += quat_rotate_unit(quat, np.broadcast_to(centers, quat.shape[:-1] + (3,)))
     return pose
 
 
@@ -145,7 +146,7 @@ def signed_distance(kind: str, size: np.ndarray, pose: np.ndarray, points: np.nd
     (pos, quat wxyz; env-local world), negative inside."""
     pos, quat = pose[:, None, :3], pose[:, None, 3:]
     inverse = quat * np.array([1.0, -1.0, -1.0, -1.0])
-    local = _rotate(np.broadcast_to(inverse, points.shape[:-1] + (4,)), points - pos)
+    local = quat_rotate_unit(np.broadcast_to(inverse, points.shape[:-1] + (4,)), points - pos)
     if kind == "sphere":
         return np.linalg.norm(local, axis=-1) - size[0]
     if kind == "plane":
