@@ -9,12 +9,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
+from _coal import coal_tf, coal_world_shape, pin_coal
 
 import engine as gs
 from engine.collision.robot import sample_qpos
 from engine.collision.world import scene_obstacles, signed_distance, world_links
 from engine.runtime import state as runtime_state
-from engine.transforms import quat_to_matrix
 
 N_CONFIGS = 200
 
@@ -77,21 +77,10 @@ def cluttered(f32):
     return panda, shapes
 
 
-def _coal_shape(morph):
-    if morph.kind == "box":
-        return coal.Box(*morph.size)
-    if morph.kind == "sphere":
-        return coal.Sphere(morph.radius)
-    if morph.kind == "cylinder":
-        return coal.Cylinder(morph.radius, morph.height)
-    return coal.Halfspace(np.asarray(morph.normal, float), float(np.dot(morph.normal, morph.pos)))
-
-
 def test_world_distance_is_a_lower_bound_of_coal(cluttered):
-    from test_collision_reference import _coal
 
     panda, shapes = cluttered
-    ref, geom = _coal(panda.tree)
+    ref, geom = pin_coal(panda.tree)
     keep = world_links(panda.tree, fixed_base=True)
     names = panda.tree.link_names()
     assert not keep[names.index("panda_link0")] and keep[names.index("panda_link1")]
@@ -99,7 +88,7 @@ def test_world_distance_is_a_lower_bound_of_coal(cluttered):
     world_dist = panda.collision_distance(qpos, self_collision=False)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
     request, mesh = coal.DistanceRequest(), np.empty(N_CONFIGS)
-    objects = [(_coal_shape(m), coal.Transform3s(quat_to_matrix(m.quat), np.asarray(m.pos, float))) for m in shapes]
+    objects = [(coal_world_shape(m), coal_tf(m.pos, m.quat)) for m in shapes]
     for i, q in enumerate(qpos):
         pin.framesForwardKinematics(ref.model, data, ref.pin_q(q))
         pin.updateGeometryPlacements(ref.model, data, geom, gdata)

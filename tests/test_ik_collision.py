@@ -15,9 +15,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import active, init_engine
+from _coal import coal_world_shape, pin_coal
 from _dual_arm import GRIPPERS, baxter_scene, close_hand_targets
-from test_collision_reference import _coal
-from test_collision_world import _coal_shape
 
 import engine as gs
 from engine.collision.robot import sample_qpos
@@ -52,13 +51,13 @@ class MeshJudge:
 
     def __init__(self, robot, obstacles):
         self.robot = robot
-        self.ref, self.geom = _coal(robot.tree)
+        self.ref, self.geom = pin_coal(robot.tree)
         self.data, self.gdata = self.ref.model.createData(), pin.GeometryData(self.geom)
         keep = world_links(robot.tree, fixed_base=True)
         names = robot.tree.link_names()
         self.moving = [g for g, obj in enumerate(self.geom.geometryObjects)
                        if keep[names.index(self.ref.model.frames[obj.parentFrame].name)]]
-        self.shapes = [(_coal_shape(m), coal.Transform3s(quat_to_matrix(m.quat), np.asarray(m.pos, float)))
+        self.shapes = [(coal_world_shape(m), coal.Transform3s(quat_to_matrix(m.quat), np.asarray(m.pos, float)))
                        for m in obstacles]
 
     def collides(self, qpos) -> tuple[bool, bool]:

@@ -10,8 +10,7 @@ import pinocchio as pin
 import pytest
 import trimesh
 from _backend import init_engine
-from test_collision_obstacles import _coal_mesh, _coal_primitive, _distance, _tf
-from test_collision_reference import _coal
+from _coal import coal_body_shape, coal_distance, coal_mesh, coal_tf, pin_coal
 
 import engine as gs
 from engine.runtime import launch
@@ -85,13 +84,13 @@ def test_an_obstacle_moved_onto_each_envs_elbow_is_avoided(kind, post_file, monk
     assert np.all(second.min_distance[ok] >= MARGIN - 1e-5)
     np.testing.assert_allclose(panda.collision_distance(second.qpos)[ok], second.min_distance[ok], atol=1e-5)
 
-    ref, geom = _coal(panda.tree)
+    ref, geom = pin_coal(panda.tree)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
-    shape = _coal_primitive(morph) if kind == "cylinder" else _coal_mesh(post_file, 1.0)
+    shape = coal_body_shape(morph) if kind == "cylinder" else coal_mesh(post_file, 1.0)
     for e in np.flatnonzero(ok):  # each env judged against its own pose of the post
         pin.framesForwardKinematics(ref.model, data, ref.pin_q(second.qpos[e]))
         pin.updateGeometryPlacements(ref.model, data, geom, gdata)
-        gap = min(_distance(obj.geometry, coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation), shape,
-                            _tf(pos[e], quat[e])) for g, obj in enumerate(geom.geometryObjects))
+        gap = min(coal_distance(obj.geometry, coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation), shape,
+                            coal_tf(pos[e], quat[e])) for g, obj in enumerate(geom.geometryObjects))
         assert gap > 0.0, (e, gap)
     scene.destroy()

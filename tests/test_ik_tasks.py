@@ -11,6 +11,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
+from _robots import rotation_angle
 from pinref import PinReference
 
 import engine
@@ -51,12 +52,6 @@ def _poses(robot, qpos, name):
     return pos[:, i].astype(float), quat[:, i].astype(float)
 
 
-def _angle(q1, q2):
-    """Rotation angle between unit quaternions (n, 4), rad."""
-    d = quat_mul(q1, quat_conj(q2))
-    return 2.0 * np.arctan2(np.linalg.norm(d[:, 1:], axis=-1), np.abs(d[:, 0]))
-
-
 def _relative(robot, qpos, link, ref):
     """Pose of ``link`` in ``ref``'s frame at qpos (n, n_qs): (pos (n, 3), quat (n, 4))."""
     lp, lq = _poses(robot, qpos, link)
@@ -91,10 +86,10 @@ def test_closed_chain_holds_one_hand_in_the_others_frame(dual, kernel):
     ok = res.success
     got_pos, got_quat = _poses(dual, res.qpos, "right_hand")
     assert np.all(np.linalg.norm(got_pos - right_pos, axis=-1)[ok] <= POS_TOL)
-    assert np.all(_angle(got_quat, right_quat)[ok] <= ROT_TOL)
+    assert np.all(rotation_angle(got_quat, right_quat)[ok] <= ROT_TOL)
     rel_pos, rel_quat = _relative(dual, res.qpos, "left_hand", "right_hand")
     assert np.all(np.linalg.norm(rel_pos - grip_pos, axis=-1)[ok] <= POS_TOL)
-    assert np.all(_angle(rel_quat, np.tile(grip_quat, (N, 1)))[ok] <= ROT_TOL)
+    assert np.all(rotation_angle(rel_quat, np.tile(grip_quat, (N, 1)))[ok] <= ROT_TOL)
     assert res.error.shape == (N, 2, 6)
 
 
@@ -147,7 +142,7 @@ def test_centre_of_mass_moves_while_the_feet_stay(talos):
     for task in feet:
         got_pos, got_quat = _poses(talos, res.qpos, task.link)
         assert np.linalg.norm(got_pos - task.pos, axis=-1).max() <= POS_TOL
-        assert _angle(got_quat, task.quat).max() <= ROT_TOL
+        assert rotation_angle(got_quat, task.quat).max() <= ROT_TOL
 
 
 def test_com_mask_and_mixed_shared_and_per_env_targets(talos):

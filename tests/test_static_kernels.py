@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import taichi as ti
 from _backend import init_engine
-from test_fk_mujoco import TEST_MJCF, random_qpos
+from _robots import TEST_MJCF, random_qpos
 
 import engine
 from engine import morphs
