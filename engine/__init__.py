@@ -10,7 +10,7 @@
 # isort: off
 from . import backend  # first: sets taichi's environment before anything imports taichi
 # isort: on
-from . import assets, errors, materials, model, morphs, options, surfaces, tasks
+from . import assets, errors, limits, materials, model, morphs, options, surfaces, tasks
 from .backend import init
 from .entity import RigidEntity
 from .errors import IKStudioError
@@ -43,4 +43,4 @@ def __getattr__(name: str):
 gpu, cuda, vulkan, cpu = "gpu", "cuda", "vulkan", "cpu"
 
 __all__ = ["IKResult", "IKStudioError", "RigidEntity", "Scene", "assets", "backend", "cpu", "cuda", "errors", "gpu",
-           "init", "materials", "model", "morphs", "options", "surfaces", "tasks", "vulkan"]
+           "init", "limits", "materials", "model", "morphs", "options", "surfaces", "tasks", "vulkan"]

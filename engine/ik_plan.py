@@ -25,6 +25,7 @@ from .kernels.tables import (
     QPOS_REST_F,
     SOLVE_F,
     SOLVE_I,
+    START_BLOCKS,
     TARGET,
     TASK_F,
     TASK_F_WIDTH,
@@ -43,11 +44,12 @@ class IKPlan:
     """A request's kernel tables and per-call buffers.
 
     ``task_i`` / ``task_f``: the request tables (``SOLVE_I.seed`` is set per call); ``targets``
-    (n_sel, Lt, 7), ``q0`` (n_sel, n_qs_k), ``done`` (n_sel,): refilled by every call; ``envs``: the
-    env indices solved; ``K``: restart slots per env; ``spec``: the robot's spec when the per-robot
-    solver runs, else None; ``fixed``: the generic solver's compile-time sizes (zeros: run time);
-    ``fields``: the targets each call fills, ``(task, 0 pos / 1 quat, first column, width,
-    label)``; ``budget``: the generic solver's iterations per launch (0: one launch,
+    (n_sel, Lt, 7), ``q0`` (n_sel, n_qs_k; with a box, :data:`~engine.kernels.tables.START_BLOCKS`
+    blocks of n_qs_k: the start, the box's lower and upper bounds), ``done`` (n_sel,): refilled by
+    every call; ``envs``: the env indices solved; ``K``: restart slots per env; ``spec``: the
+    robot's spec when the per-robot solver runs, else None; ``fixed``: the generic solver's
+    compile-time sizes (zeros: run time); ``fields``: the targets each call fills, ``(task, 0 pos /
+    1 quat, first column, width, label)``; ``budget``: the generic solver's iterations per launch (0: one launch,
     :func:`engine.dispatch.solver_budget` of ``budget_sizes``, and of the avoidance search's loops
     once :meth:`update_avoidance` ran); ``kernel``: the per-robot solver, once it was asked for;
     ``avoid``: the collision tables (:class:`~engine.avoidance.AvoidTables`; placeholders unless the
@@ -169,7 +171,8 @@ def pack(entity, request: IKRequest) -> IKPlan:
     head = task_i[0]
     head[SOLVE_I.max_iters], head[SOLVE_I.n_samples], head[SOLVE_I.slots] = (request.max_iters, request.max_samples,
                                                                              K)
-    head[SOLVE_I.respect_limits], head[SOLVE_I.exhaustive] = int(request.respect_limits), int(request.rest_weight > 0)
+    head[SOLVE_I.respect_limits] = int(request.respect_limits or request.boxed)  # a box is enforced as limits are
+    head[SOLVE_I.exhaustive] = int(request.rest_weight > 0)
     head[SOLVE_I.plain] = int(plain)
     task_f = np.zeros((1 + Lt + n_qs_k, TASK_F_WIDTH), dtype)
     task_f[0, SOLVE_F.damping], task_f[0, SOLVE_F.max_step] = request.damping, request.max_step
@@ -193,7 +196,8 @@ def pack(entity, request: IKRequest) -> IKPlan:
     sizes = (tree.n_links, tree.n_joints, Lt, tree.n_dofs, any(row.kind == COM for row in request.rows))
     budget = 0 if spec is not None else dispatch.solver_budget(*sizes)
     return IKPlan(request=request, envs=envs, K=K, spec=spec, fixed=fixed, task_i=task_i, task_f=task_f,
-                  targets=targets, q0=np.zeros((n_sel, n_qs_k), dtype), done=np.zeros(n_sel, np.int32),
+                  targets=targets, q0=np.zeros((n_sel, n_qs_k * (START_BLOCKS if request.boxed else 1)), dtype),
+                  done=np.zeros(n_sel, np.int32),
                   fields=tuple((i, which, col, width, request.labels[i][which])
                                for i, row in enumerate(request.rows)
                                for which, col, width, wanted in ((0, TARGET.pos, 3, row.has_pos),

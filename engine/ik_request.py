@@ -17,6 +17,7 @@ from . import dispatch, inputs
 from .errors import InvalidTypeError, InvalidValueError
 from .kernels import static_ik
 from .kernels.tables import COLLIDE, COM
+from .limits import JointPositionLimit, LimitRow, as_limits
 from .tasks import TaskRow
 
 
@@ -28,7 +29,10 @@ class IKRequest:
     orientation targets; ``envs``: env indices solved (None: all); ``dofs``: the dofs the solver
     may move (None: all); ``rest``: the posture (n_qs,) the pull aims at, ``rest_weight`` its
     weight (0: no pull, first success wins); tolerances in m / rad, ``max_step`` in rad or m per
-    iteration; ``kernel``: see :data:`engine.dispatch.KERNELS`."""
+    iteration; ``kernel``: see :data:`engine.dispatch.KERNELS`. ``respect_limits``: the joint
+    limits bound the solve (:class:`~engine.limits.JointPositionLimit`); ``limits``: the rows of
+    any other limits (:mod:`engine.limits`), with the joint limits' first when they are respected;
+    empty without such limits (then the solver reads the joint limits from the robot's tables)."""
 
     rows: tuple[TaskRow, ...]
     labels: tuple[tuple[str, str], ...]
@@ -44,6 +48,13 @@ class IKRequest:
     rest: tuple[float, ...]
     rest_weight: float
     kernel: str
+    limits: tuple[LimitRow, ...] = ()
+
+    @property
+    def boxed(self) -> bool:
+        """Whether the solve's bounds depend on the call (a limit other than the joint limits): the
+        kernels then read a box per env beside the start configurations."""
+        return bool(self.limits)
 
     @property
     def n_tasks(self) -> int:
@@ -61,9 +72,13 @@ class IKRequest:
 
 def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], link_label, *, envs_idx,
                  respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, max_step_size,
-                 dofs_idx_local, rest_qpos, rest_weight, kernel) -> IKRequest:
+                 dofs_idx_local, rest_qpos, rest_weight, kernel, limits=None, step: float = 0.01,
+                 limit_label=lambda i: f"limits[{i}]") -> IKRequest:
     """Validate the parameters of a solve of ``rows`` on ``entity`` (built). ``link_label(i)``
-    names task i's link in errors."""
+    names task i's link in errors. ``limits``: :class:`~engine.limits.Limit` objects besides the
+    joint limits that ``respect_joint_limit`` asks for (a JointPositionLimit among them asks too);
+    ``step``: the scene's time step (s), the ``dt`` of limits that give none; ``limit_label(i)``
+    names limit i in errors."""
     tree = entity.tree
     if tree.n_dofs == 0:
         raise InvalidValueError(f"inverse kinematics: entity '{tree.name}' has no degrees of freedom (a fixed "
@@ -91,9 +106,16 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
     dofs = None
     if dofs_idx_local is not None:
         dofs = tuple(int(d) for d in inputs.as_index_list("dofs_idx_local", dofs_idx_local, tree.n_dofs, "dof"))
+    limits = as_limits(limits)
+    respect = inputs.as_flag("respect_joint_limit", respect_joint_limit) or any(
+        isinstance(limit, JointPositionLimit) for limit in limits)
+    extra = [limit.row(tree, limit_label(i), step) for i, limit in enumerate(limits)
+             if not isinstance(limit, JointPositionLimit)]
+    if extra and respect:
+        extra.insert(0, JointPositionLimit().row(tree, "respect_joint_limit", step))
     request = IKRequest(
         rows=tuple(rows), labels=tuple(labels), envs=None if envs_idx is None else tuple(int(e) for e in envs),
-        respect_limits=inputs.as_flag("respect_joint_limit", respect_joint_limit),
+        respect_limits=respect, limits=tuple(extra),
         max_samples=inputs.as_positive("max_samples", max_samples, integer=True),
         max_iters=inputs.as_positive("max_solver_iters", max_solver_iters, integer=True, allow_zero=True),
         damping=inputs.as_positive("damping", damping), pos_tol=inputs.as_positive("pos_tol", pos_tol),

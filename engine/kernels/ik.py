@@ -48,6 +48,7 @@ from .tables import (
     SOLVE_I,
     TASK_F,
     TASK_I,
+    box_col,
     dof_row,
     joint_row_i,
     qpos_row_f,
@@ -57,8 +58,9 @@ from .tables import (
 
 __all__ = ["BIG", "solve"]
 
-# coll: (coll_i, coll_f, shape_pose); collide: whether the kernel holds the COLLIDE task at all
-Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll collide")
+# coll: (coll_i, coll_f, shape_pose); collide: whether the kernel holds the COLLIDE task at all; boxed:
+# whether the dofs' bounds are a box per env in ``q0`` (engine.limits), else the joint limits
+Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll collide boxed q0")
 
 
 @ti.func
@@ -79,6 +81,18 @@ def free_scalar(ctx: ti.template(), task_i: ti.template(), j):
 def limits_of(ctx: ti.template(), q):
     row = qpos_row_f(ctx.robot_i[0, ROBOT_HEAD.n_links], ctx.robot_i[0, ROBOT_HEAD.n_joints], q)
     return ctx.robot_f[row, QPOS_F.lower], ctx.robot_f[row, QPOS_F.upper]
+
+
+@ti.func
+def bounds_of(ctx: ti.template(), t, q):
+    """The bounds of qpos entry ``q`` for thread ``t``: the joint limits, or with ``ctx.boxed`` the
+    box of the thread's env (:func:`engine.kernels.tables.box_col`)."""
+    lo, hi = limits_of(ctx, q)
+    if ti.static(ctx.boxed):
+        e = t % ctx.q0.shape[0]
+        lo = ctx.q0[e, box_col(ctx.q.shape[1], 0, q)]
+        hi = ctx.q0[e, box_col(ctx.q.shape[1], 1, q)]
+    return lo, hi
 
 
 @ti.func
@@ -132,7 +146,7 @@ class Generic:
             for j in range(ctx.robot_i[0, ROBOT_HEAD.n_joints]):
                 free, qs, d = free_scalar(ctx, task_i, j)
                 if free:
-                    lo, hi = limits_of(ctx, qs)
+                    lo, hi = bounds_of(ctx, t, qs)
                     kind = ctx.robot_i[joint_row_i(ctx.robot_i[0, ROBOT_HEAD.n_links], j), JOINT_I.kind]
                     ctx.q[t, qs] = start_value(seed, e, s, qs, lo, hi, kind == HINGE, ctx.q[t, qs])
 
@@ -315,7 +329,9 @@ class Generic:
     @ti.func
     def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns: ti.template()):
         """Dofs resting on a joint limit whose ``which`` vector points outward: zeroed there (and,
-        with ``zero_columns``, in J). Returns how many."""
+        with ``zero_columns``, in J). Returns how many. In a box (``ctx.boxed``) the step's dofs
+        are first judged by the error's gradient ``J^T e`` (the side their multiplier is on), so
+        that the step's fixed points are the box-constrained optimum's."""
         o = ctx.m if ti.static(which == STEP) else 2 * ctx.m + ctx.n
         L = ctx.robot_i[0, ROBOT_HEAD.n_links]
         blocked = 0
@@ -325,10 +341,14 @@ class Generic:
             if (kind == HINGE or kind == SLIDE) and ctx.robot_i[jr, JOINT_I.lead_q] < 0:
                 qs = ctx.robot_i[jr, JOINT_I.q]
                 d = ctx.robot_i[jr, JOINT_I.dof]
-                lo, hi = limits_of(ctx, qs)
+                lo, hi = bounds_of(ctx, t, qs)
                 v = ctx.q[t, qs]
                 tol = 1e-5 * (1.0 + ti.abs(v))
                 move = ctx.vec[t, o + d]
+                if ti.static(ctx.boxed and which == STEP and zero_columns == 1):
+                    move = 0.0
+                    for a in range(ctx.m):
+                        move += ctx.J[t, a, d] * ctx.vec[t, ctx.m + ctx.n + a]
                 if (v <= lo + tol and move < 0) or (v >= hi - tol and move > 0):
                     blocked += 1
                     ctx.vec[t, o + d] = 0.0
@@ -402,7 +422,7 @@ class Generic:
             if (kind == HINGE or kind == SLIDE) and ctx.robot_i[jr, JOINT_I.lead_q] < 0:
                 v = ctx.q[t, qs] + ctx.vec[t, d0]
                 if respect_limits == 1:
-                    lo, hi = limits_of(ctx, qs)
+                    lo, hi = bounds_of(ctx, t, qs)
                     v = ti.min(ti.max(v, lo), hi)
                 ctx.q[t, qs] = v
             elif (kind == BALL or kind == FREE) and \
@@ -428,13 +448,14 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
           best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
           coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), resume_i: ti.types.ndarray(),
           resume_f: ti.types.ndarray(), first: ti.i32, budget: ti.i32, m_fixed: ti.template(), n_fixed: ti.template(),
-          lt_fixed: ti.template(), collide: ti.template()):
+          lt_fixed: ti.template(), collide: ti.template(), boxed: ti.template()):
     """``m`` (6 Lt rows), ``n`` (dofs) and ``Lt`` (tasks): compile-time sizes (one compiled solver
     per size, fixed trip counts in the dense loops; see :mod:`engine.dispatch`), or 0 to read them
     from the arrays at run time (one solver for everything). ``coll_i`` / ``coll_f`` / ``shape_pose``:
     the collision tables of a COLLIDE task (:mod:`engine.kernels.avoid`; placeholders without
     one). ``collide``: whether to compile the COLLIDE task in (its search is most of the solver's
     code: a solver without it compiles ~8x faster, so requests without avoidance get one).
+    ``boxed``: the dofs' bounds are a box per env after the starts in ``q0`` (a velocity limit).
     ``resume_i`` / ``resume_f``, ``first``,
     ``budget``: a solve split over launches (:func:`engine.kernels.solver.run_thread`; budget 0:
     one launch)."""
@@ -451,7 +472,7 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
     ti.loop_config(block_dim=ti.static(loop_block_dim()))
     for t in range(q.shape[0]):
         run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt, (coll_i, coll_f, shape_pose),
-                                collide),
+                                collide, boxed, q0),
                    t, B, q.shape[1], q0, task_i,
                    task_f, targets, best_q, best_err, best_i, done, (resume_i, resume_f, first, budget))
 

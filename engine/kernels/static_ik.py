@@ -28,22 +28,24 @@ from .quat import qrot
 from .solver import STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
 from .spec import RobotSpec
 from .static_fk import UNROLLED_COMPILE
-from .tables import AVOID_HEAD, COLLIDE, COM, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, dof_row, rest_row, task_row
+from .tables import AVOID_HEAD, COLLIDE, COM, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, box_col, dof_row, rest_row, task_row
 from .traced import trace_fk
 
 _CACHE = CompiledCache()
 # the dof mask (n,), this iteration's traced FK (P, Q, AX, AN), with a COLLIDE task every link's pose
-# (L, 7) indexable at run time (else None), and the collision tables (coll_i, coll_f, shape_pose)
-Ctx = namedtuple("Ctx", "active fk lp coll")
+# (L, 7) indexable at run time (else None), the collision tables (coll_i, coll_f, shape_pose), and the
+# start configurations q0 (with a box on the dofs, its bounds after them: engine.kernels.tables.box_col)
+Ctx = namedtuple("Ctx", "active fk lp coll q0")
 
 
-def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...]):
+def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...], boxed: bool = False):
     """The solver for ``spec`` with this task structure, one ``(kind, link, ref)`` per task
     (:data:`engine.kernels.tables.FRAME` / ``COM``, local link indices, -1 for none); cached per
-    process."""
+    process. ``boxed``: the dofs' bounds are a box per env read after the starts in ``q0`` (a
+    limit of :mod:`engine.limits` other than the joint limits), not the joint limits."""
     structure = tuple(structure)
-    return _CACHE.get((spec.key, structure), lambda: fast(_build(spec, structure), UNROLLED_COMPILE,
-                                                          trace_helpers=True))
+    key = (spec.key, structure, True) if boxed else (spec.key, structure)
+    return _CACHE.get(key, lambda: fast(_build(spec, structure, boxed), UNROLLED_COMPILE, trace_helpers=True))
 
 
 def used_links(spec: RobotSpec, structure) -> tuple[int, ...]:
@@ -70,7 +72,7 @@ def vector(values):
     return ti.Vector(list(values))
 
 
-def _build(spec: RobotSpec, structure):
+def _build(spec: RobotSpec, structure, boxed: bool = False):
     Lt = len(structure)
     LINKS = used_links(spec, structure)
     COLLIDES = has_collide(structure)
@@ -158,12 +160,25 @@ def _build(spec: RobotSpec, structure):
         return out
 
     @ti.func
-    def outward(qv, move, respect_limits):
-        """1 for each dof resting on a joint limit whose ``move`` points outward (limits on)."""
+    def box_of(ctx: ti.template(), t, q: ti.template()):
+        """Qpos entry ``q``'s bounds in thread ``t``'s env (``boxed``)."""
+        e = t % ctx.q0.shape[0]
+        return ctx.q0[e, box_col(n_qs, 0, q)], ctx.q0[e, box_col(n_qs, 1, q)]
+
+    @ti.func
+    def outward(ctx: ti.template(), t, qv, move, respect_limits):
+        """1 for each dof resting on a joint limit (or its box) whose ``move`` points outward (limits on)."""
         blocked = ti.Vector([0.0] * n)
         if respect_limits == 1:
             for joint in ti.static(movable):
-                if ti.static(joint.bounded):
+                if ti.static(boxed):
+                    v = qv[joint.q]
+                    tol = 1e-5 * (1.0 + ti.abs(v))
+                    d = ti.static(joint.dof)
+                    lo, hi = box_of(ctx, t, joint.q)
+                    if (v <= lo + tol and move[d] < 0) or (v >= hi - tol and move[d] > 0):
+                        blocked[d] = 1.0
+                elif ti.static(joint.bounded):
                     v = qv[joint.q]
                     tol = 1e-5 * (1.0 + ti.abs(v))
                     d = ti.static(joint.dof)
@@ -236,8 +251,12 @@ def _build(spec: RobotSpec, structure):
             if s > 0:
                 for joint in ti.static(movable):
                     if ctx.active[joint.dof] > 0:
-                        S[0][joint.q] = start_value(seed, e, s, joint.q, joint.lower, joint.upper,
-                                                    joint.kind == HINGE, S[0][joint.q])
+                        if ti.static(boxed):
+                            lo, hi = box_of(ctx, t, joint.q)
+                            S[0][joint.q] = start_value(seed, e, s, joint.q, lo, hi, joint.kind == HINGE, S[0][joint.q])
+                        else:
+                            S[0][joint.q] = start_value(seed, e, s, joint.q, joint.lower, joint.upper,
+                                                        joint.kind == HINGE, S[0][joint.q])
 
         @staticmethod
         @ti.func
@@ -422,7 +441,10 @@ def _build(spec: RobotSpec, structure):
         @ti.func
         def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns: ti.template()):
             k = ti.static(4 if which == STEP else 5)
-            blocked = outward(S[0], S[k], 1)
+            move = S[k]
+            if ti.static(boxed and which == STEP and zero_columns == 1):  # in a box: by the gradient (ik.Generic.block)
+                move = times_transposed(S[1], S[2])
+            blocked = outward(ctx, t, S[0], move, 1)
             S[k] *= 1.0 - blocked
             if ti.static(zero_columns == 1):
                 for d in ti.static(COLS):
@@ -465,7 +487,11 @@ def _build(spec: RobotSpec, structure):
         def apply(ctx: ti.template(), S: ti.template(), t, respect_limits):
             for joint in ti.static(movable):  # a dof the solver does not move has a zero step
                 v = S[0][joint.q] + S[4][joint.dof]
-                if ti.static(joint.bounded):
+                if ti.static(boxed):
+                    if respect_limits == 1:
+                        lo, hi = box_of(ctx, t, joint.q)
+                        v = ti.min(ti.max(v, lo), hi)
+                elif ti.static(joint.bounded):
                     if respect_limits == 1:
                         v = ti.min(ti.max(v, joint.lower), joint.upper)
                 S[0][joint.q] = v
@@ -480,7 +506,7 @@ def _build(spec: RobotSpec, structure):
         active = ti.Vector([ti.cast(task_i[dof_row(Lt, d), DOF_I.active], float) for d in ti.static(range(n))])
         ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
         for t in range(B * K):
-            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose)), t, B, n_qs, q0, task_i,
+            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0), t, B, n_qs, q0, task_i,
                        task_f, targets, best_q, best_err, best_i, done, None)
 
     return solve

@@ -125,6 +125,18 @@ RESUME_F = Columns(lag1=1, lag2=1)
 CHOICE_I = Columns(sample=1, iters=1)
 
 
+# the start configurations ``q0`` (B, n_qs) of a solve, or with a box on the dofs (a limit of
+# engine.limits other than the joint limits) START_BLOCKS blocks of n_qs columns: the start, the
+# box's lower bounds, its upper bounds (rad or m; +-1e30 where unbounded)
+START_BLOCKS = 3
+
+
+@ti.pyfunc
+def box_col(n_qs, bound, i):
+    """Column of qpos entry ``i``'s lower (``bound`` 0) or upper (1) box bound in ``q0`` (n_qs per block)."""
+    return (1 + bound) * n_qs + i
+
+
 @ti.pyfunc
 def task_row(i):
     """Row of task ``i`` in ``task_i`` / ``task_f``."""
