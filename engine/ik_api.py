@@ -64,7 +64,7 @@ class IKMethods:
             if not isinstance(task, Task):
                 raise InvalidTypeError(f"tasks[{i}]: expected a task of engine.tasks, got {type(task).__name__}")
             rows.append(task.row(self, f"tasks[{i}]"))
-            labels.append((f"tasks[{i}].pos", f"tasks[{i}].quat"))
+            labels.append(task.labels(f"tasks[{i}]"))
             targets.append((task.pos, task.quat))
         if _avoidance(avoid_collisions, collision_margin):
             rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))

@@ -18,6 +18,7 @@ import numpy as np
 from . import dispatch
 from .avoidance import AvoidTables
 from .ik_request import IKRequest, solver_spec
+from .kernels import kinds
 from .kernels.tables import (
     COLLIDE,
     COM,
@@ -127,19 +128,9 @@ class PlanCache:
 
 
 def used_links(tree, rows) -> tuple[int, ...]:
-    """The links whose dofs the solver moves: the tasks' links and reference links, and for a COM
-    task every link with a mass (local indices, sorted). A COLLIDE task adds none (avoidance moves
-    what the other tasks move), unless it is alone: then every link. As
-    :func:`engine.kernels.static_ik.used_links` on a spec."""
-    out: set[int] = set()
-    for row in rows:
-        if row.kind == COM:
-            out.update(int(l) for l in np.flatnonzero(tree.link_masses > 0))
-        elif row.kind != COLLIDE:
-            out.update(l for l in (row.link, row.ref) if l >= 0)
-    if not out and any(row.kind == COLLIDE for row in rows):
-        out.update(range(tree.n_links))
-    return tuple(sorted(out))
+    """The links whose dofs the solver moves (local indices, sorted): each task kind's
+    (:func:`engine.kernels.kinds.used_links`)."""
+    return kinds.used_links([row.structure for row in rows], np.flatnonzero(tree.link_masses > 0), tree.n_links)
 
 
 def pack(entity, request: IKRequest) -> IKPlan:
@@ -187,6 +178,7 @@ def pack(entity, request: IKRequest) -> IKPlan:
         rf[TASK_F.pos_tol] = request.pos_tol if row.pos_tol is None else row.pos_tol
         rf[TASK_F.rot_tol] = request.rot_tol if row.rot_tol is None else row.rot_tol
         rf[TASK_F.margin] = row.margin
+        rf[TASK_F.axis:TASK_F.axis + 3] = row.axis
     task_i[dof_row(Lt, 0):, DOF_I.active] = active
     task_f[rest_row(Lt, 0):rest_row(Lt, tree.n_qs), QPOS_REST_F.rest] = request.rest
     targets = np.zeros((n_sel, Lt, TARGET.width), dtype)

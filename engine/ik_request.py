@@ -16,7 +16,8 @@ import numpy as np
 from . import dispatch, inputs
 from .errors import InvalidTypeError, InvalidValueError
 from .kernels import static_ik
-from .kernels.tables import COLLIDE, COM
+from .kernels.kinds import kind_of
+from .kernels.tables import COLLIDE
 from .limits import JointPositionLimit, LimitRow, as_limits
 from .tasks import TaskRow
 
@@ -93,7 +94,7 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
     for i, row in enumerate(rows):  # the same point of a link twice: two targets for one thing
         key = (row.kind, row.link, row.ref, row.point)
         if key in seen:
-            name = f"link '{entity.links[row.link].name}'" if row.link >= 0 else "the centre of mass"
+            name = f"link '{entity.links[row.link].name}'" if row.link >= 0 else kind_of(row.kind).name
             raise InvalidValueError(f"{link_label(i)}: {name} (local point {list(row.point)}) is also "
                                     f"{link_label(seen[key])}; give each point one target (the same link at another "
                                     "local_point is fine)")
@@ -131,8 +132,8 @@ def solver_spec(entity, request: IKRequest):
     spec = entity._spec
     used = static_ik.used_links(spec, request.structure) if spec is not None else ()
     moving = spec.moving_dofs(used) if spec is not None else ()
-    what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else
-                     "the centre of mass" if row.kind == COM else "collision avoidance" for row in request.rows)
+    what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else kind_of(row.kind).name
+                     for row in request.rows)
     return dispatch.ik_solver(request.kernel, spec, moving, entity.tree.name, what,
                               avoiding=request.collide_index is not None)
 

@@ -17,7 +17,7 @@ from collections import namedtuple
 
 import taichi as ti
 
-from .avoid import collision_task, link_ball
+from .avoid import link_ball
 from .fk import (
     BALL,
     FREE,
@@ -31,13 +31,12 @@ from .fk import (
     vec4,
     zero_rows,
 )
+from .kinds import KINDS
 from .launch import fast
 from .quat import qexp, qmul, qnormalize, qrot
-from .solver import BIG, STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
+from .solver import BIG, STEP, loop_block_dim, run_thread, start_value
 from .tables import (
     AVOID_HEAD,
-    COLLIDE,
-    COM,
     DOF_I,
     JOINT_I,
     LINK_F,
@@ -162,20 +161,13 @@ class Generic:
             row = task_row(i)
             met = 1
             task = 0.0
-            kind = task_i[row, TASK_I.kind]
-            if kind == COM:
-                met, task = com_task(Generic, ctx, S, t, e, i, task_i, task_f, targets)
-            elif kind == COLLIDE:
-                if ti.static(ctx.collide):  # compiled only into the solver of requests that avoid collisions
-                    met, task = collision_task(Generic, ctx, S, t, e, i, task_i, task_f)
-            else:
-                link = task_i[row, TASK_I.link]
-                ref = task_i[row, TASK_I.ref]
-                if ref >= 0:
-                    met, task = frame_task(Generic, ctx, S, t, e, i, link, ref, True, plain, task_i, task_f, targets)
-                else:
-                    met, task = frame_task(Generic, ctx, S, t, e, i, link, ref, False, plain, task_i, task_f,
-                                           targets)
+            code = task_i[row, TASK_I.kind]
+            link = task_i[row, TASK_I.link]
+            ref = task_i[row, TASK_I.ref]
+            for kind in ti.static(KINDS):  # the rows of the task's kind (on-demand kinds: only when asked)
+                if ti.static(ctx.collide or not kind.on_demand):
+                    if code == kind.code:
+                        met, task = kind.rows(Generic, ctx, S, t, e, i, link, ref, plain, task_i, task_f, targets)
             ok = ok * met
             score += task
         return ok, score
@@ -264,6 +256,20 @@ class Generic:
             for k in ti.static(range(3)):
                 ctx.J[t, r0 + k, d] = lin[k] * lin_scale[k] * active
                 ctx.J[t, r0 + 3 + k, d] = ang[k] * ang_scale * active
+
+    @staticmethod
+    @ti.func
+    def mix_rows(ctx: ti.template(), S: ti.template(), t, r0, Gv, Gw):
+        """Rows r0..r0+5 per dof: the linear rows ``lin`` and angular rows ``ang`` become zero and
+        ``Gv lin + Gw ang`` (3 x 3 each); dofs the solver may not move get zero."""
+        for d in range(ctx.n):
+            active = ti.cast(ctx.task_i[dof_row(ctx.Lt, d), DOF_I.active], float)
+            lin = ti.Vector([ctx.J[t, r0, d], ctx.J[t, r0 + 1, d], ctx.J[t, r0 + 2, d]])
+            ang = ti.Vector([ctx.J[t, r0 + 3, d], ctx.J[t, r0 + 4, d], ctx.J[t, r0 + 5, d]])
+            mixed = (Gv @ lin + Gw @ ang) * active
+            for k in ti.static(range(3)):
+                ctx.J[t, r0 + k, d] = 0.0
+                ctx.J[t, r0 + 3 + k, d] = mixed[k]
 
     @staticmethod
     @ti.func

@@ -21,14 +21,16 @@ from collections import namedtuple
 
 import taichi as ti
 
-from .avoid import collision_task, link_ball
+from . import kinds
+from .avoid import link_ball
 from .fk import HINGE
+from .kinds import kind_of
 from .launch import CompiledCache, fast
 from .quat import qrot
-from .solver import STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
+from .solver import STEP, loop_block_dim, run_thread, start_value
 from .spec import RobotSpec
 from .static_fk import UNROLLED_COMPILE
-from .tables import AVOID_HEAD, COLLIDE, COM, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, box_col, dof_row, rest_row, task_row
+from .tables import AVOID_HEAD, COLLIDE, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, box_col, dof_row, rest_row, task_row
 from .traced import trace_fk
 
 _CACHE = CompiledCache()
@@ -49,18 +51,8 @@ def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...], boxe
 
 
 def used_links(spec: RobotSpec, structure) -> tuple[int, ...]:
-    """The links the solver moves the dofs of: the tasks' links, references and (a COM task) every
-    link with a mass. A COLLIDE task adds none (avoidance moves only what the other tasks move),
-    unless it is the only task: then every link."""
-    out = set()
-    for kind, link, ref in structure:
-        if kind == COM:
-            out.update(spec.massive_links)
-        elif kind != COLLIDE:
-            out.update(l for l in (link, ref) if l >= 0)
-    if not out and any(kind == COLLIDE for kind, _, _ in structure):
-        out.update(range(spec.n_links))
-    return tuple(sorted(out))
+    """The links the solver moves the dofs of (:func:`engine.kernels.kinds.used_links` on the spec)."""
+    return kinds.used_links(structure, spec.massive_links, spec.n_links)
 
 
 def has_collide(structure) -> bool:
@@ -267,16 +259,9 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
             ok = 1
             score = 0.0
             for i in ti.static(range(Lt)):
-                kind, link, ref = ti.static(structure[i])
-                met = 1
-                task = 0.0
-                if ti.static(kind == COM):
-                    met, task = com_task(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, task_i, task_f, targets)
-                elif ti.static(kind == COLLIDE):
-                    met, task = collision_task(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, task_i, task_f)
-                else:
-                    met, task = frame_task(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, link, ref,
-                                           ref >= 0, plain, task_i, task_f, targets)
+                code, link, ref = ti.static(structure[i])
+                met, task = kind_of(code).rows(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, link, ref, plain,
+                                               task_i, task_f, targets)
                 ok = ok * met
                 score += task
             return ok, score
@@ -375,6 +360,17 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
                 for k in ti.static(range(3)):
                     S[1][r0 + k, d] = lin[k] * lin_scale[k] * ctx.active[d]
                     S[1][r0 + 3 + k, d] = ang[k] * ang_scale * ctx.active[d]
+
+        @staticmethod
+        @ti.func
+        def mix_rows(ctx: ti.template(), S: ti.template(), t, r0: ti.template(), Gv, Gw):
+            for d in ti.static(COLS):
+                lin = ti.Vector([S[1][r0 + k, d] for k in ti.static(range(3))])
+                ang = ti.Vector([S[1][r0 + 3 + k, d] for k in ti.static(range(3))])
+                mixed = (Gv @ lin + Gw @ ang) * ctx.active[d]
+                for k in ti.static(range(3)):
+                    S[1][r0 + k, d] = 0.0
+                    S[1][r0 + 3 + k, d] = mixed[k]
 
         @staticmethod
         @ti.func
