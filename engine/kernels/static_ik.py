@@ -152,10 +152,14 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
         return out
 
     @ti.func
-    def box_of(ctx: ti.template(), t, q: ti.template()):
-        """Qpos entry ``q``'s bounds in thread ``t``'s env (``boxed``)."""
-        e = t % ctx.q0.shape[0]
-        return ctx.q0[e, box_col(n_qs, 0, q)], ctx.q0[e, box_col(n_qs, 1, q)]
+    def bounds(ctx: ti.template(), t, q: ti.template(), lower, upper):
+        """Qpos entry ``q``'s bounds in thread ``t``: its joint's ``lower`` / ``upper``, or with
+        ``boxed`` the box of the thread's env."""
+        lo, hi = lower, upper
+        if ti.static(boxed):
+            e = t % ctx.q0.shape[0]
+            lo, hi = ctx.q0[e, box_col(n_qs, 0, q)], ctx.q0[e, box_col(n_qs, 1, q)]
+        return lo, hi
 
     @ti.func
     def outward(ctx: ti.template(), t, qv, move, respect_limits):
@@ -163,18 +167,12 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
         blocked = ti.Vector([0.0] * n)
         if respect_limits == 1:
             for joint in ti.static(movable):
-                if ti.static(boxed):
+                if ti.static(boxed or joint.bounded):
                     v = qv[joint.q]
                     tol = 1e-5 * (1.0 + ti.abs(v))
                     d = ti.static(joint.dof)
-                    lo, hi = box_of(ctx, t, joint.q)
+                    lo, hi = bounds(ctx, t, joint.q, joint.lower, joint.upper)
                     if (v <= lo + tol and move[d] < 0) or (v >= hi - tol and move[d] > 0):
-                        blocked[d] = 1.0
-                elif ti.static(joint.bounded):
-                    v = qv[joint.q]
-                    tol = 1e-5 * (1.0 + ti.abs(v))
-                    d = ti.static(joint.dof)
-                    if (v <= joint.lower + tol and move[d] < 0) or (v >= joint.upper - tol and move[d] > 0):
                         blocked[d] = 1.0
         return blocked
 
@@ -243,12 +241,8 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
             if s > 0:
                 for joint in ti.static(movable):
                     if ctx.active[joint.dof] > 0:
-                        if ti.static(boxed):
-                            lo, hi = box_of(ctx, t, joint.q)
-                            S[0][joint.q] = start_value(seed, e, s, joint.q, lo, hi, joint.kind == HINGE, S[0][joint.q])
-                        else:
-                            S[0][joint.q] = start_value(seed, e, s, joint.q, joint.lower, joint.upper,
-                                                        joint.kind == HINGE, S[0][joint.q])
+                        lo, hi = bounds(ctx, t, joint.q, joint.lower, joint.upper)
+                        S[0][joint.q] = start_value(seed, e, s, joint.q, lo, hi, joint.kind == HINGE, S[0][joint.q])
 
         @staticmethod
         @ti.func
@@ -438,7 +432,7 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
         def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns: ti.template()):
             k = ti.static(4 if which == STEP else 5)
             move = S[k]
-            if ti.static(boxed and which == STEP and zero_columns == 1):  # in a box: by the gradient (ik.Generic.block)
+            if ti.static(boxed and which == STEP and zero_columns == 1):  # a box: by the gradient (ik.Generic.block)
                 move = times_transposed(S[1], S[2])
             blocked = outward(ctx, t, S[0], move, 1)
             S[k] *= 1.0 - blocked
@@ -483,13 +477,10 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
         def apply(ctx: ti.template(), S: ti.template(), t, respect_limits):
             for joint in ti.static(movable):  # a dof the solver does not move has a zero step
                 v = S[0][joint.q] + S[4][joint.dof]
-                if ti.static(boxed):
+                if ti.static(boxed or joint.bounded):
                     if respect_limits == 1:
-                        lo, hi = box_of(ctx, t, joint.q)
+                        lo, hi = bounds(ctx, t, joint.q, joint.lower, joint.upper)
                         v = ti.min(ti.max(v, lo), hi)
-                elif ti.static(joint.bounded):
-                    if respect_limits == 1:
-                        v = ti.min(ti.max(v, joint.lower), joint.upper)
                 S[0][joint.q] = v
 
     @ti.kernel
