@@ -13,7 +13,7 @@ from .runtime import backend  # first: sets taichi's environment before anything
 from . import assets, errors, materials, model, morphs, options, surfaces
 from .entity import RigidEntity
 from .errors import IKStudioError
-from .ik import IKResult, tasks
+from .ik import IKResult, limits, tasks
 from .runtime.backend import init
 from .scene import Scene
 from .scene import set_visualizer_factory as _set_visualizer_factory
@@ -43,4 +43,4 @@ def __getattr__(name: str):
 gpu, cuda, vulkan, cpu = "gpu", "cuda", "vulkan", "cpu"
 
 __all__ = ["IKResult", "IKStudioError", "RigidEntity", "Scene", "assets", "backend", "cpu", "cuda", "errors", "gpu",
-           "init", "materials", "model", "morphs", "options", "surfaces", "tasks", "vulkan"]
+           "init", "limits", "materials", "model", "morphs", "options", "surfaces", "tasks", "vulkan"]

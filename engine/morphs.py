@@ -119,7 +119,8 @@ class MJCF(_Morph):
     _suffixes: tuple[str, ...] = (".xml", ".mjcf")
 
 
-__all__ = ["MJCF", "URDF", "Box", "Cylinder", "Mesh", "Plane", "Primitive", "Shape", "Sphere", "from_file"]
+__all__ = ["MJCF", "URDF", "Box", "Capsule", "Cylinder", "Mesh", "Plane", "Primitive", "Shape", "Sphere",
+           "from_file"]
 
 
 def from_file(file, **kwargs) -> URDF | MJCF:
@@ -193,7 +194,7 @@ class Shape:
 
 @dataclass(frozen=True, kw_only=True)
 class Primitive(Shape):
-    """A shape primitive (Box, Sphere, Cylinder, Plane)."""
+    """A shape primitive (Box, Sphere, Cylinder, Capsule, Plane: :mod:`engine.obstacle_kinds`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -252,6 +253,22 @@ class Cylinder(Primitive):
     def __post_init__(self):
         super().__post_init__()
         object.__setattr__(self, "height", _length("height", self.height))
+        object.__setattr__(self, "radius", _length("radius", self.radius))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Capsule(Primitive):
+    """A capsule: a ball of ``radius`` m swept along its local z over ``length`` m (the segment
+    between the centres of its two caps; the whole body is ``length + 2 radius`` long), centred at
+    ``pos``. Not a Genesis morph (Genesis has none); its parameters follow ``Cylinder``'s."""
+
+    length: float = 1.0
+    radius: float = 0.5
+    kind = "capsule"
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "length", _length("length", self.length))
         object.__setattr__(self, "radius", _length("radius", self.radius))
 
 

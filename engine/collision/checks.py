@@ -37,6 +37,7 @@ from ..kernels.tables import (
     shape_row_f,
     shape_row_i,
 )
+from ..obstacle_kinds import shape
 from .world import KINDS, scene_obstacles, world_links, world_tables
 
 
@@ -113,14 +114,7 @@ def pack(entity, robot_tables, shapes: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def shape_bound(kind: str, size) -> float:
     """Radius (m) of a ball about an obstacle's origin that holds it (1e30 for a half-space)."""
-    size = np.asarray(size, float)
-    if kind == "box":
-        return float(np.linalg.norm(size))
-    if kind == "sphere":
-        return float(size[0])
-    if kind == "cylinder":
-        return float(np.hypot(size[0], size[1]))
-    return 1e30
+    return shape(kind).bound(np.asarray(size, float))
 
 
 def loop_count(coll_i: np.ndarray) -> int:

@@ -1,5 +1,6 @@
-"""World obstacles for the collision checks: the scene's fixed Plane, Box, Sphere, Cylinder and
-Mesh entities (morph ``fixed=True``, ``collision=True``).
+"""World obstacles for the collision checks: the scene's fixed Plane, Box, Sphere, Cylinder, Capsule
+and Mesh entities (morph ``fixed=True``, ``collision=True``); the primitives are the rows of
+:mod:`engine.obstacle_kinds`.
 
 A primitive is one obstacle, its exact shape. A Mesh stands for its surface through spheres
 fitted to it (:func:`obstacle_spheres`, :mod:`engine.collision.spheres`: every point of the surface is
@@ -28,18 +29,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InvalidTypeError
+from ..obstacle_kinds import BY_NAME, KINDS
 from ..transforms import quat_rotate_unit
 from .robot import rigid_groups
 
-KINDS = ("box", "sphere", "cylinder", "plane")
 MESH_SPHERES = 32  # spheres fitted to a Mesh obstacle unless obstacle_spheres() asked for another count
 
 
 @dataclass(frozen=True)
 class Obstacle:
     """One obstacle: ``entity`` (a fixed single-body entity), ``kind`` (one of :data:`KINDS`),
-    ``size`` (box: half extents ``(3,)``; sphere: ``(radius,)``; cylinder: ``(radius, half
-    height)``; plane: its unit normal in the body frame ``(3,)``), ``name`` (``"<kind>#<entity
+    ``size`` (as :mod:`engine.obstacle_kinds` packs it: box half extents ``(3,)``, sphere
+    ``(radius,)``, cylinder ``(radius, half height)``, capsule ``(radius, half length)``, plane
+    its unit normal in the body frame ``(3,)``), ``name`` (``"<kind>#<entity
     index>"``; ``"mesh#<entity index>"`` for a Mesh's spheres) and ``center`` (``(3,)`` m, where
     the shape sits in the entity's body frame; None: at its origin)."""
 
@@ -92,14 +94,8 @@ def scene_obstacles(scene, robot) -> list[Obstacle]:
         morph = entity.morph
         kind = morph.kind
         name = f"{kind}#{entity.idx}"
-        if kind == "box":
-            size = np.asarray(morph.size, float) / 2
-        elif kind == "sphere":
-            size = np.array([float(morph.radius)])
-        elif kind == "cylinder":
-            size = np.array([float(morph.radius), float(morph.height) / 2])
-        elif kind == "plane":
-            size = np.asarray(morph.normal, float)
+        if kind in BY_NAME:
+            size = BY_NAME[kind].size(morph)
         elif kind == "mesh":
             model = obstacle_spheres(entity)
             out += [Obstacle(entity, "sphere", np.array([r]), name, c) for c, r in zip(model.centers, model.radii)]
@@ -147,17 +143,9 @@ def signed_distance(kind: str, size: np.ndarray, pose: np.ndarray, points: np.nd
     pos, quat = pose[:, None, :3], pose[:, None, 3:]
     inverse = quat * np.array([1.0, -1.0, -1.0, -1.0])
     local = quat_rotate_unit(np.broadcast_to(inverse, points.shape[:-1] + (4,)), points - pos)
-    if kind == "sphere":
-        return np.linalg.norm(local, axis=-1) - size[0]
-    if kind == "plane":
-        return local @ size
-    if kind == "box":
-        q = np.abs(local) - size
-    elif kind == "cylinder":
-        q = np.stack([np.linalg.norm(local[..., :2], axis=-1) - size[0], np.abs(local[..., 2]) - size[1]], axis=-1)
-    else:
+    if kind not in BY_NAME:
         raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
-    return np.linalg.norm(np.maximum(q, 0.0), axis=-1) + np.minimum(q.max(-1), 0.0)
+    return BY_NAME[kind].distance(size, local)
 
 
 def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tuple[np.ndarray, list]:

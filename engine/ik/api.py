@@ -15,6 +15,7 @@ from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError
 from ..kernels.tables import FRAME
 from ..runtime.locking import serialised
+from .limits import VelocityLimit
 from .request import make_request
 from .result import IKResult
 from .run import run
@@ -27,7 +28,7 @@ class IKMethods:
     @serialised
     def solve_ik(self, tasks, *, init_qpos=None, envs_idx=None, dofs_idx_local=None, respect_joint_limit=True,
                  max_samples=50, max_solver_iters=20, damping=0.01, pos_tol=5e-4, rot_tol=5e-3, max_step_size=0.5,
-                 seed=None, kernel="auto", avoid_collisions=False, collision_margin=0.0) -> IKResult:
+                 seed=None, kernel="auto", avoid_collisions=False, collision_margin=0.0, limits=None) -> IKResult:
         """One configuration per env meeting every task of ``tasks`` together.
 
         Args:
@@ -40,6 +41,9 @@ class IKMethods:
             max_samples, max_solver_iters, damping, max_step_size, seed, kernel, avoid_collisions,
                 collision_margin: as in ``inverse_kinematics`` (``avoid_collisions`` adds a
                 ``CollisionTask(collision_margin)``).
+            limits: :mod:`engine.ik.limits` objects bounding the answer besides the joint limits
+                ``respect_joint_limit`` asks for, e.g. ``[VelocityLimit(2.0, dt=0.01)]``: no dof
+                moves more than 2 rad/s x 10 ms from its start.
 
         Returns:
             An :class:`~engine.ik.IKResult`: qpos ``([n_envs,] n_qs)``, error ``([n_envs,] n_tasks, 6)``
@@ -57,7 +61,7 @@ class IKMethods:
             if not isinstance(task, Task):
                 raise InvalidTypeError(f"tasks[{i}]: expected a task of engine.ik.tasks, got {type(task).__name__}")
             rows.append(task.row(self, f"tasks[{i}]"))
-            labels.append((f"tasks[{i}].pos", f"tasks[{i}].quat"))
+            labels.append(task.labels(f"tasks[{i}]"))
             targets.append((task.pos, task.quat))
         if _avoidance(avoid_collisions, collision_margin):
             rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))
@@ -67,7 +71,7 @@ class IKMethods:
                                envs_idx=envs_idx, respect_joint_limit=respect_joint_limit, max_samples=max_samples,
                                max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
                                max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest,
-                               rest_weight=weight, kernel=kernel)
+                               rest_weight=weight, kernel=kernel, limits=limits, step=self.scene.dt)
         return run(self, request, targets, init_qpos, seed)
 
     @serialised
@@ -76,7 +80,7 @@ class IKMethods:
                            pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True), rot_mask=(True, True, True),
                            max_step_size=0.5, seed=None, dofs_idx_local=None, return_error=False, envs_idx=None,
                            return_info=False, rest_qpos=None, rest_weight=0.0, kernel="auto", avoid_collisions=False,
-                           collision_margin=0.0):
+                           collision_margin=0.0, max_joint_velocity=None, dt=None):
         """Joint configuration placing ``link`` at ``pos`` ([n_envs,] 3) / ``quat`` ([n_envs,] 4, wxyz).
 
         Returns qpos ``([n_envs,] n_qs)``; with ``return_error`` also the masked error
@@ -90,15 +94,19 @@ class IKMethods:
         pairs and its spheres and the scene's fixed obstacles at least ``collision_margin`` (m)
         apart, and success requires it (:class:`~engine.ik.tasks.CollisionTask`; off by default, as
         in Genesis); ``return_info`` then also gives each answer's ``min_distance``.
+        ``max_joint_velocity`` (rad/s or m/s: a number, per dof ``(n_dofs,)``, or "file" for the
+        robot file's velocity limits) with ``dt`` (s; None: the scene's ``dt``): no hinge or slide
+        dof moves more than ``max_joint_velocity * dt`` from the start, enforced inside the solve
+        (:class:`~engine.ik.limits.VelocityLimit`); None: no such bound.
         """
         return_error, return_info = _flags(return_error, return_info)
         params = (link, pos is None, quat is None, local_point, respect_joint_limit, max_samples, max_solver_iters,
                   damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos,
-                  rest_weight, kernel, avoid_collisions, collision_margin)
+                  rest_weight, kernel, avoid_collisions, collision_margin, max_joint_velocity, dt)
         request = self._genesis_request("single", params, lambda: self._pose_request(
             [link], [pos], [quat], [local_point], True, respect_joint_limit, max_samples, max_solver_iters, damping,
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel, avoid_collisions, collision_margin))
+            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt))
         result = run(self, request, [(pos, quat)], init_qpos, seed)
         if return_info:
             return result
@@ -113,14 +121,15 @@ class IKMethods:
                                      rot_mask=(True, True, True), max_step_size=0.5, seed=None,
                                      dofs_idx_local=None, return_error=False, envs_idx=None, return_info=False,
                                      rest_qpos=None, rest_weight=0.0, kernel="auto", avoid_collisions=False,
-                                     collision_margin=0.0):
+                                     collision_margin=0.0, max_joint_velocity=None, dt=None):
         """One configuration meeting every link's target together.
 
         ``links``: list of links; ``poss`` / ``quats`` / ``local_points``: lists of the same length
         whose entries may be None (no position / no orientation target for that link; not both).
         Returns qpos ``([n_envs,] n_qs)``, plus the error ``([n_envs,] n_links, 6)`` with
         ``return_error``, or an :class:`~engine.ik.IKResult` with ``return_info``.
-        ``avoid_collisions`` / ``collision_margin``: as in ``inverse_kinematics``.
+        ``avoid_collisions`` / ``collision_margin``, ``max_joint_velocity`` / ``dt``: as in
+        ``inverse_kinematics``.
         """
         return_error, return_info = _flags(return_error, return_info)
         links = list(links) if isinstance(links, list | tuple) else [links]
@@ -130,11 +139,11 @@ class IKMethods:
         params = (tuple(links), tuple(p is None for p in poss), tuple(q is None for q in quats), tuple(local_points),
                   respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
                   max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions,
-                  collision_margin)
+                  collision_margin, max_joint_velocity, dt)
         request = self._genesis_request("multi", params, lambda: self._pose_request(
             links, poss, quats, local_points, False, respect_joint_limit, max_samples, max_solver_iters, damping,
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel, avoid_collisions, collision_margin))
+            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt))
         result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
         if return_info:
             return result
@@ -155,9 +164,10 @@ class IKMethods:
 
     def _pose_request(self, links, poss, quats, local_points, single, respect_joint_limit, max_samples,
                       max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local,
-                      envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions, collision_margin):
+                      envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions, collision_margin,
+                      max_joint_velocity=None, dt=None):
         """The request of a Genesis call: one world PoseTask row per link (and a CollisionTask's
-        row with ``avoid_collisions``)."""
+        row with ``avoid_collisions``; a VelocityLimit with ``max_joint_velocity``)."""
         def label(plural: str, singular: str):
             return lambda i: (plural if single is False else singular) if i is None else \
                 (singular if single else f"{plural}[{i}]")
@@ -195,7 +205,8 @@ class IKMethods:
                             respect_joint_limit=respect_joint_limit, max_samples=max_samples,
                             max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
                             max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos,
-                            rest_weight=rest_weight, kernel=kernel)
+                            rest_weight=rest_weight, kernel=kernel, limits=_velocity(max_joint_velocity, dt),
+                            step=self.scene.dt, limit_label=lambda i: "max_joint_velocity")
 
 
 _SEQUENCES = (list, tuple)
@@ -215,6 +226,13 @@ def _avoidance(avoid_collisions, collision_margin) -> bool:
     avoid = inputs.as_flag("avoid_collisions", avoid_collisions)
     inputs.as_positive("collision_margin", collision_margin, allow_zero=True)
     return avoid
+
+
+def _velocity(max_joint_velocity, dt) -> list:
+    """The Genesis calls' velocity keywords as limits (``dt`` checked even without a velocity)."""
+    if dt is not None:
+        inputs.as_positive("dt", dt)
+    return [] if max_joint_velocity is None else [VelocityLimit(max_joint_velocity, dt)]
 
 
 def _flags(return_error, return_info) -> tuple[bool, bool]:

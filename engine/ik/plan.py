@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..collision.checks import AvoidTables
+from ..kernels import kinds
 from ..kernels.tables import (
     COLLIDE,
     COM,
@@ -23,6 +24,7 @@ from ..kernels.tables import (
     QPOS_REST_F,
     SOLVE_F,
     SOLVE_I,
+    START_BLOCKS,
     TARGET,
     TASK_F,
     TASK_F_WIDTH,
@@ -43,11 +45,12 @@ class IKPlan:
     """A request's kernel tables and per-call buffers.
 
     ``task_i`` / ``task_f``: the request tables (``SOLVE_I.seed`` is set per call); ``targets``
-    (n_sel, Lt, 7), ``q0`` (n_sel, n_qs_k), ``done`` (n_sel,): refilled by every call; ``envs``: the
-    env indices solved; ``K``: restart slots per env; ``spec``: the robot's spec when the per-robot
-    solver runs, else None; ``fixed``: the generic solver's compile-time sizes (zeros: run time);
-    ``fields``: the targets each call fills, ``(task, 0 pos / 1 quat, first column, width,
-    label)``; ``budget``: the generic solver's iterations per launch (0: one launch,
+    (n_sel, Lt, 7), ``q0`` (n_sel, n_qs_k; with a box, :data:`~engine.kernels.tables.START_BLOCKS`
+    blocks of n_qs_k: the start, the box's lower and upper bounds), ``done`` (n_sel,): refilled by
+    every call; ``envs``: the env indices solved; ``K``: restart slots per env; ``spec``: the
+    robot's spec when the per-robot solver runs, else None; ``fixed``: the generic solver's
+    compile-time sizes (zeros: run time); ``fields``: the targets each call fills, ``(task, 0 pos /
+    1 quat, first column, width, label)``; ``budget``: the generic solver's iterations per launch (0: one launch,
     :func:`engine.runtime.dispatch.solver_budget` of ``budget_sizes``, and of the avoidance search's loops
     once :meth:`update_avoidance` ran); ``kernel``: the per-robot solver, once it was asked for;
     ``avoid``: the collision tables (:class:`~engine.collision.checks.AvoidTables`; placeholders unless the
@@ -125,19 +128,9 @@ class PlanCache:
 
 
 def used_links(tree, rows) -> tuple[int, ...]:
-    """The links whose dofs the solver moves: the tasks' links and reference links, and for a COM
-    task every link with a mass (local indices, sorted). A COLLIDE task adds none (avoidance moves
-    what the other tasks move), unless it is alone: then every link. As
-    :func:`engine.kernels.per_robot.used_links` on a spec."""
-    out: set[int] = set()
-    for row in rows:
-        if row.kind == COM:
-            out.update(int(l) for l in np.flatnonzero(tree.link_masses > 0))
-        elif row.kind != COLLIDE:
-            out.update(l for l in (row.link, row.ref) if l >= 0)
-    if not out and any(row.kind == COLLIDE for row in rows):
-        out.update(range(tree.n_links))
-    return tuple(sorted(out))
+    """The links whose dofs the solver moves (local indices, sorted): each task kind's
+    (:func:`engine.kernels.kinds.used_links`)."""
+    return kinds.used_links([row.structure for row in rows], np.flatnonzero(tree.link_masses > 0), tree.n_links)
 
 
 def pack(entity, request: IKRequest) -> IKPlan:
@@ -169,7 +162,8 @@ def pack(entity, request: IKRequest) -> IKPlan:
     head = task_i[0]
     head[SOLVE_I.max_iters], head[SOLVE_I.n_samples], head[SOLVE_I.slots] = (request.max_iters, request.max_samples,
                                                                              K)
-    head[SOLVE_I.respect_limits], head[SOLVE_I.exhaustive] = int(request.respect_limits), int(request.rest_weight > 0)
+    head[SOLVE_I.respect_limits] = int(request.respect_limits or request.boxed)  # a box is enforced as limits are
+    head[SOLVE_I.exhaustive] = int(request.rest_weight > 0)
     head[SOLVE_I.plain] = int(plain)
     task_f = np.zeros((1 + Lt + n_qs_k, TASK_F_WIDTH), dtype)
     task_f[0, SOLVE_F.damping], task_f[0, SOLVE_F.max_step] = request.damping, request.max_step
@@ -184,6 +178,7 @@ def pack(entity, request: IKRequest) -> IKPlan:
         rf[TASK_F.pos_tol] = request.pos_tol if row.pos_tol is None else row.pos_tol
         rf[TASK_F.rot_tol] = request.rot_tol if row.rot_tol is None else row.rot_tol
         rf[TASK_F.margin] = row.margin
+        rf[TASK_F.axis:TASK_F.axis + 3] = row.axis
     task_i[dof_row(Lt, 0):, DOF_I.active] = active
     task_f[rest_row(Lt, 0):rest_row(Lt, tree.n_qs), QPOS_REST_F.rest] = request.rest
     targets = np.zeros((n_sel, Lt, TARGET.width), dtype)
@@ -193,7 +188,8 @@ def pack(entity, request: IKRequest) -> IKPlan:
     sizes = (tree.n_links, tree.n_joints, Lt, tree.n_dofs, any(row.kind == COM for row in request.rows))
     budget = 0 if spec is not None else dispatch.solver_budget(*sizes)
     return IKPlan(request=request, envs=envs, K=K, spec=spec, fixed=fixed, task_i=task_i, task_f=task_f,
-                  targets=targets, q0=np.zeros((n_sel, n_qs_k), dtype), done=np.zeros(n_sel, np.int32),
+                  targets=targets, q0=np.zeros((n_sel, n_qs_k * (START_BLOCKS if request.boxed else 1)), dtype),
+                  done=np.zeros(n_sel, np.int32),
                   fields=tuple((i, which, col, width, request.labels[i][which])
                                for i, row in enumerate(request.rows)
                                for which, col, width, wanted in ((0, TARGET.pos, 3, row.has_pos),

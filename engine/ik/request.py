@@ -15,9 +15,11 @@ import numpy as np
 
 from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError
-from ..kernels import per_robot
-from ..kernels.tables import COLLIDE, COM
+from ..kernels import per_robot as static_ik
+from ..kernels.kinds import kind_of
+from ..kernels.tables import COLLIDE
 from ..runtime import dispatch
+from .limits import JointPositionLimit, LimitRow, as_limits
 from .tasks import TaskRow
 
 
@@ -29,7 +31,10 @@ class IKRequest:
     orientation targets; ``envs``: env indices solved (None: all); ``dofs``: the dofs the solver
     may move (None: all); ``rest``: the posture (n_qs,) the pull aims at, ``rest_weight`` its
     weight (0: no pull, first success wins); tolerances in m / rad, ``max_step`` in rad or m per
-    iteration; ``kernel``: see :data:`engine.runtime.dispatch.KERNELS`."""
+    iteration; ``kernel``: see :data:`engine.runtime.dispatch.KERNELS`. ``respect_limits``: the joint
+    limits bound the solve (:class:`~engine.ik.limits.JointPositionLimit`); ``limits``: the rows of
+    any other limits (:mod:`engine.ik.limits`), with the joint limits' first when they are respected;
+    empty without such limits (then the solver reads the joint limits from the robot's tables)."""
 
     rows: tuple[TaskRow, ...]
     labels: tuple[tuple[str, str], ...]
@@ -45,6 +50,13 @@ class IKRequest:
     rest: tuple[float, ...]
     rest_weight: float
     kernel: str
+    limits: tuple[LimitRow, ...] = ()
+
+    @property
+    def boxed(self) -> bool:
+        """Whether the solve's bounds depend on the call (a limit other than the joint limits): the
+        kernels then read a box per env beside the start configurations."""
+        return bool(self.limits)
 
     @property
     def n_tasks(self) -> int:
@@ -62,9 +74,13 @@ class IKRequest:
 
 def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], link_label, *, envs_idx,
                  respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, max_step_size,
-                 dofs_idx_local, rest_qpos, rest_weight, kernel) -> IKRequest:
+                 dofs_idx_local, rest_qpos, rest_weight, kernel, limits=None, step: float = 0.01,
+                 limit_label=lambda i: f"limits[{i}]") -> IKRequest:
     """Validate the parameters of a solve of ``rows`` on ``entity`` (built). ``link_label(i)``
-    names task i's link in errors."""
+    names task i's link in errors. ``limits``: :class:`~engine.ik.limits.Limit` objects besides the
+    joint limits that ``respect_joint_limit`` asks for (a JointPositionLimit among them asks too);
+    ``step``: the scene's time step (s), the ``dt`` of limits that give none; ``limit_label(i)``
+    names limit i in errors."""
     tree = entity.tree
     if tree.n_dofs == 0:
         raise InvalidValueError(f"inverse kinematics: entity '{tree.name}' has no degrees of freedom (a fixed "
@@ -79,7 +95,7 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
     for i, row in enumerate(rows):  # the same point of a link twice: two targets for one thing
         key = (row.kind, row.link, row.ref, row.point)
         if key in seen:
-            name = f"link '{entity.links[row.link].name}'" if row.link >= 0 else "the centre of mass"
+            name = f"link '{entity.links[row.link].name}'" if row.link >= 0 else kind_of(row.kind).name
             raise InvalidValueError(f"{link_label(i)}: {name} (local point {list(row.point)}) is also "
                                     f"{link_label(seen[key])}; give each point one target (the same link at another "
                                     "local_point is fine)")
@@ -92,9 +108,16 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
     dofs = None
     if dofs_idx_local is not None:
         dofs = tuple(int(d) for d in inputs.as_index_list("dofs_idx_local", dofs_idx_local, tree.n_dofs, "dof"))
+    limits = as_limits(limits)
+    respect = inputs.as_flag("respect_joint_limit", respect_joint_limit) or any(
+        isinstance(limit, JointPositionLimit) for limit in limits)
+    extra = [limit.row(tree, limit_label(i), step) for i, limit in enumerate(limits)
+             if not isinstance(limit, JointPositionLimit)]
+    if extra and respect:
+        extra.insert(0, JointPositionLimit().row(tree, "respect_joint_limit", step))
     request = IKRequest(
         rows=tuple(rows), labels=tuple(labels), envs=None if envs_idx is None else tuple(int(e) for e in envs),
-        respect_limits=inputs.as_flag("respect_joint_limit", respect_joint_limit),
+        respect_limits=respect, limits=tuple(extra),
         max_samples=inputs.as_positive("max_samples", max_samples, integer=True),
         max_iters=inputs.as_positive("max_solver_iters", max_solver_iters, integer=True, allow_zero=True),
         damping=inputs.as_positive("damping", damping), pos_tol=inputs.as_positive("pos_tol", pos_tol),
@@ -108,10 +131,10 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
 def solver_spec(entity, request: IKRequest):
     """The robot's spec when the per-robot solver runs this request, else None (the generic one)."""
     spec = entity.configuration.spec
-    used = per_robot.used_links(spec, request.structure) if spec is not None else ()
+    used = static_ik.used_links(spec, request.structure) if spec is not None else ()
     moving = spec.moving_dofs(used) if spec is not None else ()
-    what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else
-                     "the centre of mass" if row.kind == COM else "collision avoidance" for row in request.rows)
+    what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else kind_of(row.kind).name
+                     for row in request.rows)
     return dispatch.ik_solver(request.kernel, spec, moving, entity.tree.name, what,
                               avoiding=request.collide_index is not None)
 

@@ -19,8 +19,9 @@ from ..collision.checks import answer_distance
 from ..errors import InvalidValueError, OutOfMemoryError
 from ..kernels import answers, generic, per_robot
 from ..kernels.avoid import ROUNDING
-from ..kernels.tables import BEST_I, CHOICE_I, RESUME_I, SOLVE_I, TARGET
+from ..kernels.tables import BEST_I, CHOICE_I, RESUME_I, SOLVE_I, START_BLOCKS, TARGET
 from ..runtime import dispatch, memory
+from .limits import box
 from .plan import IKPlan
 from .request import IKRequest, as_seed
 from .result import IKResult
@@ -43,8 +44,8 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     n_sel, K, n_tasks = plan.n_sel, plan.K, plan.n_tasks
     is_generic = plan.spec is None
     try:
-        s = entity.ik_state.scratch.get(n_sel, K, n_tasks, plan.q0.shape[1], cfg.packed.pose_rows,
-                                   max(tree.n_dofs, 1), cfg.dtype, is_generic)
+        s = entity.ik_state.scratch.get(n_sel, K, n_tasks, max(tree.n_qs, 1), cfg.packed.pose_rows,
+                                        max(tree.n_dofs, 1), cfg.dtype, is_generic)
     except MemoryError:
         raise OutOfMemoryError(f"inverse_kinematics: {n_sel:,} envs x {K} restart slots do not fit in memory for the "
                                f"solver's working arrays; solve fewer envs per call (envs_idx) or use a smaller scene"
@@ -53,7 +54,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
         _run_generic(entity, plan, s)
     else:
         if plan.kernel is None:
-            plan.kernel = per_robot.ik_kernel(plan.spec, request.structure)
+            plan.kernel = per_robot.ik_kernel(plan.spec, request.structure, request.boxed)
         plan.kernel(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
             *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
@@ -71,7 +72,7 @@ def _run_generic(entity, plan: IKPlan, s: dict) -> None:
         generic.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *cfg.robot_args, s["q"], s["pose"],
                          s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done,
                          *plan.avoid.args(), s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed,
-                         request.collide_index is not None)
+                         request.collide_index is not None, request.boxed)
         if budget and launch % 4 == 3 and _all_finished(s["resume_i"], request.max_samples):
             break
 
@@ -112,7 +113,8 @@ def fill_targets(plan: IKPlan, targets: list, batched: bool) -> None:
 def fill_start(plan: IKPlan, entity, init_qpos) -> None:
     """Write sample 0's start configurations into ``plan.q0``: ``init_qpos`` or the current state,
     within the limits when they are respected (an answer accepted at its first FK must be), mimic
-    joints following their leaders."""
+    joints following their leaders; with a box on the dofs (:attr:`IKRequest.boxed`), the box of
+    each env from its start (:func:`engine.ik.limits.box`) in the blocks after the start."""
     tree, cfg = entity.tree, entity.configuration
     if init_qpos is None:
         q0 = cfg.qpos if plan.all_envs else cfg.qpos[plan.envs]
@@ -127,6 +129,10 @@ def fill_start(plan: IKPlan, entity, init_qpos) -> None:
     else:
         start[:] = q0
     tree.apply_mimic_inplace(start)
+    if plan.request.boxed:
+        n = plan.q0.shape[1] // START_BLOCKS
+        lo, hi = box(plan.request.limits, start.astype(np.float64))
+        plan.q0[:, n:n + tree.n_qs], plan.q0[:, 2 * n:2 * n + tree.n_qs] = lo, hi
 
 
 def _choose(entity, s: dict, plan: IKPlan) -> IKResult:

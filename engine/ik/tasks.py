@@ -12,6 +12,8 @@ its tolerances. :meth:`engine.entity.RigidEntity.solve_ik` solves any mix of the
   inertial origins of the robot file;
 - :class:`PostureTask`: the pull toward a rest configuration in the tasks' null space, and the
   choice of the nearest-to-rest solution among those meeting the tasks;
+- :class:`LookAtTask`: an axis of a link pointed at a world point (a camera, a head, a tool's
+  approach axis);
 - :class:`CollisionTask`: keep the robot's counted link pairs and its distance to the scene's
   obstacles at least ``margin`` apart (its sphere model; :mod:`engine.kernels.avoid`). What
   ``avoid_collisions=True`` adds to a solve.
@@ -30,9 +32,11 @@ import numpy as np
 
 from .. import inputs
 from ..errors import InvalidValueError
+from ..kernels.kinds import LOOK_AT
 from ..kernels.tables import COLLIDE, COM, FRAME
 
-__all__ = ["CollisionTask", "ComTask", "PoseTask", "PostureTask", "RelativePoseTask", "Task", "TaskRow"]
+__all__ = ["CollisionTask", "ComTask", "LookAtTask", "PoseTask", "PostureTask", "RelativePoseTask", "Task",
+           "TaskRow"]
 
 ALL = (True, True, True)
 
@@ -45,7 +49,8 @@ class TaskRow:
     indices (-1: none / the world); ``has_pos``, ``has_quat``: which targets it takes;
     ``rot_mode``: 3 full orientation, -1 free, k align local axis k; ``point``: on the link (link
     frame, m); ``pos_mask``: per axis of the reference frame; ``pos_tol`` / ``rot_tol``: m / rad,
-    None for the call's; ``margin``: a COLLIDE task's least accepted distance (m; 0 otherwise)."""
+    None for the call's; ``margin``: a COLLIDE task's least accepted distance (m; 0 otherwise);
+    ``axis``: a unit axis of the link (link frame; a look-at task's, zero otherwise)."""
 
     kind: int
     link: int
@@ -59,6 +64,7 @@ class TaskRow:
     pos_tol: float | None
     rot_tol: float | None
     margin: float = 0.0
+    axis: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def __post_init__(self):
         ok = (type(self.kind) is int and type(self.link) is int and type(self.ref) is int
@@ -67,7 +73,7 @@ class TaskRow:
               and all(type(v) is bool for v in self.pos_mask) and _positive(self.weight)
               and (self.pos_tol is None or _positive(self.pos_tol))
               and (self.rot_tol is None or _positive(self.rot_tol))
-              and type(self.margin) is float and 0.0 <= self.margin < float("inf"))
+              and type(self.margin) is float and 0.0 <= self.margin < float("inf") and _floats(self.axis, 3))
         if not ok:
             raise InvalidValueError(f"TaskRow: not a valid task structure: {self!r}")
 
@@ -136,6 +142,10 @@ class Task:
     def row(self, entity, label: str) -> TaskRow:
         """This task's structure on ``entity`` (links resolved; errors name ``label``)."""
         raise NotImplementedError
+
+    def labels(self, label: str) -> tuple[str, str]:
+        """How errors name this task's position and orientation targets, for a task named ``label``."""
+        return f"{label}.pos", f"{label}.quat"
 
     def set_target(self, pos=None, quat=None) -> None:
         """New targets for the next solve (shapes as in the module docstring); a task keeps the
@@ -232,6 +242,46 @@ class CollisionTask(Task):
     def row(self, entity, label: str) -> TaskRow:
         return TaskRow(COLLIDE, -1, -1, False, False, -1, (0.0, 0.0, 0.0), (False, False, False), self.weight,
                        None, None, self.margin)
+
+
+class LookAtTask(Task):
+    """``link``'s ``axis`` (link frame; default its z axis) pointed at the world point ``target``
+    ((3,) shared or (n_envs, 3) per env, m), as seen from the link's point ``local_point`` (link
+    frame, m; default its origin). Rotation about the axis is free. Its error is the rotation
+    vector (rad, world axes) taking the axis onto the direction to the target, met within
+    ``rot_tol``; the link may also move its point to see the target."""
+
+    _TARGETS = ("pos", "quat")
+
+    def __init__(self, link, axis=(0.0, 0.0, 1.0), target=None, *, local_point=None, weight: float = 1.0,
+                 rot_tol: float | None = None):
+        super().__init__(weight, None, rot_tol)
+        if target is None:
+            raise InvalidValueError("target: a look-at task needs a target point")
+        direction = np.array(_point("axis", axis))
+        norm = float(np.linalg.norm(direction))
+        if not norm > 1e-9:
+            raise InvalidValueError(f"axis: expected a non-zero direction, got {direction.tolist()}")
+        self.link, self.pos = link, target
+        self.axis = tuple(float(v) for v in direction / norm)
+        self.local_point = (0.0, 0.0, 0.0) if local_point is None else _point("local_point", local_point)
+        self._seal()
+
+    @property
+    def target(self):
+        return self.pos
+
+    def set_target(self, target=None, quat=None) -> None:
+        """A new target point for the next solve."""
+        super().set_target(target, quat)
+
+    def labels(self, label: str) -> tuple[str, str]:
+        return f"{label}.target", f"{label}.quat"
+
+    def row(self, entity, label: str) -> TaskRow:
+        link = entity.own_link(self.link, f"{label}.link").idx_local
+        return TaskRow(LOOK_AT, link, -1, True, False, -1, self.local_point, (True, True, True), self.weight, None,
+                       self.rot_tol, axis=self.axis)
 
 
 class PostureTask:

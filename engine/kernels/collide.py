@@ -4,7 +4,7 @@ numpy)."""
 
 import taichi as ti
 
-BOX, SPHERE, CYLINDER, PLANE = 0, 1, 2, 3  # obstacle kinds (engine.collision.world.KINDS order)
+BOX, SPHERE, CYLINDER, PLANE, CAPSULE = 0, 1, 2, 3, 4  # obstacle codes (engine.obstacle_kinds.SHAPES: their rows)
 
 
 @ti.func
@@ -19,8 +19,9 @@ def _sign(v):
 def shape_distance(kind, size, p):
     """(signed distance (m), its gradient: a unit vector) of point ``p`` (the shape's frame) to a
     shape of ``kind``: box (half extents), sphere (radius), cylinder (radius, half height; axis z),
-    plane (unit normal; the half-space behind it is inside). Negative inside; inside a box or a
-    cylinder the gradient points to the nearest face."""
+    plane (unit normal; the half-space behind it is inside), capsule (radius, half length of the
+    segment between its caps' centres; axis z). Negative inside; inside a box or a cylinder the
+    gradient points to the nearest face."""
     d = 0.0
     g = ti.Vector([0.0, 0.0, 1.0])
     if kind == SPHERE:
@@ -48,6 +49,12 @@ def shape_distance(kind, size, p):
         else:
             d = q[2]
             g = ti.Vector([0.0, 0.0, s[2]])
+    elif kind == CAPSULE:  # a ball swept along z from -size[1] to size[1]
+        off = p - ti.Vector([0.0, 0.0, ti.min(ti.max(p[2], -size[1]), size[1])])
+        r = off.norm()
+        d = r - size[0]
+        if r > 1e-12:
+            g = off / r
     else:  # CYLINDER
         rho = ti.sqrt(p[0] * p[0] + p[1] * p[1])
         radial = ti.Vector([1.0, 0.0])

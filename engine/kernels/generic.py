@@ -18,14 +18,13 @@ from collections import namedtuple
 import taichi as ti
 
 from ..runtime.launch import fast
-from .avoid import collision_task, link_ball
+from .avoid import link_ball
 from .fk import BALL, FREE, HINGE, SLIDE, add_point_jacobian, fk_row, jacobian_row, link_com, vec3, vec4, zero_rows
+from .kinds import KINDS
 from .quat import qexp, qmul, qnormalize, qrot
-from .solver import BIG, STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
+from .solver import BIG, STEP, loop_block_dim, run_thread, start_value
 from .tables import (
     AVOID_HEAD,
-    COLLIDE,
-    COM,
     DOF_I,
     JOINT_I,
     LINK_F,
@@ -36,6 +35,7 @@ from .tables import (
     SOLVE_I,
     TASK_F,
     TASK_I,
+    box_col,
     dof_row,
     joint_row_i,
     qpos_row_f,
@@ -45,8 +45,9 @@ from .tables import (
 
 __all__ = ["BIG", "solve"]
 
-# coll: (coll_i, coll_f, shape_pose); collide: whether the kernel holds the COLLIDE task at all
-Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll collide")
+# coll: (coll_i, coll_f, shape_pose); collide: whether the kernel holds the COLLIDE task at all; boxed:
+# whether the dofs' bounds are a box per env in ``q0`` (engine.ik.limits), else the joint limits
+Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll collide boxed q0")
 
 
 @ti.func
@@ -67,6 +68,18 @@ def free_scalar(ctx: ti.template(), task_i: ti.template(), j):
 def limits_of(ctx: ti.template(), q):
     row = qpos_row_f(ctx.robot_i[0, ROBOT_HEAD.n_links], ctx.robot_i[0, ROBOT_HEAD.n_joints], q)
     return ctx.robot_f[row, QPOS_F.lower], ctx.robot_f[row, QPOS_F.upper]
+
+
+@ti.func
+def bounds_of(ctx: ti.template(), t, q):
+    """The bounds of qpos entry ``q`` for thread ``t``: the joint limits, or with ``ctx.boxed`` the
+    box of the thread's env (:func:`engine.kernels.tables.box_col`)."""
+    lo, hi = limits_of(ctx, q)
+    if ti.static(ctx.boxed):
+        e = t % ctx.q0.shape[0]
+        lo = ctx.q0[e, box_col(ctx.q.shape[1], 0, q)]
+        hi = ctx.q0[e, box_col(ctx.q.shape[1], 1, q)]
+    return lo, hi
 
 
 @ti.func
@@ -120,7 +133,7 @@ class Generic:
             for j in range(ctx.robot_i[0, ROBOT_HEAD.n_joints]):
                 free, qs, d = free_scalar(ctx, task_i, j)
                 if free:
-                    lo, hi = limits_of(ctx, qs)
+                    lo, hi = bounds_of(ctx, t, qs)
                     kind = ctx.robot_i[joint_row_i(ctx.robot_i[0, ROBOT_HEAD.n_links], j), JOINT_I.kind]
                     ctx.q[t, qs] = start_value(seed, e, s, qs, lo, hi, kind == HINGE, ctx.q[t, qs])
 
@@ -136,20 +149,13 @@ class Generic:
             row = task_row(i)
             met = 1
             task = 0.0
-            kind = task_i[row, TASK_I.kind]
-            if kind == COM:
-                met, task = com_task(Generic, ctx, S, t, e, i, task_i, task_f, targets)
-            elif kind == COLLIDE:
-                if ti.static(ctx.collide):  # compiled only into the solver of requests that avoid collisions
-                    met, task = collision_task(Generic, ctx, S, t, e, i, task_i, task_f)
-            else:
-                link = task_i[row, TASK_I.link]
-                ref = task_i[row, TASK_I.ref]
-                if ref >= 0:
-                    met, task = frame_task(Generic, ctx, S, t, e, i, link, ref, True, plain, task_i, task_f, targets)
-                else:
-                    met, task = frame_task(Generic, ctx, S, t, e, i, link, ref, False, plain, task_i, task_f,
-                                           targets)
+            code = task_i[row, TASK_I.kind]
+            link = task_i[row, TASK_I.link]
+            ref = task_i[row, TASK_I.ref]
+            for kind in ti.static(KINDS):  # the rows of the task's kind (on-demand kinds: only when asked)
+                if ti.static(ctx.collide or not kind.on_demand):
+                    if code == kind.code:
+                        met, task = kind.rows(Generic, ctx, S, t, e, i, link, ref, plain, task_i, task_f, targets)
             ok = ok * met
             score += task
         return ok, score
@@ -241,6 +247,20 @@ class Generic:
 
     @staticmethod
     @ti.func
+    def mix_rows(ctx: ti.template(), S: ti.template(), t, r0, Gv, Gw):
+        """Rows r0..r0+5 per dof: the linear rows ``lin`` and angular rows ``ang`` become zero and
+        ``Gv lin + Gw ang`` (3 x 3 each); dofs the solver may not move get zero."""
+        for d in range(ctx.n):
+            active = ti.cast(ctx.task_i[dof_row(ctx.Lt, d), DOF_I.active], float)
+            lin = ti.Vector([ctx.J[t, r0, d], ctx.J[t, r0 + 1, d], ctx.J[t, r0 + 2, d]])
+            ang = ti.Vector([ctx.J[t, r0 + 3, d], ctx.J[t, r0 + 4, d], ctx.J[t, r0 + 5, d]])
+            mixed = (Gv @ lin + Gw @ ang) * active
+            for k in ti.static(range(3)):
+                ctx.J[t, r0 + k, d] = 0.0
+                ctx.J[t, r0 + 3 + k, d] = mixed[k]
+
+    @staticmethod
+    @ti.func
     def set_error(ctx: ti.template(), S: ti.template(), t, r0, ep, er):
         for k in ti.static(range(3)):
             ctx.vec[t, r0 + k] = ep[k]
@@ -303,7 +323,9 @@ class Generic:
     @ti.func
     def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns: ti.template()):
         """Dofs resting on a joint limit whose ``which`` vector points outward: zeroed there (and,
-        with ``zero_columns``, in J). Returns how many."""
+        with ``zero_columns``, in J). Returns how many. In a box (``ctx.boxed``) the step's dofs
+        are first judged by the error's gradient ``J^T e`` (the side their multiplier is on), so
+        that the step's fixed points are the box-constrained optimum's."""
         o = ctx.m if ti.static(which == STEP) else 2 * ctx.m + ctx.n
         L = ctx.robot_i[0, ROBOT_HEAD.n_links]
         blocked = 0
@@ -313,10 +335,14 @@ class Generic:
             if (kind == HINGE or kind == SLIDE) and ctx.robot_i[jr, JOINT_I.lead_q] < 0:
                 qs = ctx.robot_i[jr, JOINT_I.q]
                 d = ctx.robot_i[jr, JOINT_I.dof]
-                lo, hi = limits_of(ctx, qs)
+                lo, hi = bounds_of(ctx, t, qs)
                 v = ctx.q[t, qs]
                 tol = 1e-5 * (1.0 + ti.abs(v))
                 move = ctx.vec[t, o + d]
+                if ti.static(ctx.boxed and which == STEP and zero_columns == 1):
+                    move = 0.0
+                    for a in range(ctx.m):
+                        move += ctx.J[t, a, d] * ctx.vec[t, ctx.m + ctx.n + a]
                 if (v <= lo + tol and move < 0) or (v >= hi - tol and move > 0):
                     blocked += 1
                     ctx.vec[t, o + d] = 0.0
@@ -390,7 +416,7 @@ class Generic:
             if (kind == HINGE or kind == SLIDE) and ctx.robot_i[jr, JOINT_I.lead_q] < 0:
                 v = ctx.q[t, qs] + ctx.vec[t, d0]
                 if respect_limits == 1:
-                    lo, hi = limits_of(ctx, qs)
+                    lo, hi = bounds_of(ctx, t, qs)
                     v = ti.min(ti.max(v, lo), hi)
                 ctx.q[t, qs] = v
             elif (kind == BALL or kind == FREE) and \
@@ -416,13 +442,14 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
           best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
           coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), resume_i: ti.types.ndarray(),
           resume_f: ti.types.ndarray(), first: ti.i32, budget: ti.i32, m_fixed: ti.template(), n_fixed: ti.template(),
-          lt_fixed: ti.template(), collide: ti.template()):
+          lt_fixed: ti.template(), collide: ti.template(), boxed: ti.template()):
     """``m`` (6 Lt rows), ``n`` (dofs) and ``Lt`` (tasks): compile-time sizes (one compiled solver
     per size, fixed trip counts in the dense loops; see :mod:`engine.runtime.dispatch`), or 0 to read them
     from the arrays at run time (one solver for everything). ``coll_i`` / ``coll_f`` / ``shape_pose``:
     the collision tables of a COLLIDE task (:mod:`engine.kernels.avoid`; placeholders without
     one). ``collide``: whether to compile the COLLIDE task in (its search is most of the solver's
     code: a solver without it compiles ~8x faster, so requests without avoidance get one).
+    ``boxed``: the dofs' bounds are a box per env after the starts in ``q0`` (a velocity limit).
     ``resume_i`` / ``resume_f``, ``first``,
     ``budget``: a solve split over launches (:func:`engine.kernels.solver.run_thread`; budget 0:
     one launch)."""
@@ -439,7 +466,7 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
     ti.loop_config(block_dim=ti.static(loop_block_dim()))
     for t in range(q.shape[0]):
         run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt, (coll_i, coll_f, shape_pose),
-                                collide),
+                                collide, boxed, q0),
                    t, B, q.shape[1], q0, task_i,
                    task_f, targets, best_q, best_err, best_i, done, (resume_i, resume_f, first, budget))
 

@@ -22,43 +22,37 @@ from collections import namedtuple
 import taichi as ti
 
 from ..runtime.launch import CompiledCache, fast
-from .avoid import collision_task, link_ball
+from . import kinds
+from .avoid import link_ball
 from .fk import HINGE
+from .kinds import kind_of
 from .per_robot_fk import UNROLLED_COMPILE
 from .quat import qrot
-from .solver import STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
+from .solver import STEP, loop_block_dim, run_thread, start_value
 from .spec import RobotSpec
-from .tables import AVOID_HEAD, COLLIDE, COM, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, dof_row, rest_row, task_row
+from .tables import AVOID_HEAD, COLLIDE, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, box_col, dof_row, rest_row, task_row
 from .traced import trace_fk
 
 _CACHE = CompiledCache()
 # the dof mask (n,), this iteration's traced FK (P, Q, AX, AN), with a COLLIDE task every link's pose
-# (L, 7) indexable at run time (else None), and the collision tables (coll_i, coll_f, shape_pose)
-Ctx = namedtuple("Ctx", "active fk lp coll")
+# (L, 7) indexable at run time (else None), the collision tables (coll_i, coll_f, shape_pose), and the
+# start configurations q0 (with a box on the dofs, its bounds after them: engine.kernels.tables.box_col)
+Ctx = namedtuple("Ctx", "active fk lp coll q0")
 
 
-def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...]):
+def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...], boxed: bool = False):
     """The solver for ``spec`` with this task structure, one ``(kind, link, ref)`` per task
     (:data:`engine.kernels.tables.FRAME` / ``COM``, local link indices, -1 for none); cached per
-    process."""
+    process. ``boxed``: the dofs' bounds are a box per env read after the starts in ``q0`` (a
+    limit of :mod:`engine.ik.limits` other than the joint limits), not the joint limits."""
     structure = tuple(structure)
-    return _CACHE.get((spec.key, structure), lambda: fast(_build(spec, structure), UNROLLED_COMPILE,
-                                                          trace_helpers=True))
+    key = (spec.key, structure, True) if boxed else (spec.key, structure)
+    return _CACHE.get(key, lambda: fast(_build(spec, structure, boxed), UNROLLED_COMPILE, trace_helpers=True))
 
 
 def used_links(spec: RobotSpec, structure) -> tuple[int, ...]:
-    """The links the solver moves the dofs of: the tasks' links, references and (a COM task) every
-    link with a mass. A COLLIDE task adds none (avoidance moves only what the other tasks move),
-    unless it is the only task: then every link."""
-    out = set()
-    for kind, link, ref in structure:
-        if kind == COM:
-            out.update(spec.massive_links)
-        elif kind != COLLIDE:
-            out.update(l for l in (link, ref) if l >= 0)
-    if not out and any(kind == COLLIDE for kind, _, _ in structure):
-        out.update(range(spec.n_links))
-    return tuple(sorted(out))
+    """The links the solver moves the dofs of (:func:`engine.kernels.kinds.used_links` on the spec)."""
+    return kinds.used_links(structure, spec.massive_links, spec.n_links)
 
 
 def has_collide(structure) -> bool:
@@ -70,7 +64,7 @@ def vector(values):
     return ti.Vector(list(values))
 
 
-def _build(spec: RobotSpec, structure):
+def _build(spec: RobotSpec, structure, boxed: bool = False):
     Lt = len(structure)
     LINKS = used_links(spec, structure)
     COLLIDES = has_collide(structure)
@@ -158,16 +152,27 @@ def _build(spec: RobotSpec, structure):
         return out
 
     @ti.func
-    def outward(qv, move, respect_limits):
-        """1 for each dof resting on a joint limit whose ``move`` points outward (limits on)."""
+    def bounds(ctx: ti.template(), t, q: ti.template(), lower, upper):
+        """Qpos entry ``q``'s bounds in thread ``t``: its joint's ``lower`` / ``upper``, or with
+        ``boxed`` the box of the thread's env."""
+        lo, hi = lower, upper
+        if ti.static(boxed):
+            e = t % ctx.q0.shape[0]
+            lo, hi = ctx.q0[e, box_col(n_qs, 0, q)], ctx.q0[e, box_col(n_qs, 1, q)]
+        return lo, hi
+
+    @ti.func
+    def outward(ctx: ti.template(), t, qv, move, respect_limits):
+        """1 for each dof resting on a joint limit (or its box) whose ``move`` points outward (limits on)."""
         blocked = ti.Vector([0.0] * n)
         if respect_limits == 1:
             for joint in ti.static(movable):
-                if ti.static(joint.bounded):
+                if ti.static(boxed or joint.bounded):
                     v = qv[joint.q]
                     tol = 1e-5 * (1.0 + ti.abs(v))
                     d = ti.static(joint.dof)
-                    if (v <= joint.lower + tol and move[d] < 0) or (v >= joint.upper - tol and move[d] > 0):
+                    lo, hi = bounds(ctx, t, joint.q, joint.lower, joint.upper)
+                    if (v <= lo + tol and move[d] < 0) or (v >= hi - tol and move[d] > 0):
                         blocked[d] = 1.0
         return blocked
 
@@ -236,8 +241,8 @@ def _build(spec: RobotSpec, structure):
             if s > 0:
                 for joint in ti.static(movable):
                     if ctx.active[joint.dof] > 0:
-                        S[0][joint.q] = start_value(seed, e, s, joint.q, joint.lower, joint.upper,
-                                                    joint.kind == HINGE, S[0][joint.q])
+                        lo, hi = bounds(ctx, t, joint.q, joint.lower, joint.upper)
+                        S[0][joint.q] = start_value(seed, e, s, joint.q, lo, hi, joint.kind == HINGE, S[0][joint.q])
 
         @staticmethod
         @ti.func
@@ -248,16 +253,9 @@ def _build(spec: RobotSpec, structure):
             ok = 1
             score = 0.0
             for i in ti.static(range(Lt)):
-                kind, link, ref = ti.static(structure[i])
-                met = 1
-                task = 0.0
-                if ti.static(kind == COM):
-                    met, task = com_task(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, task_i, task_f, targets)
-                elif ti.static(kind == COLLIDE):
-                    met, task = collision_task(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, task_i, task_f)
-                else:
-                    met, task = frame_task(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, link, ref,
-                                           ref >= 0, plain, task_i, task_f, targets)
+                code, link, ref = ti.static(structure[i])
+                met, task = kind_of(code).rows(PerRobot, at(ctx, P, Q, AX, AN, lp), S, t, e, i, link, ref, plain,
+                                               task_i, task_f, targets)
                 ok = ok * met
                 score += task
             return ok, score
@@ -359,6 +357,17 @@ def _build(spec: RobotSpec, structure):
 
         @staticmethod
         @ti.func
+        def mix_rows(ctx: ti.template(), S: ti.template(), t, r0: ti.template(), Gv, Gw):
+            for d in ti.static(COLS):
+                lin = ti.Vector([S[1][r0 + k, d] for k in ti.static(range(3))])
+                ang = ti.Vector([S[1][r0 + 3 + k, d] for k in ti.static(range(3))])
+                mixed = (Gv @ lin + Gw @ ang) * ctx.active[d]
+                for k in ti.static(range(3)):
+                    S[1][r0 + k, d] = 0.0
+                    S[1][r0 + 3 + k, d] = mixed[k]
+
+        @staticmethod
+        @ti.func
         def set_error(ctx: ti.template(), S: ti.template(), t, r0: ti.template(), ep, er):
             for k in ti.static(range(3)):
                 S[2][r0 + k] = ep[k]
@@ -422,7 +431,10 @@ def _build(spec: RobotSpec, structure):
         @ti.func
         def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns: ti.template()):
             k = ti.static(4 if which == STEP else 5)
-            blocked = outward(S[0], S[k], 1)
+            move = S[k]
+            if ti.static(boxed and which == STEP and zero_columns == 1):  # a box: by the gradient (ik.Generic.block)
+                move = times_transposed(S[1], S[2])
+            blocked = outward(ctx, t, S[0], move, 1)
             S[k] *= 1.0 - blocked
             if ti.static(zero_columns == 1):
                 for d in ti.static(COLS):
@@ -465,9 +477,10 @@ def _build(spec: RobotSpec, structure):
         def apply(ctx: ti.template(), S: ti.template(), t, respect_limits):
             for joint in ti.static(movable):  # a dof the solver does not move has a zero step
                 v = S[0][joint.q] + S[4][joint.dof]
-                if ti.static(joint.bounded):
+                if ti.static(boxed or joint.bounded):
                     if respect_limits == 1:
-                        v = ti.min(ti.max(v, joint.lower), joint.upper)
+                        lo, hi = bounds(ctx, t, joint.q, joint.lower, joint.upper)
+                        v = ti.min(ti.max(v, lo), hi)
                 S[0][joint.q] = v
 
     @ti.kernel
@@ -480,7 +493,7 @@ def _build(spec: RobotSpec, structure):
         active = ti.Vector([ti.cast(task_i[dof_row(Lt, d), DOF_I.active], float) for d in ti.static(range(n))])
         ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
         for t in range(B * K):
-            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose)), t, B, n_qs, q0, task_i,
+            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0), t, B, n_qs, q0, task_i,
                        task_f, targets, best_q, best_err, best_i, done, None)
 
     return solve

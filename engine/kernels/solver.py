@@ -32,8 +32,10 @@ matrices; the generic form keeps none). The hooks:
 
 - ``new_state(ctx)`` -> S; ``start(ctx, S, t, e, s, q0, task_i, seed)``: sample s's start;
 - ``rows(ctx, S, t, e, task_i, task_f, targets)`` -> (all met, score): FK, then each task's rows
-  by calling :func:`frame_task` / :func:`com_task`, which use the primitives ``link_pose``,
-  ``add_jacobian``, ``com``, ``add_com_jacobian``, ``zero_rows``, ``transform_rows``, ``set_error``;
+  through its kind (:mod:`engine.kernels.kinds`: :func:`frame_task`, :func:`com_task`,
+  :func:`look_at_task`, ...), which use the primitives ``link_pose``, ``set_jacobian``,
+  ``add_jacobian``, ``com``, ``add_com_jacobian``, ``zero_rows``, ``transform_rows``,
+  ``mix_rows``, ``set_error``;
 - ``rest_distance``, ``keep`` (copy the iterate to the kept solution);
 - step primitives used by :func:`step`: ``error_sq``, ``direction``, ``block``, ``largest``,
   ``scale``, ``posture``, ``add_pull``, ``apply``.
@@ -208,6 +210,65 @@ def com_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, i:
     zero = ti.Vector([0.0, 0.0, 0.0])
     form.set_error(ctx, S, t, 6 * i, ep * weight, zero)
     return task_score(ep, zero, task_f[row, TASK_F.pos_tol], task_f[row, TASK_F.rot_tol])
+
+
+@ti.func
+def look_at_rows(a, u, dist):
+    """``(Gv, Gw)``, 3 x 3 each: minus the rate of :func:`align_error` ``(a, u)`` (the rotation
+    vector turning the link's axis ``a`` onto ``u``, the unit direction from the link's point to
+    the target, ``dist`` away) per unit of the point's velocity ``v`` and the link's angular
+    velocity ``w``: ``d er = -(Gv v + Gw w)``. With c = a x u, s = |c|, d = a . u, theta =
+    atan2(s, d) and er = theta c / s: da = w x a, du = -(I - u u^T) v / dist, dc = da x u + a x du,
+    dd = u . da + a . du, ds = c . dc / s, dtheta = d ds - s dd, and d er = theta / s dc +
+    c (s dtheta - theta ds) / s^2 (near alignment, d er = dc)."""
+    c = a.cross(u)
+    s = c.norm()
+    d = a.dot(u)
+    ax = ti.Matrix([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])  # a x . as a matrix
+    ux = ti.Matrix([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]], [-u[1], u[0], 0.0]])
+    P = ti.Matrix.identity(float, 3) - u.outer_product(u)
+    Cw = ux @ ax  # dc = da x u + a x du = -u x da + a x du, da = -a x w
+    Cv = -(ax @ P) / dist
+    Gv = -Cv
+    Gw = -Cw
+    if s > 1e-6:
+        theta = atan2_upper(s, d)
+        Dw = c  # dd = c . w - (P a) . v / dist
+        Dv = -(P @ a) / dist
+        Sw = (Cw.transpose() @ c) / s  # ds = c . dc / s, as rows
+        Sv = (Cv.transpose() @ c) / s
+        Tw = d * Sw - s * Dw
+        Tv = d * Sv - s * Dv
+        k = (s * 1.0) ** 2
+        Gw = -(theta / s * Cw + c.outer_product(s * Tw - theta * Sw) / k)
+        Gv = -(theta / s * Cv + c.outer_product(s * Tv - theta * Sv) / k)
+    return Gv, Gw
+
+
+@ti.func
+def look_at_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, i: ti.template(),
+                 link: ti.template(), task_i: ti.template(), task_f: ti.template(), targets: ti.template()):
+    """Rows ``6 i .. 6 i + 5`` of a LookAtTask: the link's axis ``TASK_F.axis`` (link frame, unit)
+    turned toward the target point (world) as seen from the link's point ``TASK_F.point``. The
+    error is the rotation vector taking the axis onto that direction (angular rows; the linear
+    rows stay zero), its rows the error's exact rate (:func:`look_at_rows`: the link turning,
+    and the point moving, which turns the direction), weighted. Met within ``rot_tol``."""
+    row = task_row(i)
+    weight = task_f[row, TASK_F.weight]
+    lp, lq = form.link_pose(ctx, S, t, link)
+    point = lp + qrot(lq, ti.Vector([task_f[row, TASK_F.point + k] for k in ti.static(range(3))]))
+    a = qrot(lq, ti.Vector([task_f[row, TASK_F.axis + k] for k in ti.static(range(3))]))
+    tp, tq = target_of(targets, e, i)
+    diff = tp - point
+    dist = ti.max(diff.norm(), 1e-9)
+    u = diff / dist
+    er = align_error(a, u)
+    form.set_jacobian(ctx, S, t, link, point, 6 * i)
+    Gv, Gw = look_at_rows(a, u, dist)
+    form.mix_rows(ctx, S, t, 6 * i, Gv * weight, Gw * weight)
+    zero = ti.Vector([0.0, 0.0, 0.0])
+    form.set_error(ctx, S, t, 6 * i, zero, er * weight)
+    return task_score(zero, er, task_f[row, TASK_F.pos_tol], task_f[row, TASK_F.rot_tol])
 
 
 @ti.func

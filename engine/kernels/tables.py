@@ -94,8 +94,9 @@ SOLVE_F = Columns(damping=1, max_step=1, rest_weight=1)
 # target (0/1), rotation mode (-1 free, 3 full, 0/1/2 align that local axis)
 TASK_I = Columns(kind=1, link=1, ref=1, has_pos=1, rot_mode=1)
 # point on the link (link frame, m); position mask per axis (0/1, the reference frame's axes);
-# weight; success tolerances (m, rad); a COLLIDE task's margin (m: the least distance it accepts)
-TASK_F = Columns(point=3, pos_mask=3, weight=1, pos_tol=1, rot_tol=1, margin=1)
+# weight; success tolerances (m, rad); a COLLIDE task's margin (m: the least distance it accepts); a
+# unit axis of the link (link frame: a look-at task's, engine.kernels.kinds)
+TASK_F = Columns(point=3, pos_mask=3, weight=1, pos_tol=1, rot_tol=1, margin=1, axis=3)
 DOF_I = Columns(active=1)  # 1: the solver may move this dof
 QPOS_REST_F = Columns(rest=1)  # the posture the pull aims at
 
@@ -123,6 +124,18 @@ RESUME_I = Columns(sample=1, iter=1)
 RESUME_F = Columns(lag1=1, lag2=1)
 # choice of each env (engine.kernels.answers) ``info_out`` (n_envs, CHOICE_I.width)
 CHOICE_I = Columns(sample=1, iters=1)
+
+
+# the start configurations ``q0`` (B, n_qs) of a solve, or with a box on the dofs (a limit of
+# engine.ik.limits other than the joint limits) START_BLOCKS blocks of n_qs columns: the start, the
+# box's lower bounds, its upper bounds (rad or m; +-1e30 where unbounded)
+START_BLOCKS = 3
+
+
+@ti.pyfunc
+def box_col(n_qs, bound, i):
+    """Column of qpos entry ``i``'s lower (``bound`` 0) or upper (1) box bound in ``q0`` (n_qs per block)."""
+    return (1 + bound) * n_qs + i
 
 
 @ti.pyfunc
@@ -156,7 +169,7 @@ AVOID_HEAD = Columns(n_pairs=1, n_links=1, n_shapes=1, n_spheres=1)
 PAIR_I = Columns(link_a=1, link_b=1, a0=1, a1=1, b0=1, b1=1)
 # a link's sphere index range [s0, s1) (empty: no spheres) and whether it is checked against obstacles
 LINK_C = Columns(s0=1, s1=1, world=1)
-SHAPE_I = Columns(kind=1)  # engine.collision.world.KINDS index (box, sphere, cylinder, plane)
+SHAPE_I = Columns(kind=1)  # the obstacle code (engine.kernels.collide; engine.obstacle_kinds.SHAPES)
 SPHERE_F = Columns(link=1, center=3, radius=1)  # a robot sphere: its link (as a float), centre (link frame, m), radius
 BOUND_F = Columns(center=3, radius=1)  # a link's bounding ball of its spheres (link frame; radius < 0: none)
 # box half extents; sphere radius; cylinder radius, half height; plane unit normal; the radius of a

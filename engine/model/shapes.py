@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..obstacle_kinds import BY_NAME
 from ..transforms import IDENTITY_QUAT, quat_between
 from .tree import Joint, KinematicTree, Link, Visual
 
@@ -29,15 +30,9 @@ def _visual(morph) -> tuple[list[Visual], float]:
     """The body's visuals (in the link frame) and its volume (m^3)."""
     kind = morph.kind
     zero = np.zeros(3)
-    if kind == "box":
-        return [Visual("box", morph.size.copy(), zero, IDENTITY_QUAT.copy(), DEFAULT_RGBA.copy())], \
-            float(np.prod(morph.size))
-    if kind == "sphere":
-        return [Visual("sphere", np.array([morph.radius]), zero, IDENTITY_QUAT.copy(), DEFAULT_RGBA.copy())], \
-            4 / 3 * np.pi * morph.radius**3
-    if kind == "cylinder":
-        return [Visual("cylinder", np.array([morph.radius, morph.height]), zero, IDENTITY_QUAT.copy(),
-                       DEFAULT_RGBA.copy())], np.pi * morph.radius**2 * morph.height
+    if kind in BY_NAME and BY_NAME[kind].visual is not None:  # a primitive: engine.obstacle_kinds
+        visual, size, volume = BY_NAME[kind].visual(morph)
+        return [Visual(visual, size, zero, IDENTITY_QUAT.copy(), DEFAULT_RGBA.copy())], volume
     if kind == "plane":
         side = np.minimum(morph.plane_size, PLANE_DRAWN)
         turn = quat_between([0.0, 0.0, 1.0], morph.normal)

@@ -326,6 +326,14 @@ class CylinderObstacle(_ObstacleSpec):
     size: Lengths2
 
 
+class CapsuleObstacle(_ObstacleSpec):
+    """A capsule of ``size`` [radius, length] m: a ball swept along its local z over ``length``
+    (between its caps' centres), centred at ``pos``."""
+
+    kind: Literal["capsule"]
+    size: Lengths2
+
+
 class PlaneObstacle(_ObstacleSpec):
     """An infinite plane through ``pos`` whose normal is the local +z (turned by quat / rpy); the
     half-space behind it is solid."""
@@ -343,9 +351,9 @@ class MeshObstacle(_ObstacleSpec):
 
 
 OBSTACLE_KINDS = {"box": BoxObstacle, "sphere": SphereObstacle, "cylinder": CylinderObstacle, "plane": PlaneObstacle,
-                  "mesh": MeshObstacle}
-ObstacleSpec = Annotated[BoxObstacle | SphereObstacle | CylinderObstacle | PlaneObstacle | MeshObstacle,
-                         Field(discriminator="kind")]
+                  "mesh": MeshObstacle, "capsule": CapsuleObstacle}
+ObstacleSpec = Annotated[BoxObstacle | SphereObstacle | CylinderObstacle | PlaneObstacle | MeshObstacle
+                         | CapsuleObstacle, Field(discriminator="kind")]
 
 
 class CameraSpec(_Model):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .. import morphs, surfaces
 from ..errors import MissingFileError
+from ..obstacle_kinds import BY_NAME
 from .errors import Issue
 from .models import MeshObstacle, SceneSpec
 
@@ -65,15 +66,8 @@ def obstacle_issues(spec: SceneSpec) -> list[Issue]:
 def obstacle_morph(spec: SceneSpec, obstacle):
     """The engine morph (fixed) of one obstacle of ``spec``."""
     pose = {"pos": obstacle.pos, "quat": obstacle.orientation()}
-    kind = obstacle.kind
-    if kind == "box":
-        return morphs.Box(size=obstacle.size, fixed=True, **pose)
-    if kind == "sphere":
-        return morphs.Sphere(radius=obstacle.size, fixed=True, **pose)
-    if kind == "cylinder":
-        return morphs.Cylinder(radius=obstacle.size[0], height=obstacle.size[1], fixed=True, **pose)
-    if kind == "plane":
-        return morphs.Plane(**pose)
+    if obstacle.kind in BY_NAME:  # a primitive: engine.obstacle_kinds
+        return BY_NAME[obstacle.kind].from_spec(obstacle, pose)
     return morphs.Mesh(file=mesh_path(spec, obstacle), scale=obstacle.scale, fixed=True, **pose)
 
 
