@@ -13,14 +13,14 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, StrictBool
 
 from .errors import InvalidValueError
-from .options import Number, Options, PosFloat, PosInt, _number
+from .options import Number, Options, PosFloat, PosInt, number_field
 
 __all__ = ["Kinematic", "Material", "Rigid"]
 
 
 def _range(lo: float, hi: float):
     def check(v):
-        x = _number()(v)
+        x = number_field()(v)
         if not lo <= x <= hi:
             raise ValueError(f"expected a number in [{lo:g}, {hi:g}], got {v!r}")
         return x
@@ -39,11 +39,11 @@ class Kinematic(Material):
 class Rigid(Kinematic):
     """A rigid body. ``rho`` kg/m^3 (None: Genesis' 600 for plain objects) sets a primitive's mass."""
 
-    rho: Annotated[float | None, BeforeValidator(lambda v: None if v is None else _number("positive")(v))] = None
+    rho: Annotated[float | None, BeforeValidator(lambda v: None if v is None else number_field("positive")(v))] = None
     friction: Annotated[float | None, BeforeValidator(lambda v: None if v is None else _range(0.01, 5.0)(v))] = None
     needs_coup: StrictBool = True
-    coup_friction: Annotated[float, BeforeValidator(_number("non-negative"))] = 0.1
-    coup_softness: Annotated[float, BeforeValidator(_number("non-negative"))] = 0.002
+    coup_friction: Annotated[float, BeforeValidator(number_field("non-negative"))] = 0.1
+    coup_softness: Annotated[float, BeforeValidator(number_field("non-negative"))] = 0.002
     coup_restitution: Annotated[float, BeforeValidator(_range(0.0, 1.0))] = 0.0
     sdf_cell_size: PosFloat = 0.005
     sdf_min_res: PosInt = 32

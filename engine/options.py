@@ -35,12 +35,12 @@ __all__ = ["Options", "RigidOptions", "SimOptions", "ViewerOptions", "VisOptions
 
 
 # -- value types ------------------------------------------------------------------------------------
-def _type_error(expected: str, value) -> PydanticCustomError:
+def type_error(expected: str, value) -> PydanticCustomError:
     return PydanticCustomError("ikstudio_type", "expected {expected}, got {got}",
-                               {"expected": expected, "got": _show(value)})
+                               {"expected": expected, "got": shown(value)})
 
 
-def _show(value) -> str:
+def shown(value) -> str:
     text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -49,17 +49,17 @@ def _is_number(x) -> bool:
     return isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool | np.bool_)
 
 
-def _number(kind: str = "any", integer: bool = False):
+def number_field(kind: str = "any", integer: bool = False):
     """A real number (bools and strings refused); ``kind``: "any", "positive" or "non-negative"."""
     what = ("an integer" if integer else "a number") if kind == "any" else \
         f"a {kind} {'integer' if integer else 'number'}"
 
     def check(v):
         if not _is_number(v) or (integer and not float(v).is_integer()):
-            raise _type_error(what, v)
+            raise type_error(what, v)
         x = float(v)
         if not math.isfinite(x) or (kind == "positive" and x <= 0) or (kind == "non-negative" and x < 0):
-            raise ValueError(f"expected {what}, got {_show(v)}")
+            raise ValueError(f"expected {what}, got {shown(v)}")
         return int(x) if integer else x
 
     return check
@@ -69,16 +69,16 @@ def _vector(n: int, unit: bool = False, nonzero: bool = False):
     """``n`` finite numbers as a tuple of floats; ``unit``: each in [0, 1] (a colour)."""
     def check(v):
         if isinstance(v, str | bytes) or not hasattr(v, "__len__"):
-            raise _type_error(f"{n} numbers", v)
+            raise type_error(f"{n} numbers", v)
         if len(v) != n or not all(_is_number(x) for x in v):
-            raise _type_error(f"{n} numbers", v)
+            raise type_error(f"{n} numbers", v)
         out = tuple(float(x) for x in v)
         if not all(math.isfinite(x) for x in out):
-            raise ValueError(f"expected {n} finite numbers, got {_show(v)}")
+            raise ValueError(f"expected {n} finite numbers, got {shown(v)}")
         if unit and not all(0.0 <= x <= 1.0 for x in out):
-            raise ValueError(f"expected {n} numbers in [0, 1], got {_show(v)}")
+            raise ValueError(f"expected {n} numbers in [0, 1], got {shown(v)}")
         if nonzero and math.sqrt(sum(x * x for x in out)) < 1e-9:
-            raise ValueError(f"expected a non-zero vector, got {_show(v)}")
+            raise ValueError(f"expected a non-zero vector, got {shown(v)}")
         return out
 
     return check
@@ -89,7 +89,7 @@ def _resolution(v):
         return None
     if isinstance(v, str | bytes) or not hasattr(v, "__len__") or len(v) != 2 or \
             not all(_is_number(x) and float(x).is_integer() for x in v):
-        raise _type_error("2 integers (width, height)", v)
+        raise type_error("2 integers (width, height)", v)
     w, h = int(v[0]), int(v[1])
     if not (1 <= w <= 8192 and 1 <= h <= 8192):
         raise ValueError(f"expected width and height in [1, 8192] px, got {(w, h)}")
@@ -101,16 +101,16 @@ def _index_list(v):
         return None
     arr = np.asarray(v)
     if arr.ndim != 1 or arr.size == 0 or not (np.issubdtype(arr.dtype, np.integer)) or np.any(arr < 0):
-        raise _type_error("a non-empty list of env indices (ints >= 0)", v)
+        raise type_error("a non-empty list of env indices (ints >= 0)", v)
     if np.unique(arr).size != arr.size:
-        raise ValueError(f"expected unique env indices, got {_show(v)}")
+        raise ValueError(f"expected unique env indices, got {shown(v)}")
     return [int(i) for i in arr]
 
 
-Number = Annotated[float, BeforeValidator(_number())]
-PosFloat = Annotated[float, BeforeValidator(_number("positive"))]
-NonNegFloat = Annotated[float, BeforeValidator(_number("non-negative"))]
-PosInt = Annotated[int, BeforeValidator(_number("positive", integer=True))]
+Number = Annotated[float, BeforeValidator(number_field())]
+PosFloat = Annotated[float, BeforeValidator(number_field("positive"))]
+NonNegFloat = Annotated[float, BeforeValidator(number_field("non-negative"))]
+PosInt = Annotated[int, BeforeValidator(number_field("positive", integer=True))]
 Vec3 = Annotated[tuple[float, float, float], BeforeValidator(_vector(3))]
 Dir3 = Annotated[tuple[float, float, float], BeforeValidator(_vector(3, nonzero=True))]
 Color3 = Annotated[tuple[float, float, float], BeforeValidator(_vector(3, unit=True))]
@@ -122,21 +122,21 @@ def _optional(check):
     return lambda v: None if v is None else check(v)
 
 
-OptPosFloat = Annotated[float | None, BeforeValidator(_optional(_number("positive")))]
-OptPosInt = Annotated[int | None, BeforeValidator(_optional(_number("positive", integer=True)))]
+OptPosFloat = Annotated[float | None, BeforeValidator(_optional(number_field("positive")))]
+OptPosInt = Annotated[int | None, BeforeValidator(_optional(number_field("positive", integer=True)))]
 OptVec3 = Annotated[tuple[float, float, float] | None, BeforeValidator(_optional(_vector(3)))]
 
 
 def _fov(v):
-    x = _number("positive")(v)
+    x = number_field("positive")(v)
     if x >= 180:
-        raise ValueError(f"expected a vertical field of view in (0, 180) degrees, got {_show(v)}")
+        raise ValueError(f"expected a vertical field of view in (0, 180) degrees, got {shown(v)}")
     return x
 
 
 def _false_only(v):
     if not isinstance(v, bool | np.bool_):
-        raise _type_error("True or False", v)
+        raise type_error("True or False", v)
     if v:
         raise ValueError("this engine has no differentiable mode; expected False")
     return False
@@ -185,7 +185,7 @@ def _translate(model: type[BaseModel], err: ValidationError) -> Exception:
                                 f"{', '.join(model.model_fields)}")
     message = first["msg"].removeprefix("Value error, ")
     if "got" not in message and "input" in first:
-        message = f"{message[0].lower()}{message[1:]}, got {_show(first['input'])}"
+        message = f"{message[0].lower()}{message[1:]}, got {shown(first['input'])}"
     if kind == "ikstudio_type" or kind.endswith(("_type", "_parsing")):
         return InvalidTypeError(f"{where}: {message}")
     return InvalidValueError(f"{where}: {message}")

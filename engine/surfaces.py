@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BeforeValidator, StrictBool
 
 from .errors import InvalidValueError
-from .options import Number, Options, _number, _show, _type_error
+from .options import Number, Options, number_field, shown, type_error
 
 __all__ = ["BSDF", "Collision", "Default", "Emission", "Glass", "Metal", "Plastic", "Reflective", "Rough", "Smooth",
            "Surface", "Water"]
@@ -27,24 +27,24 @@ def _color(v):
     if v is None:
         return None
     if isinstance(v, str | bytes) or not hasattr(v, "__len__") or len(v) not in (3, 4):
-        raise _type_error("3 or 4 numbers (r, g, b[, a]) in [0, 1]", v)
-    values = tuple(_number()(x) for x in v)
+        raise type_error("3 or 4 numbers (r, g, b[, a]) in [0, 1]", v)
+    values = tuple(number_field()(x) for x in v)
     if not all(0.0 <= x <= 1.0 for x in values):
-        raise ValueError(f"expected colour components in [0, 1], got {_show(v)}")
+        raise ValueError(f"expected colour components in [0, 1], got {shown(v)}")
     return values
 
 
 def _unit(v):
     if v is None:
         return None
-    x = _number()(v)
+    x = number_field()(v)
     if not 0.0 <= x <= 1.0:
-        raise ValueError(f"expected a number in [0, 1], got {_show(v)}")
+        raise ValueError(f"expected a number in [0, 1], got {shown(v)}")
     return x
 
 
 Color = Annotated[tuple[float, ...] | None, BeforeValidator(_color)]
-OptPositive = Annotated[float | None, BeforeValidator(lambda v: None if v is None else _number("positive")(v))]
+OptPositive = Annotated[float | None, BeforeValidator(lambda v: None if v is None else number_field("positive")(v))]
 Unit = Annotated[float | None, BeforeValidator(_unit)]
 
 

@@ -29,10 +29,10 @@ from .. import assets, morphs
 from .. import model as model_mod
 from ..errors import InvalidValueError
 from .errors import Issue, SceneFileError, issues_from_validation, show, suggest
-from .models import MOTION_TYPES, OBSTACLE_KINDS, KeyframesMotion, OffsetMotion, RobotSpec, SceneSpec, _Model
+from .models import MOTION_TYPES, OBSTACLE_KINDS, KeyframesMotion, OffsetMotion, RobotSpec, SceneSpec, SpecModel
 from .obstacles import obstacle_issues
 from .yamlparse import MAX_FILE_BYTES as MAX_FILE_BYTES  # re-exported: batch jobs read settings files too
-from .yamlparse import _line_of, parse_yaml
+from .yamlparse import line_of, parse_yaml
 
 ROBOT_SUFFIXES = (".urdf", ".xml", ".mjcf")
 # keys whose value (or each item of whose list) is one of several models, told apart by a tag key
@@ -119,13 +119,13 @@ def validate(data: Any, file: str = "<spec>", lines: dict | None = None, base_di
 def _with_line(issue: Issue, lines: dict) -> Issue:
     if issue.line is not None:
         return issue
-    return Issue(issue.loc, issue.message, _line_of(issue.loc, lines))
+    return Issue(issue.loc, issue.message, line_of(issue.loc, lines))
 
 
 def _sorted(issues: list[Issue], lines: dict) -> list[Issue]:
     def key(item):
         i, issue = item
-        line = issue.line if issue.line is not None else _line_of(issue.loc, lines)
+        line = issue.line if issue.line is not None else line_of(issue.loc, lines)
         return (line if line is not None else -1, i)
 
     return [issue for _, issue in sorted(enumerate(issues), key=key)]
@@ -194,7 +194,7 @@ def _is_path(text: str) -> bool:
 
 
 def _robot_loc(robot: RobotSpec) -> tuple:
-    return ("robot",) if robot._key_order is None else ("robot", "file")
+    return ("robot",) if robot.key_order() is None else ("robot", "file")
 
 
 def resolve_robot(file: str, base_dir: Path) -> tuple[Path, str]:
@@ -367,8 +367,8 @@ _Dumper.add_representer(float, _represent_float)
 
 
 def _plain(value: Any, rewrite=None, loc: tuple = ()) -> Any:
-    if isinstance(value, _Model):
-        order = value._key_order or []
+    if isinstance(value, SpecModel):
+        order = value.key_order() or []
         fields = type(value).model_fields
         keys = [k for k in order if k in value.model_fields_set and k in fields]
         keys += [k for k in fields if k in value.model_fields_set and k not in keys]

@@ -49,23 +49,27 @@ from .values import (
     Seed,
     SolverCount,
     Vec3,
-    _number,
-    _numbers,
+    number_field,
+    numbers_field,
 )
 
 
-class _Model(BaseModel):
+class SpecModel(BaseModel):
     """Base: unknown keys are errors; equality is by value; the file's key order is remembered."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     _key_order: list[str] | None = PrivateAttr(default=None)
 
+    def key_order(self) -> list[str] | None:
+        """The keys in the order the file wrote them (None for a model made in code)."""
+        return self._key_order
+
     @model_validator(mode="wrap")
     @classmethod
     def _remember_key_order(cls, data: Any, handler):
         model = handler(data)
-        if isinstance(data, dict) and isinstance(model, _Model):
+        if isinstance(data, dict) and isinstance(model, SpecModel):
             model._key_order = [k for k in data if isinstance(k, str)]
         return model
 
@@ -78,7 +82,7 @@ class _Model(BaseModel):
 # -- sections ---------------------------------------------------------------------------------------
 
 
-class RobotSpec(_Model):
+class RobotSpec(SpecModel):
     """``robot: panda`` or ``robot: {file: ..., pos, quat, fixed, scale}``.
 
     ``file``: a catalog name (``ikstudio robots``) or a path to a .urdf / .xml (relative to the scene
@@ -97,11 +101,11 @@ class RobotSpec(_Model):
         return {"file": data} if isinstance(data, str) else data
 
 
-class EnvsSpec(_Model):
+class EnvsSpec(SpecModel):
     """``n_envs`` parallel environments laid out ``env_spacing`` (x, y) metres apart on screen."""
 
     n_envs: EnvCount = 1
-    env_spacing: Annotated[tuple[float, float], BeforeValidator(_numbers(2))] = (1.0, 1.0)
+    env_spacing: Annotated[tuple[float, float], BeforeValidator(numbers_field(2))] = (1.0, 1.0)
 
     @model_validator(mode="after")
     def _spacing(self):
@@ -110,7 +114,7 @@ class EnvsSpec(_Model):
         return self
 
 
-class SolverSpec(_Model):
+class SolverSpec(SpecModel):
     """IK parameters, Genesis' defaults (see ``RigidEntity.inverse_kinematics``).
 
     ``seed``: restarts are seeded with ``seed + frame`` so a run is reproducible; null draws randomly.
@@ -121,7 +125,7 @@ class SolverSpec(_Model):
     """
 
     max_samples: SolverCount = 50
-    max_solver_iters: Annotated[int, BeforeValidator(_number(0, high=MAX_SOLVER_COUNT, integer=True))] = 20
+    max_solver_iters: Annotated[int, BeforeValidator(number_field(0, high=MAX_SOLVER_COUNT, integer=True))] = 20
     damping: PosFloat = 0.01
     pos_tol: PosFloat = 5e-4
     rot_tol: PosFloat = 5e-3
@@ -137,7 +141,7 @@ class SolverSpec(_Model):
 # -- motion patterns --------------------------------------------------------------------------------
 
 
-class CircleMotion(_Model):
+class CircleMotion(SpecModel):
     """Circle around ``target.pos + center`` in ``plane``; per-env speed uniform in ``speed`` (rad/s)."""
 
     type: Literal["circle"]
@@ -149,7 +153,7 @@ class CircleMotion(_Model):
     seed: Seed | None = 0
 
 
-class OffsetMotion(_Model):
+class OffsetMotion(SpecModel):
     """Fixed per-env offsets added to ``target.pos``: exactly one of ``offsets`` (one [x, y, z] per env),
     ``grid`` (half-extents [x, y, z] of a box filled by a regular grid) or ``random`` (half-extents of a
     box, uniform, seeded)."""
@@ -175,7 +179,7 @@ class OffsetMotion(_Model):
         return self
 
 
-class Figure8Motion(_Model):
+class Figure8Motion(SpecModel):
     """Figure eight (width 2 radius, height radius) around ``target.pos + center``, one lap per ``period``
     seconds; env i starts at phase ``phase + i * env_phase`` (rad)."""
 
@@ -188,7 +192,7 @@ class Figure8Motion(_Model):
     env_phase: Float = 0.0
 
 
-class KeyPose(_Model):
+class KeyPose(SpecModel):
     """One keyframe: ``pos`` and ``quat`` (or ``rpy``, degrees); a missing one is the target's."""
 
     pos: Vec3 | None = None
@@ -206,7 +210,7 @@ class KeyPose(_Model):
         return _orientation(self.quat, self.rpy)
 
 
-class KeyframesMotion(_Model):
+class KeyframesMotion(SpecModel):
     """Poses at ``times`` (s, increasing): positions interpolated linearly, orientations by slerp.
     ``loop`` wraps time over ``[times[0], times[-1]]``; else the last pose is held. Env i runs
     ``i * stagger`` seconds behind env 0."""
@@ -247,7 +251,7 @@ def _orientation(quat, rpy) -> np.ndarray | None:
     return None
 
 
-class TargetSpec(_Model):
+class TargetSpec(SpecModel):
     """One IK target: ``link`` at ``pos`` / ``quat`` (w, x, y, z) or ``rpy`` (degrees), with masks.
 
     Targets sharing a ``group`` name are solved together in one ``inverse_kinematics_multilink``
@@ -281,7 +285,7 @@ class TargetSpec(_Model):
         return _orientation(self.quat, self.rpy)
 
 
-class _ObstacleSpec(_Model):
+class _ObstacleSpec(SpecModel):
     """What every obstacle takes: ``kind``, ``pos`` (m), ``quat`` (w, x, y, z) or ``rpy`` (degrees,
     as targets), ``color`` ([r, g, b] or [r, g, b, a] in [0, 1]). An obstacle is a fixed body of
     the scene (``set_pos`` / ``set_quat`` move it), which IK with ``solver.avoid_collisions``
@@ -356,7 +360,7 @@ ObstacleSpec = Annotated[BoxObstacle | SphereObstacle | CylinderObstacle | Plane
                          | CapsuleObstacle, Field(discriminator="kind")]
 
 
-class CameraSpec(_Model):
+class CameraSpec(SpecModel):
     """Viewer / recording camera: ``pos`` and ``lookat`` in metres, vertical ``fov`` in degrees."""
 
     pos: Vec3 = (3.5, 0.5, 2.5)
@@ -370,7 +374,7 @@ class CameraSpec(_Model):
         return self
 
 
-class RecordSpec(_Model):
+class RecordSpec(SpecModel):
     """Video settings: ``fps``, length as ``seconds`` or ``frames`` (default 4 s), ``resolution``
     [W, H] in pixels, ``output`` path (relative to the scene file)."""
 
@@ -396,7 +400,7 @@ class RecordSpec(_Model):
 DEFAULT_FPS = 30.0
 
 
-class SceneSpec(_Model):
+class SceneSpec(SpecModel):
     """A whole scene file. Load with :func:`engine.scenefile.load`; build with :func:`engine.scenefile.build`."""
 
     description: str | None = None

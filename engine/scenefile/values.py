@@ -37,7 +37,7 @@ def _seq(v) -> bool:
     return isinstance(v, list | tuple | np.ndarray)
 
 
-def _numbers(n: int, what: str = "numbers", finite: bool = True):
+def numbers_field(n: int, what: str = "numbers", finite: bool = True):
     def check(v):
         if not _seq(v):
             raise custom(f"expected {n} {what}, got {show(v)}")
@@ -55,7 +55,7 @@ def _numbers(n: int, what: str = "numbers", finite: bool = True):
 
 
 def _quat(v):
-    q = _numbers(4, "numbers (w, x, y, z)")(v)
+    q = numbers_field(4, "numbers (w, x, y, z)")(v)
     if math.sqrt(sum(x * x for x in q)) < 1e-9:
         raise custom(f"expected a non-zero (w, x, y, z) quaternion, got {show(list(q))}")
     return q
@@ -85,7 +85,7 @@ def _rot_mask(v):
     return mask
 
 
-def _number(low: float | None = None, strict_low: bool = False, high: float | None = None,
+def number_field(low: float | None = None, strict_low: bool = False, high: float | None = None,
             strict_high: bool = False, integer: bool = False, quiet_high: bool = False):
     """A number check; ``quiet_high``: the upper bound is a technical one (the kernels' int32),
     named only in the message of a value beyond it."""
@@ -185,7 +185,7 @@ def _lengths(n: int):
 
 
 def _position(v):
-    p = _numbers(3)(v)
+    p = numbers_field(3)(v)
     if max(abs(x) for x in p) > MAX_LENGTH:
         raise custom(f"expected 3 coordinates within +-{MAX_LENGTH:g} m, got {show(list(p))}")
     return p
@@ -211,31 +211,32 @@ def _scale(v):
     return float(v) if _is_number(v) else tuple(float(x) for x in v)
 
 
-Vec2 = Annotated[tuple[float, float], BeforeValidator(_numbers(2))]
-Vec3 = Annotated[tuple[float, float, float], BeforeValidator(_numbers(3))]
+Vec2 = Annotated[tuple[float, float], BeforeValidator(numbers_field(2))]
+Vec3 = Annotated[tuple[float, float, float], BeforeValidator(numbers_field(3))]
 Quat = Annotated[tuple[float, float, float, float], BeforeValidator(_quat)]
 Mask = Annotated[tuple[bool, bool, bool], BeforeValidator(_mask)]
 RotMask = Annotated[tuple[bool, bool, bool], BeforeValidator(_rot_mask)]
 Range = Annotated[tuple[float, float], BeforeValidator(_range)]
 Resolution = Annotated[tuple[int, int], BeforeValidator(_resolution)]
 Bool = Annotated[bool, BeforeValidator(_bool)]
-PosInt = Annotated[int, BeforeValidator(_number(0, strict_low=True, high=2**31 - 1, integer=True, quiet_high=True))]
-NonNegInt = Annotated[int, BeforeValidator(_number(0, high=2**31 - 1, integer=True, quiet_high=True))]
+PosInt = Annotated[int, BeforeValidator(number_field(0, strict_low=True, high=2**31 - 1, integer=True,
+                                                     quiet_high=True))]
+NonNegInt = Annotated[int, BeforeValidator(number_field(0, high=2**31 - 1, integer=True, quiet_high=True))]
 # envs a scene file may ask for: every env is drawn by the app and the recorder (the app's own limit
 # too, app/controller.py); the engine's API takes more (engine.Scene.build checks the memory)
 MAX_ENVS = 1024
-EnvCount = Annotated[int, BeforeValidator(_number(1, high=MAX_ENVS, integer=True))]
-Seed = Annotated[int, BeforeValidator(_number(0, high=2**31 - 1, integer=True))]
-PosFloat = Annotated[float, BeforeValidator(_number(0, strict_low=True))]
-NonNegFloat = Annotated[float, BeforeValidator(_number(0))]
-Float = Annotated[float, BeforeValidator(_number())]
+EnvCount = Annotated[int, BeforeValidator(number_field(1, high=MAX_ENVS, integer=True))]
+Seed = Annotated[int, BeforeValidator(number_field(0, high=2**31 - 1, integer=True))]
+PosFloat = Annotated[float, BeforeValidator(number_field(0, strict_low=True))]
+NonNegFloat = Annotated[float, BeforeValidator(number_field(0))]
+Float = Annotated[float, BeforeValidator(number_field())]
 # restarts and iterations a scene file may ask for: each frame solves them all; 10,000 x 10,000 on
 # an unreachable target is already hours (the engine's API takes up to int32)
 MAX_SOLVER_COUNT = 10_000
-SolverCount = Annotated[int, BeforeValidator(_number(1, high=MAX_SOLVER_COUNT, integer=True))]
+SolverCount = Annotated[int, BeforeValidator(number_field(1, high=MAX_SOLVER_COUNT, integer=True))]
 # frames per second of a recording (and the runner's step): below 0.1, a frame is 10 s of motion
-Fps = Annotated[float, BeforeValidator(_number(0.1, high=1000, integer=False))]
-Fov = Annotated[float, BeforeValidator(_number(0, strict_low=True, high=180, strict_high=True))]
+Fps = Annotated[float, BeforeValidator(number_field(0.1, high=1000, integer=False))]
+Fov = Annotated[float, BeforeValidator(number_field(0, strict_low=True, high=180, strict_high=True))]
 Name = Annotated[str, BeforeValidator(_text("a non-empty string"))]
 Plane = Annotated[str, BeforeValidator(_plane)]
 Length = Annotated[float, BeforeValidator(_lengths(1))]

@@ -100,7 +100,7 @@ def parse_yaml(text: str) -> tuple[Any, dict, list[Issue]]:
     return data, lines, issues
 
 
-def _line_of(loc: tuple, lines: dict) -> int | None:
+def line_of(loc: tuple, lines: dict) -> int | None:
     for n in range(len(loc), 0, -1):
         if loc[:n] in lines:
             return lines[loc[:n]]
