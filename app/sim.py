@@ -16,6 +16,7 @@ requested when the renderer is idle and the state or the camera changed since th
 
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import threading
@@ -96,6 +97,8 @@ class Sim:
         self._installed_at = 0.0
         self.stage: str | None = None  # what a long step is doing (the GUI's progress note), or None
         self.startup: dict = {}  # how the current scene's first frame went: build_s, solve_s, kernels, image_s
+        self.pool = None  # a solver_proc.SolverPool: the IK solves run in a child process (the GUI's sim)
+        self.solver = None  # ... the current scene's solver process
 
     @property
     def visualizer(self):
@@ -120,7 +123,10 @@ class Sim:
             self.stage = None
         self.startup = {"build_s": time.perf_counter() - t0, "cache_empty": cache_empty}
         spec.envs.n_envs = scene.n_batch
-        old = self.scene
+        old, old_solver = self.scene, self.solver
+        if self.pool is not None:
+            self.solver = self.pool.take()
+            self.solver.build(spec, scene.n_batch)  # in the child, while this one draws the robots
         self.scene, self.runner, self.robot = scene, runner, runner.robot
         self.collisions = collision_view.CollisionView(runner.robot, scene.visualizer)
         runner.spec = spec.model_copy(deep=True)  # the runner's own: the GUI edits `spec`
@@ -136,10 +142,19 @@ class Sim:
         c.metrics.reset()
         if old is not None:
             old.destroy()
+        if old_solver is not None:
+            old_solver.close()
         self.collisions.show_spheres(c.show_spheres)  # shown in the old scene: shown in this one
         self.publish(spec)
+        if self.pool is not None:
+            freeze_heap()
 
     def close(self) -> None:
+        if self.solver is not None:
+            self.solver.close()
+            self.solver = None
+        if self.pool is not None:
+            self.pool.close()
         if self.scene is not None:
             self.scene.destroy()
             self.scene = None
@@ -213,7 +228,7 @@ class Sim:
             self.stage = ("compiling the IK kernels (first run; cached for the next ones)"
                           if self.startup.get("cache_empty") else "preparing the IK kernels")
         try:
-            frame = self.runner.step(dt * c.speed)
+            frame = self._solve(dt * c.speed)
         except (ValueError, RuntimeError) as err:
             c.playing = False
             c.error(f"solve failed, paused: {err}", key="solve")
@@ -236,6 +251,14 @@ class Sim:
         self._stepped_unrendered = True
         self.publish()
         return readout
+
+    def _solve(self, dt: float):
+        """One frame solved: in the solver process when there is one (applied here), else in-process."""
+        if self.solver is None:
+            return self.runner.step(dt)
+        frame = self.solver.step(self.runner, dt, self._synced_edits)
+        self.runner.apply(frame, dt)
+        return frame
 
     def first_image_due(self) -> bool:
         """This scene has no image yet: the sim renders one before it solves (the robots reach the
@@ -403,6 +426,27 @@ def lower_priority(nice: int) -> None:
         pass
 
 
+def freeze_heap() -> None:
+    """Keep the objects alive now (modules, the scene just built: a few million) out of Python's
+    garbage collections from now on. A full collection walks every tracked object with the GIL
+    held: 0.1-0.3 s here, every thread stopped, the GUI's too. (No collection first: that would be
+    one such pause; what garbage is frozen with them stays, a little memory.)"""
+    gc.freeze()
+
+
+def quick_compiles() -> None:
+    """Compile this process's kernels without taichi's IR optimiser. With the IK solves in the
+    solver process, the app's own kernels are small ones (FK, collision checks); taichi holds the
+    GIL while it compiles them (the GUI thread waits), and the optimiser is about half that time
+    (FK on an empty cache: ~0.35 s -> ~0.18 s under the GIL); LLVM optimises the code anyway."""
+    try:
+        from taichi.lang import impl
+
+        impl.current_cfg().advanced_optimization = False
+    except Exception:  # taichi not initialised, or its config moved: compiles as before
+        pass
+
+
 def kernel_cache_files() -> set[str]:
     """The files in taichi's on-disk kernel cache. Taichi writes it when the process exits, so
     during a run it tells only whether a first run is compiling everything (an empty cache); which
@@ -423,11 +467,22 @@ class SimThread:
     """Runs ``sim`` in a worker thread: commands posted by the GUI run in order between ticks; a
     tick solves (at most one frame ahead of the renderer) and asks for the next image as soon as
     the renderer is idle. ``on_done(key, failure)`` hears how each command ended (``failure``: its
-    message, None on success); an error outside the commands comes as ``on_done("sim", text)``."""
+    message, None on success); an error outside the commands comes as ``on_done("sim", text)``.
+    ``solver_process``: the IK solves run in child processes (:mod:`app.solver_proc`: taichi holds
+    the GIL while it compiles or loads a kernel, which would stop the GUI thread), and the generic
+    solver is compiled into taichi's cache in the background."""
 
-    def __init__(self, sim: Sim, on_done, name: str = "ikstudio-sim"):
+    def __init__(self, sim: Sim, on_done, name: str = "ikstudio-sim", solver_process: bool = True):
         self.sim = sim
         self.on_done = on_done
+        self.warmup = None
+        if solver_process:
+            from .solver_proc import GenericWarmup, SolverPool
+
+            sim.pool = SolverPool()
+            quick_compiles()
+            freeze_heap()
+            self.warmup = GenericWarmup(on_done=lambda: self.post("generic solver cached", sim.pool.renew_spare))
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stop = False
@@ -496,4 +551,6 @@ class SimThread:
         self._stop = True
         self._wake.set()
         self._thread.join(timeout)
+        if self.warmup is not None:
+            self.warmup.close()
         self.sim.close()
