@@ -41,7 +41,7 @@ class SolverProcessError(RuntimeError):
 
 
 def _child_env() -> dict:
-    env = dict(os.environ, ENABLE_TAICHI_HEADER_PRINT="0", TI_LOG_LEVEL="warn")
+    env = dict(os.environ, ENABLE_TAICHI_HEADER_PRINT="0")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")) if p)
     return env
 
@@ -289,9 +289,7 @@ def serve(inp, out) -> None:
                 init_args, nice = args
                 if nice:
                     os.nice(nice)
-                import engine
-
-                engine.init(**init_args)
+                _quiet_init(init_args)
                 value = None
             elif kind == "build":
                 from engine import scenefile
@@ -316,6 +314,25 @@ def serve(inp, out) -> None:
         else:
             pickle.dump((True, value), out)
         out.flush()
+
+
+def _quiet_init(init_args: dict) -> None:
+    """``engine.init`` without taichi's start-up line (the app's own init already said it)."""
+    import engine
+
+    sys.stdout.flush()
+    saved = [(fd, os.dup(fd)) for fd in (1, 2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd, _ in saved:
+            os.dup2(null, fd)
+        engine.init(**init_args)
+    finally:
+        sys.stdout.flush()
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
 
 
 def _choose_kernel(solver, override: str) -> None:
