@@ -551,6 +551,4 @@ class SimThread:
         self._stop = True
         self._wake.set()
         self._thread.join(timeout)
-        if self.warmup is not None:
-            self.warmup.close()
         self.sim.close()

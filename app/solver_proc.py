@@ -189,42 +189,34 @@ def generic_ready() -> bool:
 
 class GenericWarmup:
     """Compiles the generic solver (with and without avoidance) into taichi's cache in a child at
-    the lowest CPU priority; once that child has exited well (taichi writes its cache at exit),
-    writes :func:`marker_path` and runs ``on_done()`` (in a watcher thread). Nothing starts when the
-    marker exists."""
+    the lowest CPU priority, which then writes :func:`marker_path`; ``on_done()`` runs (in a
+    watcher thread) when it finished well. Nothing starts when the marker exists, and one warm-up
+    at a time runs per cache folder. The child outlives the app if need be (it is a one-off job
+    per machine and code version, ~40 s of one core), so that the next start finds the solver."""
 
     def __init__(self, on_done=None):
         self.proc = None
         if generic_ready():
             return
-        marker = marker_path()
         env = dict(_child_env(), IKSTUDIO_WARM_BACKEND=_engine_init_args()["backend"])
         self.proc = subprocess.Popen([sys.executable, "-m", "app.solver_proc", "--warm-generic"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, env=env, cwd=str(PACKAGE_ROOT))
-        threading.Thread(target=self._wait, args=(marker, on_done), daemon=True).start()
+                                     stderr=subprocess.DEVNULL, env=env, cwd=str(PACKAGE_ROOT),
+                                     start_new_session=True)
+        threading.Thread(target=self._wait, args=(on_done,), daemon=True).start()
 
-    def _wait(self, marker: Path, on_done) -> None:
-        if self.proc.wait() != 0:
-            return
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text("the generic IK solver of this code is in this cache (app/solver_proc.py)\n")
-        if on_done is not None:
+    def _wait(self, on_done) -> None:
+        if self.proc.wait() == 0 and on_done is not None:
             on_done()
-
-    def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
 
 
 # -- the children ---------------------------------------------------------------------------------------
 def _warm_generic() -> int:
-    """Compile the generic solver, plain and avoiding (Panda and a table), then exit: taichi
-    writes its cache."""
+    """Compile the generic solver, plain and avoiding (Panda and a table), write taichi's cache
+    (``ti.reset`` does), then the marker."""
     os.nice(19)
-    _die_with_parent()
     import numpy as np
+    import taichi as ti
 
     import engine
 
@@ -232,6 +224,7 @@ def _warm_generic() -> int:
     lock = _one_warmup_lock()
     if lock is None:
         return 3  # another process is warming this cache up
+    marker = marker_path()
     scene = engine.Scene()
     robot = scene.add_entity(engine.morphs.URDF(file="erd:panda", fixed=True))
     scene.add_entity(engine.morphs.Box(pos=(0.55, 0.0, 0.15), size=(0.5, 0.9, 0.3), fixed=True))
@@ -240,21 +233,9 @@ def _warm_generic() -> int:
     pos, quat = np.tile([0.45, 0.1, 0.45], (2, 1)), np.tile([0.0, 1.0, 0.0, 0.0], (2, 1))
     for avoid in (False, True):
         robot.inverse_kinematics(hand, pos, quat, kernel="generic", avoid_collisions=avoid)
+    ti.reset()  # writes the offline cache
+    marker.write_text("the generic IK solver of this code is in this cache (app/solver_proc.py)\n")
     return 0
-
-
-def _die_with_parent() -> None:
-    """Linux: this process gets SIGKILL when the app that started it ends, however it ends (a
-    killed app leaves no compile running)."""
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() == 1:  # the app ended before the call
-        os._exit(0)
 
 
 def _one_warmup_lock():
