@@ -237,6 +237,8 @@ class Sim:
             self.stage = None
         if not self._warm and "solve_s" not in self.startup:
             self.startup["solve_s"] = time.perf_counter() - t0
+        if not self._warm and self.pool is not None:
+            self.pool.settled()  # the spare child and the generic warm-up start now, not before
         c.resolve("solve")
         self.last_frame = frame
         colliding = self._check_collisions()
@@ -475,14 +477,12 @@ class SimThread:
     def __init__(self, sim: Sim, on_done, name: str = "ikstudio-sim", solver_process: bool = True):
         self.sim = sim
         self.on_done = on_done
-        self.warmup = None
         if solver_process:
-            from .solver_proc import GenericWarmup, SolverPool
+            from .solver_proc import SolverPool
 
             sim.pool = SolverPool()
             quick_compiles()
             freeze_heap()
-            self.warmup = GenericWarmup(on_done=lambda: self.post("generic solver cached", sim.pool.renew_spare))
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stop = False

@@ -17,7 +17,8 @@ tolerances), so a fresh machine answers within seconds. A child reads taichi's c
 starts, so only children started after the warm-up see the generic solver.
 
 :class:`SolverPool` keeps one spare child started (python, the engine and taichi imported and
-initialised), so that a new scene's child has only its scene to build. Messages are pickled over
+initialised), so that a new scene's child has only its scene to build; the spare and the warm-up
+start once the first scene has solved (before that, they would slow the first answers down). Messages are pickled over
 the child's stdin / stdout; the child's own prints go to stderr. Closing a child's stdin ends it
 the normal way, so taichi writes the kernels it compiled to its cache.
 """
@@ -130,28 +131,45 @@ def _reap(proc, timeout: float) -> None:
 
 
 class SolverPool:
-    """Hands out :class:`SolverProcess` es, keeping one spare started ahead (see the module doc)."""
+    """Hands out :class:`SolverProcess` es, keeping one spare started ahead, and starts the generic
+    solver's warm-up (see the module doc). Both start only once a scene has solved
+    (:meth:`settled`): until then the first scene's child, its kernels and the first image want
+    every core. Thread-safe (the warm-up's watcher renews the spare)."""
 
-    def __init__(self, nice: int = 0):
+    def __init__(self, nice: int = 0, warm_generic: bool = True):
         self.nice = nice
         self._init_args = _engine_init_args()
-        self._spare: SolverProcess | None = SolverProcess(self._init_args, nice)
+        self._spare: SolverProcess | None = None
+        self._lock = threading.Lock()
+        self._warm_generic = warm_generic
+        self.warmup: GenericWarmup | None = None
 
     def take(self) -> SolverProcess:
-        taken = self._spare or SolverProcess(self._init_args, self.nice)
-        self._spare = SolverProcess(self._init_args, self.nice)
-        return taken
+        """The spare (or a new child when there is none); the next spare starts at :meth:`settled`."""
+        with self._lock:
+            taken, self._spare = self._spare, None
+        return taken or SolverProcess(self._init_args, self.nice)
 
-    def renew_spare(self) -> None:
-        """Start the spare again (after the generic solver was cached: a new child sees it)."""
-        old, self._spare = self._spare, SolverProcess(self._init_args, self.nice)
+    def settled(self) -> None:
+        """A scene solved: start the spare and, once, the generic solver's warm-up."""
+        with self._lock:
+            if self._spare is None:
+                self._spare = SolverProcess(self._init_args, self.nice)
+            if self._warm_generic and self.warmup is None:
+                self.warmup = GenericWarmup(on_done=self._renew_spare)
+
+    def _renew_spare(self) -> None:
+        """The generic solver is cached: a spare started from now on sees it."""
+        with self._lock:
+            old, self._spare = self._spare, SolverProcess(self._init_args, self.nice)
         if old is not None:
             old.close()
 
     def close(self) -> None:
-        if self._spare is not None:
-            self._spare.close()
-            self._spare = None
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.close()
 
 
 # -- the generic solver's warm-up ---------------------------------------------------------------------------

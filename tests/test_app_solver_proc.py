@@ -86,3 +86,23 @@ def test_a_dead_child_is_an_error_not_a_hang(pool):
         child.build(runner.spec, runner.n_envs)
         child.step(runner, 0.05, edits=0)
     child.close()
+
+
+def test_the_generic_marker_is_per_cache_folder_and_code(tmp_path, monkeypatch):
+    """The marker lives in taichi's cache folder and names a digest of the solver's source: a cache
+    warmed for other kernel code does not count."""
+    ik.init(backend="cpu")
+    from taichi.lang import impl
+
+    monkeypatch.setattr(impl.current_cfg(), "offline_cache_file_path", str(tmp_path / "cache"))
+    assert not solver_proc.generic_ready()
+    marker = solver_proc.marker_path()
+    assert marker.parent == tmp_path / "cache"
+    marker.parent.mkdir()
+    marker.write_text("ok\n")
+    assert solver_proc.generic_ready()
+    code = tmp_path / "pkg"
+    (code / "engine" / "kernels").mkdir(parents=True)
+    (code / "engine" / "kernels" / "ik.py").write_text("# other kernel code\n")
+    monkeypatch.setattr(solver_proc, "PACKAGE_ROOT", code)
+    assert solver_proc.marker_path() != marker and not solver_proc.generic_ready()
