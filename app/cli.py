@@ -238,14 +238,19 @@ def cmd_gui(args) -> int:
 
 
 def cmd_record(args) -> int:
-    _preload_lazy_imports()
     scene = runner = None
     with stop_on_signals() as signals:  # SIGINT, SIGTERM, SIGHUP: finish the video, exit 128 + signal
         try:
+            # start-up: a signal's exception may be swallowed (trimesh's lazy imports catch
+            # BaseException), but the signal is remembered: check after each step
+            _preload_lazy_imports()
+            signals.check()
             spec, out, n_frames, fps = _record_plan(args)
             n_envs = args.n_envs or spec.envs.n_envs
             arch = init_engine(args.backend)
+            signals.check()
             scene, runner = _build(spec, n_envs=args.n_envs)
+            signals.check()
             print(f"recording {args.scene}: {_summary(spec, n_envs)}, {n_frames} frames at {fps:g} fps on {arch}",
                   file=sys.stderr)
             stats = runner.record(out, n_frames=n_frames, fps=fps, res=args.size, progress=not args.no_progress,
@@ -441,7 +446,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:  # argparse: 0 for --help, 2 for usage errors
         return int(exit_.code or 0)
     debug = args.debug or os.environ.get("IKSTUDIO_DEBUG") == "1"
-    from engine.scenefile import SceneFileError
+    try:
+        from engine.scenefile import SceneFileError  # imports the engine and taichi: a second or two
+    except KeyboardInterrupt:
+        print("ikstudio: interrupted", file=sys.stderr)
+        return 130
 
     try:
         return HANDLERS[args.command](args)

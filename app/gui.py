@@ -19,12 +19,13 @@ import dearpygui.dearpygui as dpg
 
 from . import keybinds, panels
 from .controller import AppController
+from .frame_clock import FrameClock
 from .view import View
 
 SIDE_W = 330          # width of the left and right panels, px
 STATUS_H = 36         # the status line under the view (two lines of text), px
 MAX_FPS = 30.0        # the GUI sleeps out the rest of a faster frame (its software GL would take the renderer's CPU)
-STARTING_FPS = 8.0    # ... and slower while the first scene loads and nobody touches it: the CPU goes to loading
+STARTING_FPS = 20.0   # ... and slower while the first scene loads and nobody touches it: the CPU goes to loading
 KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
 # widgets that take typed text while active (a slider becomes a text box on ctrl+click)
@@ -49,6 +50,8 @@ class App:
         self.work_ms = 0.0  # the last frame's time without its closing sleep
         self.t_first_image: float | None = None  # perf_counter() when the first image was shown
         self._frame_times: list[float] = []  # the last frames' start times (GUI frames/s)
+        self.clock = FrameClock()  # the longest gaps between frames so far (in the report)
+        self._slept = 0.0  # the sleep the last frame asked for
         self._image_times: list[float] = []
         self._buttons = {"left": False, "middle": False}
         self._wheel = 0.0
@@ -194,6 +197,7 @@ class App:
         user has just used the mouse or the keyboard)."""
         t0 = time.perf_counter()
         self.n_frames += 1
+        self.clock.start(self.n_frames, self._slept)
         _keep_last(self._frame_times, t0)
         c = self.controller
         c.adopt()
@@ -223,6 +227,7 @@ class App:
         dpg.render_dearpygui_frame()
         self.work_ms = (time.perf_counter() - t0) * 1e3
         rest = 1.0 / (STARTING_FPS if self.starting else MAX_FPS) - (time.perf_counter() - t0)
+        self._slept = max(rest, 0.0)
         if rest > 0:
             time.sleep(rest)
 

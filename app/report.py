@@ -30,6 +30,7 @@ def write_report(app, path: Path) -> None:
     data = {"view_origin": [x0, y0], "view_size": list(app.view.size), "ready": c.ready,
             "window_size": [dpg.get_viewport_client_width(), dpg.get_viewport_client_height()],
             "frames": app.n_frames, "images": app.n_images, "frames_shown": app.frames_shown,
+            "longest_frame_gap": app.clock.report(),
             "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
             "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow,
                       "space": c.targets.space if c.targets is not None else "world",
@@ -75,6 +76,8 @@ def _scene(app) -> dict:
             "targets": [ed.target_pose(i)[0].tolist() for i in range(len(ed.targets))],
             "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in ed.targets],
             "links": [t.link for t in ed.targets], "qpos": c.view.qpos.tolist(),
+            "solved": {"generation": c.view.generation,
+                       "frames": 0 if c.view.frame is None else c.view.frame.index + 1},
             "readouts": dpg.get_value("readouts"), **obstacles.report(c, to_view)}
 
 

@@ -16,7 +16,6 @@ requested when the renderer is idle and the state or the camera changed since th
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 import time
@@ -30,11 +29,11 @@ from engine.scenefile.errors import one_line
 
 from . import collision_view, shading
 from .metrics import FrameReadout, worst
+from .tuning import freeze_heap, kernel_cache_files, lower_priority, quick_compiles
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
 MAX_DT = 0.25  # s of motion per solved frame at most (a stall does not make the targets jump further)
 SIM_NICE = 8  # the sim and render threads' nice value once the first scene solves (the GUI's is 0)
-RENDER_THREAD = "ikstudio-render"  # engine.vis's name for its render thread
 IDLE_WAIT_S = 0.05  # the sim thread's longest sleep: it wakes at once on a command, an edit or an image
 MIN_TICK_S = 1.0 / 120.0  # and ticks at most this often
 
@@ -96,6 +95,8 @@ class Sim:
         self._installed_at = 0.0
         self.stage: str | None = None  # what a long step is doing (the GUI's progress note), or None
         self.startup: dict = {}  # how the current scene's first frame went: build_s, solve_s, kernels, image_s
+        self.pool = None  # a solver_proc.SolverPool: the IK solves run in a child process (the GUI's sim)
+        self.solver = None  # ... the current scene's solver process
 
     @property
     def visualizer(self):
@@ -120,7 +121,10 @@ class Sim:
             self.stage = None
         self.startup = {"build_s": time.perf_counter() - t0, "cache_empty": cache_empty}
         spec.envs.n_envs = scene.n_batch
-        old = self.scene
+        old, old_solver = self.scene, self.solver
+        if self.pool is not None:
+            self.solver = self.pool.take()
+            self.solver.build(spec, scene.n_batch)  # in the child, while this one draws the robots
         self.scene, self.runner, self.robot = scene, runner, runner.robot
         self.collisions = collision_view.CollisionView(runner.robot, scene.visualizer)
         runner.spec = spec.model_copy(deep=True)  # the runner's own: the GUI edits `spec`
@@ -136,10 +140,19 @@ class Sim:
         c.metrics.reset()
         if old is not None:
             old.destroy()
+        if old_solver is not None:
+            old_solver.close()
         self.collisions.show_spheres(c.show_spheres)  # shown in the old scene: shown in this one
         self.publish(spec)
+        if self.pool is not None:
+            freeze_heap()
 
     def close(self) -> None:
+        if self.solver is not None:
+            self.solver.close()
+            self.solver = None
+        if self.pool is not None:
+            self.pool.close()
         if self.scene is not None:
             self.scene.destroy()
             self.scene = None
@@ -213,7 +226,7 @@ class Sim:
             self.stage = ("compiling the IK kernels (first run; cached for the next ones)"
                           if self.startup.get("cache_empty") else "preparing the IK kernels")
         try:
-            frame = self.runner.step(dt * c.speed)
+            frame = self._solve(dt * c.speed)
         except (ValueError, RuntimeError) as err:
             c.playing = False
             c.error(f"solve failed, paused: {err}", key="solve")
@@ -222,6 +235,8 @@ class Sim:
             self.stage = None
         if not self._warm and "solve_s" not in self.startup:
             self.startup["solve_s"] = time.perf_counter() - t0
+        if not self._warm and self.pool is not None:
+            self.pool.settled()  # the spare child and the generic warm-up start now, not before
         c.resolve("solve")
         self.last_frame = frame
         colliding = self._check_collisions()
@@ -236,6 +251,14 @@ class Sim:
         self._stepped_unrendered = True
         self.publish()
         return readout
+
+    def _solve(self, dt: float):
+        """One frame solved: in the solver process when there is one (applied here), else in-process."""
+        if self.solver is None:
+            return self.runner.step(dt)
+        frame = self.solver.step(self.runner, dt, self._synced_edits)
+        self.runner.apply(frame, dt)
+        return frame
 
     def first_image_due(self) -> bool:
         """This scene has no image yet: the sim renders one before it solves (the robots reach the
@@ -381,53 +404,24 @@ class Sim:
         return self._image[1]
 
 
-def lower_priority(nice: int) -> None:
-    """Put the sim thread (the caller), the render thread and its rasteriser threads below the GUI,
-    so that on a busy machine the GUI thread gets the CPU first. Done once the first scene solved:
-    until then the robots' first image and the IK kernels want all of it (start-up time). Linux
-    only (a thread's nice value is its own there); elsewhere nothing changes."""
-    try:
-        tids = [threading.get_native_id()]
-        render = next((t.native_id for t in threading.enumerate() if t.name == RENDER_THREAD), None)
-        if render is not None:
-            tids.append(render)
-            # the software GL (llvmpipe) threads the render thread made for its context: made after
-            # it, so with larger ids than it (the window's were made before, at start-up)
-            for tid in os.listdir("/proc/self/task"):
-                with open(f"/proc/self/task/{tid}/comm") as f:
-                    if f.read().startswith("llvmpipe") and int(tid) > render:
-                        tids.append(int(tid))
-        for tid in tids:
-            os.setpriority(os.PRIO_PROCESS, tid, nice)
-    except (AttributeError, OSError, ValueError):
-        pass
-
-
-def kernel_cache_files() -> set[str]:
-    """The files in taichi's on-disk kernel cache. Taichi writes it when the process exits, so
-    during a run it tells only whether a first run is compiling everything (an empty cache); which
-    kernels a later run compiles or loads, taichi does not say."""
-    try:
-        from taichi.lang import impl
-
-        root = impl.current_cfg().offline_cache_file_path
-    except Exception:  # taichi not initialised, or its config moved: no answer
-        return set()
-    found = set()
-    for folder, _, files in os.walk(root):
-        found.update(os.path.join(folder, f) for f in files)
-    return found
-
-
 class SimThread:
     """Runs ``sim`` in a worker thread: commands posted by the GUI run in order between ticks; a
     tick solves (at most one frame ahead of the renderer) and asks for the next image as soon as
     the renderer is idle. ``on_done(key, failure)`` hears how each command ended (``failure``: its
-    message, None on success); an error outside the commands comes as ``on_done("sim", text)``."""
+    message, None on success); an error outside the commands comes as ``on_done("sim", text)``.
+    ``solver_process``: the IK solves run in child processes (:mod:`app.solver_proc`: taichi holds
+    the GIL while it compiles or loads a kernel, which would stop the GUI thread), and the generic
+    solver is compiled into taichi's cache in the background."""
 
-    def __init__(self, sim: Sim, on_done, name: str = "ikstudio-sim"):
+    def __init__(self, sim: Sim, on_done, name: str = "ikstudio-sim", solver_process: bool = True):
         self.sim = sim
         self.on_done = on_done
+        if solver_process:
+            from .solver_proc import SolverPool
+
+            sim.pool = SolverPool()
+            quick_compiles()
+            freeze_heap()
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stop = False

@@ -139,7 +139,8 @@ class AppProcess:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=120)  # SIGKILL: no work left, but on a loaded machine (load 18
+            # seen) freeing ~1.5 GB and its threads took over 10 s
         self.out.close()
 
 

@@ -38,15 +38,17 @@ def wait_for(ctl, cond, timeout: float = 60.0) -> None:
 
 
 def test_gui_calls_return_at_once_during_a_slow_solve(ctl):
-    runner = ctl.sim.runner
-    step, solving, release = runner.step, threading.Event(), threading.Event()
+    wait_for(ctl, lambda: ctl.last_frame is not None, timeout=300)  # past the first solve (kernels ready)
+    solver = ctl.sim.solver  # the solver process the sim thread's solves go to (app.solver_proc)
+    assert solver is not None
+    step, solving, release = solver.step, threading.Event(), threading.Event()
 
-    def slow_step(dt=None):
+    def slow_step(*args, **kwargs):
         solving.set()
         release.wait(10)  # a solve that takes as long as the test wants
-        return step(dt)
+        return step(*args, **kwargs)
 
-    runner.step = slow_step
+    solver.step = slow_step
     assert solving.wait(10), "the sim thread did not solve"
     pos0 = np.array(ctl.spec.targets[0].pos)
     t0 = time.perf_counter()
@@ -66,7 +68,7 @@ def test_gui_calls_return_at_once_during_a_slow_solve(ctl):
     assert worst < 0.25, f"a GUI-side call waited {worst * 1e3:.0f} ms on the solver"
     assert time.perf_counter() - t0 < 2.0
     release.set()
-    runner.step = step
+    solver.step = step
     # the last edit reaches a solve: its targets are the runner's once the sim catches up
     wait_for(ctl, lambda: ctl.last_frame is not None and not ctl.dirty)
     np.testing.assert_allclose(ctl.runner.spec.targets[0].pos, pos0 + [0.029, 0, 0], atol=1e-12)

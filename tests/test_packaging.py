@@ -1,9 +1,13 @@
 """A built wheel carries what a user needs: the catalog's robots, the scene files, the marker mesh.
 
 The wheel is built from a copy of the repository (``pip wheel``, as ``pip install .`` does) and
-installed into a fresh virtual environment (``--system-site-packages`` lends it the dependencies
-already installed here, since the tests have no network; the wheel itself goes into the venv with
-``--ignore-installed``, so this checkout's editable install cannot answer for it). The venv's own
+installed into a fresh virtual environment, which is lent the dependencies installed for the
+Python running the tests, since the tests have no network: ``--system-site-packages`` where that
+Python is the system's, and where it runs in a venv itself (whose packages a nested venv's
+``--system-site-packages`` does not see: it sees the base interpreter's), a ``.pth`` file listing
+this Python's package folders (plain folders: no ``.pth`` of theirs runs, so this checkout's
+editable install is not lent). The wheel itself goes into the venv with ``--ignore-installed``,
+and its folder comes first, so this checkout cannot answer for it. The venv's own
 ``ikstudio record`` then runs on the default scene, resolving ``panda`` from the packaged catalog
 (and ``meshes/axis.obj`` from the packaged assets), and every path it reports is inside the venv.
 """
@@ -48,6 +52,9 @@ def test_a_wheel_install_records_the_default_scene_with_the_packaged_panda(tmp_p
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, timeout=60).stdout.strip())
     assert site.is_relative_to(venv)
+    lend = [p for p in sys.path if p and Path(p).is_dir() and {"site-packages", "dist-packages"} & set(Path(p).parts)
+            and not Path(p).resolve().is_relative_to(REPO.resolve())]
+    (site / "_lent_by_the_tests.pth").write_text("".join(f"{p}\n" for p in lend))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = tmp_path / "demo.mp4"
     probe = "import engine, app.cli as c; from engine import assets; " \

@@ -163,13 +163,25 @@ class Runner:
             success &= np.asarray(result.success, bool).reshape(n)
             pos_error[:, idx] = np.asarray(result.pos_error).reshape(n, len(idx))
             rot_error[:, idx] = np.asarray(result.rot_error).reshape(n, len(idx))
-        self.scene.step()
-        self._draw_targets(targets)
         frame = RunnerFrame(self.frame_index, self.t, self.robot.get_qpos().reshape(n, -1), success, pos_error,
                             rot_error, float(sum(group_ms)), group_ms, targets)
-        self.t += dt
-        self.frame_index += 1
+        self._advance(frame, dt)
         return frame
+
+    def apply(self, frame: RunnerFrame, dt: float | None = None) -> None:
+        """Take a frame another runner of the same spec solved (the app's solver process): set its
+        ``qpos`` (n_envs, n_qs), move the target frames and advance time by ``dt`` (s), as
+        :meth:`step` does after its IK calls."""
+        dt = self.dt if dt is None else float(dt)
+        qpos = np.asarray(frame.qpos).reshape(self.n_envs, -1)
+        self.robot.set_qpos(qpos if self.scene.is_batched else qpos[0])
+        self._advance(frame, dt)
+
+    def _advance(self, frame: RunnerFrame, dt: float) -> None:
+        self.scene.step()
+        self._draw_targets(frame.targets)
+        self.t = frame.t + dt
+        self.frame_index = frame.index + 1
 
     def place_obstacles(self) -> None:
         """Put every obstacle, in every env, at the pose ``spec.obstacles`` gives it (after an edit)."""

@@ -1,0 +1,363 @@
+"""The app's IK solves, in a process of their own, so that the GUI thread never waits on taichi.
+
+Taichi holds the GIL while it compiles a kernel (the generic solver: ~37 s on 2 cores with an empty
+cache; the per-robot one ~1.3 s) and while it loads one from its disk cache (~0.6 s for the
+generic solver): a GUI thread in the same process stops for all of it. So the app's sim thread
+does not call the IK solver: a :class:`SolverProcess` (a child Python running :func:`serve`)
+builds the same scene headless and solves every frame there. The sim thread sends each frame's
+inputs (dt, time, frame number, the current qpos, the spec's edits) and applies the answer it gets
+back (:meth:`engine.scenefile.runner.Runner.apply`); waiting on the pipe releases the GIL. The
+answers are the ones the same runner gives in-process (same spec, same seeds, same kernel).
+
+Kernel choice: scene files run the generic solver by default, which compiles ~20x slower than the
+per-robot one. Until it is in taichi's cache (:func:`generic_ready`, written by
+:class:`GenericWarmup`, a child that compiles it at the lowest priority) a child solves with
+"auto" instead (the per-robot solver where the robot has one: the same algorithm and
+tolerances), so a fresh machine answers within seconds. A child reads taichi's cache index when it
+starts, so only children started after the warm-up see the generic solver.
+
+:class:`SolverPool` keeps one spare child started (python, the engine and taichi imported and
+initialised), so that a new scene's child has only its scene to build; the spare and the warm-up
+start once the first scene has solved (before that, they would slow the first answers down). Messages are pickled over
+the child's stdin / stdout; the child's own prints go to stderr. Closing a child's stdin ends it
+the normal way, so taichi writes the kernels it compiled to its cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the folder holding app/ and engine/
+MARKER_PREFIX = "ikstudio-generic-ready-"
+
+
+class SolverProcessError(RuntimeError):
+    """The solver process failed a command or exited; the message says which and why."""
+
+
+def _child_env() -> dict:
+    env = dict(os.environ, ENABLE_TAICHI_HEADER_PRINT="0")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")) if p)
+    return env
+
+
+def _engine_init_args() -> dict:
+    """The parent's ``engine.init`` arguments (the child initialises the same backend)."""
+    from engine.runtime.state import STATE
+
+    st = STATE
+    if not st.initialised:
+        return {"backend": "cpu"}
+    return {"backend": st.arch, "precision": st.precision, "seed": st.seed, "debug": st.debug}
+
+
+class SolverProcess:
+    """One child solving one scene; :meth:`build` then :meth:`step` per frame (from one thread)."""
+
+    def __init__(self, init_args: dict | None = None, nice: int = 0):
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.solver_proc"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=_child_env(), cwd=str(PACKAGE_ROOT))
+        self._pending = 0  # replies not read yet
+        self._sent_edits = None
+        self.send("init", init_args if init_args is not None else _engine_init_args(), int(nice))
+
+    # -- the pipe ---------------------------------------------------------------------------------------
+    def send(self, kind: str, *args) -> None:
+        try:
+            pickle.dump((kind, args), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError) as err:
+            raise SolverProcessError(f"the solver process is gone (exit {self.proc.poll()}): {err}") from None
+        self._pending += 1
+
+    def receive(self):
+        """The oldest reply not read yet (waits for it); a failed command raises SolverProcessError."""
+        while self._pending:
+            try:
+                ok, value = pickle.load(self.proc.stdout)
+            except (EOFError, OSError, pickle.UnpicklingError) as err:
+                self._pending = 0
+                raise SolverProcessError(f"the solver process exited (exit {self.proc.poll()}): {err!r}") from None
+            self._pending -= 1
+            if not ok:
+                raise SolverProcessError(value)
+            if not self._pending:
+                return value
+        return None
+
+    # -- commands ---------------------------------------------------------------------------------------
+    def build(self, spec, n_envs: int) -> None:
+        """Build ``spec`` for ``n_envs`` envs in the child (the reply is read by the next step)."""
+        self.send("build", spec.model_copy(deep=True), int(n_envs), generic_ready())
+        self._sent_edits = None
+
+    def step(self, runner, dt: float, edits: int):
+        """Solve ``runner``'s current frame in the child: its time, frame number and qpos, with the
+        spec's targets, solver settings and obstacles when ``edits`` (the edit count they were
+        copied at) changed since the last step. Returns the child's RunnerFrame (not applied)."""
+        spec = runner.spec
+        changed = None
+        if edits != self._sent_edits:
+            changed = ([t.model_copy() for t in spec.targets], spec.solver.model_copy(),
+                       [o.model_copy() for o in spec.obstacles])
+            self._sent_edits = edits
+        qpos = runner.robot.get_qpos().reshape(runner.n_envs, -1)
+        self.send("step", float(dt), float(runner.t), int(runner.frame_index), qpos, changed)
+        return self.receive()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """End the child the normal way (taichi writes its cache), killing it after ``timeout`` s."""
+        proc = self.proc
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        threading.Thread(target=_reap, args=(proc, timeout), daemon=True).start()
+
+
+def _reap(proc, timeout: float) -> None:
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    proc.stdout.close()
+
+
+class SolverPool:
+    """Hands out :class:`SolverProcess` es, keeping one spare started ahead, and starts the generic
+    solver's warm-up (see the module doc). Both start only once a scene has solved
+    (:meth:`settled`): until then the first scene's child, its kernels and the first image want
+    every core. Thread-safe (the warm-up's watcher renews the spare)."""
+
+    def __init__(self, nice: int = 0, warm_generic: bool = True):
+        self.nice = nice
+        self._init_args = _engine_init_args()
+        self._spare: SolverProcess | None = None
+        self._lock = threading.Lock()
+        self._warm_generic = warm_generic
+        self.warmup: GenericWarmup | None = None
+
+    def take(self) -> SolverProcess:
+        """The spare (or a new child when there is none); the next spare starts at :meth:`settled`."""
+        with self._lock:
+            taken, self._spare = self._spare, None
+        return taken or SolverProcess(self._init_args, self.nice)
+
+    def settled(self) -> None:
+        """A scene solved: start the spare and, once, the generic solver's warm-up."""
+        with self._lock:
+            if self._spare is None:
+                self._spare = SolverProcess(self._init_args, self.nice)
+            if self._warm_generic and self.warmup is None:
+                self.warmup = GenericWarmup(on_done=self._renew_spare)
+
+    def _renew_spare(self) -> None:
+        """The generic solver is cached: a spare started from now on sees it."""
+        with self._lock:
+            old, self._spare = self._spare, SolverProcess(self._init_args, self.nice)
+        if old is not None:
+            old.close()
+
+    def close(self) -> None:
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.close()
+
+
+# -- the generic solver's warm-up ---------------------------------------------------------------------------
+def _cache_dir() -> Path:
+    """Taichi's offline cache folder (its default, or TI_OFFLINE_CACHE_FILE_PATH)."""
+    from taichi.lang import impl
+
+    return Path(impl.current_cfg().offline_cache_file_path)
+
+
+def _code_key() -> str:
+    """A digest of the solver kernels' source, taichi's version and the backend: a marker written
+    for other code or another backend is not taken for this one."""
+    import taichi
+
+    from engine.runtime.state import STATE
+
+    h = hashlib.sha256(f"{taichi.__version__} {STATE.arch} {STATE.precision}".encode())
+    for path in sorted((PACKAGE_ROOT / "engine" / "kernels").glob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def marker_path() -> Path:
+    return _cache_dir() / f"{MARKER_PREFIX}{_code_key()}"
+
+
+def generic_ready() -> bool:
+    """The generic solver of this code, taichi and backend is in taichi's cache (a warm-up finished)."""
+    try:
+        return marker_path().exists()
+    except Exception:  # taichi not initialised: nothing is known to be cached
+        return False
+
+
+class GenericWarmup:
+    """Compiles the generic solver (with and without avoidance) into taichi's cache in a child at
+    the lowest CPU priority, which then writes :func:`marker_path`; ``on_done()`` runs (in a
+    watcher thread) when it finished well. Nothing starts when the marker exists, and one warm-up
+    at a time runs per cache folder. The child outlives the app if need be (it is a one-off job
+    per machine and code version, ~40 s of one core), so that the next start finds the solver."""
+
+    def __init__(self, on_done=None):
+        self.proc = None
+        if generic_ready():
+            return
+        env = dict(_child_env(), IKSTUDIO_WARM_BACKEND=_engine_init_args()["backend"])
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.solver_proc", "--warm-generic"],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, env=env, cwd=str(PACKAGE_ROOT),
+                                     start_new_session=True)
+        threading.Thread(target=self._wait, args=(on_done,), daemon=True).start()
+
+    def _wait(self, on_done) -> None:
+        if self.proc.wait() == 0 and on_done is not None:
+            on_done()
+
+
+# -- the children ---------------------------------------------------------------------------------------
+def _warm_generic() -> int:
+    """Compile the generic solver, plain and avoiding (Panda and a table), write taichi's cache
+    (``ti.reset`` does), then the marker."""
+    os.nice(19)
+    import numpy as np
+    import taichi as ti
+
+    import engine
+
+    engine.init(backend=os.environ.get("IKSTUDIO_WARM_BACKEND", "cpu"))
+    lock = _one_warmup_lock()
+    if lock is None:
+        return 3  # another process is warming this cache up
+    marker = marker_path()
+    scene = engine.Scene()
+    robot = scene.add_entity(engine.morphs.URDF(file="erd:panda", fixed=True))
+    scene.add_entity(engine.morphs.Box(pos=(0.55, 0.0, 0.15), size=(0.5, 0.9, 0.3), fixed=True))
+    scene.build(n_envs=2)
+    hand = robot.get_link("panda_hand")
+    pos, quat = np.tile([0.45, 0.1, 0.45], (2, 1)), np.tile([0.0, 1.0, 0.0, 0.0], (2, 1))
+    for avoid in (False, True):
+        robot.inverse_kinematics(hand, pos, quat, kernel="generic", avoid_collisions=avoid)
+    ti.reset()  # writes the offline cache
+    marker.write_text("the generic IK solver of this code is in this cache (app/solver_proc.py)\n")
+    return 0
+
+
+def _one_warmup_lock():
+    """An exclusive lock on the cache folder's warm-up lock file (held until this process exits), or
+    None when another warm-up holds it; where there is no flock, no lock is taken."""
+    try:
+        import fcntl
+    except ImportError:
+        return True
+    folder = _cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    f = open(folder / f"{MARKER_PREFIX}lock", "w")  # kept open: the lock lives as long as the process
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return None
+    return f
+
+
+def serve(inp, out) -> None:
+    """The child's loop: read (kind, args), reply (ok, value), until stdin closes."""
+    runner = None
+    override = "generic"
+    while True:
+        try:
+            kind, args = pickle.load(inp)
+        except EOFError:
+            return
+        try:
+            if kind == "init":
+                init_args, nice = args
+                if nice:
+                    os.nice(nice)
+                _quiet_init(init_args)
+                value = None
+            elif kind == "build":
+                from engine import scenefile
+
+                spec, n_envs, generic_cached = args
+                override = "generic" if generic_cached else "auto"
+                _choose_kernel(spec.solver, override)
+                _, runner = scenefile.build(spec, n_envs=n_envs, debug_frames=False)
+                value = None
+            elif kind == "step":
+                dt, t, index, qpos, edits = args
+                if edits is not None:
+                    _edit(runner, *edits, override=override)
+                robot = runner.robot
+                robot.set_qpos(qpos if runner.scene.is_batched else qpos[0])
+                runner.t, runner.frame_index = t, index
+                value = runner.step(dt)
+            else:
+                raise ValueError(f"unknown command {kind!r}")
+        except Exception as err:  # the parent shows it; this child goes on
+            pickle.dump((False, f"{type(err).__name__}: {err}"), out)
+        else:
+            pickle.dump((True, value), out)
+        out.flush()
+
+
+def _quiet_init(init_args: dict) -> None:
+    """``engine.init`` without taichi's start-up line (the app's own init already said it)."""
+    import engine
+
+    sys.stdout.flush()
+    saved = [(fd, os.dup(fd)) for fd in (1, 2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd, _ in saved:
+            os.dup2(null, fd)
+        engine.init(**init_args)
+    finally:
+        sys.stdout.flush()
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
+
+
+def _choose_kernel(solver, override: str) -> None:
+    """The generic solver while it is not cached yet: the per-robot one (see the module doc)."""
+    if solver.kernel == "generic" and override != "generic":
+        solver.kernel = override
+
+
+def _edit(runner, targets, solver, obstacles, override: str) -> None:
+    spec = runner.spec
+    _choose_kernel(solver, override)
+    spec.targets, spec.solver = targets, solver
+    if obstacles != spec.obstacles:
+        spec.obstacles = obstacles
+        runner.place_obstacles()
+    runner.retarget()
+
+
+def main() -> int:
+    if "--warm-generic" in sys.argv:
+        return _warm_generic()
+    out = os.fdopen(os.dup(1), "wb")  # the replies; prints (taichi's, the engine's) go to stderr
+    os.dup2(2, 1)
+    serve(sys.stdin.buffer, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""The app's solver process (issue 27, item 1): a child that builds the same scene and solves each
+frame gives the answers the same runner gives in this process, follows the GUI's edits, and says
+clearly when it fails; the generic solver is replaced by the per-robot one until it is cached."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine as ik
+from app import solver_proc
+from engine import scenefile
+
+SCENE = "scenes/batched_panda.yaml"
+
+
+@pytest.fixture
+def pool():
+    ik.init(backend="cpu")
+    p = solver_proc.SolverPool()
+    yield p
+    p.close()
+
+
+def _runner(kernel: str):
+    spec = scenefile.load(SCENE)
+    spec.solver.kernel = kernel
+    spec.envs.n_envs = 4
+    _, runner = scenefile.build(spec, debug_frames=False)
+    return runner
+
+
+def test_the_child_answers_as_this_process_does_and_follows_edits(pool):
+    here, there = _runner("auto"), _runner("auto")  # `there` only applies what the child solves
+    child = pool.take()
+    try:
+        child.build(there.spec, there.n_envs)
+        for k in range(3):
+            if k == 2:  # an edit: the circle's centre moves, in both specs
+                for r in (here, there):
+                    r.spec.targets[0].pos = (0.45, 0.1, 0.3)
+                    r.retarget()
+            expected = here.step(0.05)
+            got = child.step(there, 0.05, edits=k // 2)
+            there.apply(got, 0.05)
+            np.testing.assert_array_equal(got.qpos, expected.qpos)  # same kernel, seed and inputs: same bits
+            np.testing.assert_array_equal(got.success, expected.success)
+            assert got.index == expected.index == k and there.t == pytest.approx(here.t)
+            np.testing.assert_array_equal(there.robot.get_qpos(), here.robot.get_qpos())
+        assert expected.success.all()
+    finally:
+        child.close()
+
+
+def test_generic_runs_per_robot_until_cached(pool, monkeypatch):
+    monkeypatch.setattr(solver_proc, "generic_ready", lambda: False)
+    per_robot, there = _runner("auto"), _runner("generic")
+    child = pool.take()
+    try:
+        child.build(there.spec, there.n_envs)
+        got = child.step(there, 0.05, edits=0)
+        np.testing.assert_array_equal(got.qpos, per_robot.step(0.05).qpos)
+    finally:
+        child.close()
+
+
+def test_a_failure_names_the_command_and_the_child_goes_on(pool):
+    runner = _runner("auto")
+    child = pool.take()
+    try:
+        child.send("frobnicate")
+        with pytest.raises(solver_proc.SolverProcessError, match="unknown command 'frobnicate'"):
+            child.receive()
+        child.build(runner.spec, runner.n_envs)
+        assert child.step(runner, 0.05, edits=0).success.all()
+    finally:
+        child.close()
+
+
+def test_a_dead_child_is_an_error_not_a_hang(pool):
+    runner = _runner("auto")
+    child = pool.take()
+    child.proc.kill()
+    child.proc.wait()
+    with pytest.raises(solver_proc.SolverProcessError, match="solver process"):
+        child.build(runner.spec, runner.n_envs)
+        child.step(runner, 0.05, edits=0)
+    child.close()
+
+
+def test_the_generic_marker_is_per_cache_folder_and_code(tmp_path, monkeypatch):
+    """The marker lives in taichi's cache folder and names a digest of the solver's source: a cache
+    warmed for other kernel code does not count."""
+    ik.init(backend="cpu")
+    from taichi.lang import impl
+
+    monkeypatch.setattr(impl.current_cfg(), "offline_cache_file_path", str(tmp_path / "cache"))
+    assert not solver_proc.generic_ready()
+    marker = solver_proc.marker_path()
+    assert marker.parent == tmp_path / "cache"
+    marker.parent.mkdir()
+    marker.write_text("ok\n")
+    assert solver_proc.generic_ready()
+    code = tmp_path / "pkg"
+    (code / "engine" / "kernels").mkdir(parents=True)
+    (code / "engine" / "kernels" / "ik.py").write_text("# other kernel code\n")
+    monkeypatch.setattr(solver_proc, "PACKAGE_ROOT", code)
+    assert solver_proc.marker_path() != marker and not solver_proc.generic_ready()
