@@ -26,7 +26,7 @@ os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
-from . import devices, locking  # noqa: E402
+from . import devices, locking, randomness  # noqa: E402
 
 BACKENDS = ("gpu", "cuda", "vulkan", "cpu")
 # Genesis' and Python's level names -> taichi's
@@ -177,6 +177,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         STATE.software = bool(device is not None and getattr(device, "software", False))
         STATE.precision = precision
         STATE.seed = seed
+        randomness.reseed(seed)  # every later seed=None draw of the engine follows from it
         STATE.debug = debug
         STATE.generation += 1
         _materialize()

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .collision import _rotate, rigid_groups
-from .errors import InvalidTypeError
+from .errors import InvalidTypeError, InvalidValueError
 
 KINDS = ("box", "sphere", "cylinder", "plane")
 MESH_SPHERES = 32  # spheres fitted to a Mesh obstacle unless obstacle_spheres() asked for another count
@@ -76,6 +76,11 @@ def obstacle_spheres(entity, spheres_per_link: int | None = None):
         if kept is not None and spheres_per_link in (None, kept[0]):
             return kept[1]
         n = check_spheres_per_link(MESH_SPHERES if spheres_per_link is None else spheres_per_link)
+        from .model.meshes import mesh_file_problem
+
+        problem = mesh_file_problem(str(morph.file))
+        if problem is not None:  # an empty or broken mesh would stand for nothing: refused by name
+            raise InvalidValueError(f"obstacle entity #{entity.idx} (morphs.Mesh): {problem}")
         model = sphere_model(entity.tree, collision_geometry(entity.tree, morph), n, 0, morph.scale)
         entity._obstacle_spheres = (n, model)
         return model

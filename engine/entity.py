@@ -159,9 +159,12 @@ class RigidEntity(IKMethods, CollisionMethods):
                                     "_ik_requests", "_fk_out", "_jac_pose", "_robot_args"):
             self.__dict__.pop(name, None)
         self._built = False
+        self._destroyed = True
 
     def _require_built(self) -> None:
         if not self._built:
+            if self.__dict__.get("_destroyed"):
+                raise StateError("the scene was destroyed (scene.destroy()); build a new scene to use this robot")
             raise StateError("the scene is not built: call scene.build() first")
         if self._generation != backend.STATE.generation:  # its kernels and device arrays are gone
             raise StateError("the scene was built before engine.init() was called again, which resets "

@@ -49,6 +49,7 @@ class IKMethods:
             (PostureTask and CollisionTask excluded), success, iterations, sample, and with
             avoidance min_distance and min_pair. The state is not changed.
         """
+        self._require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         tasks = list(tasks) if isinstance(tasks, list | tuple) else [tasks]
         posture = [t for t in tasks if isinstance(t, PostureTask)]
         if len(posture) > 1:
@@ -94,6 +95,7 @@ class IKMethods:
         apart, and success requires it (:class:`~engine.tasks.CollisionTask`; off by default, as
         in Genesis); ``return_info`` then also gives each answer's ``min_distance``.
         """
+        self._require_built()
         return_error, return_info = _flags(return_error, return_info)
         params = (link, pos is None, quat is None, local_point, respect_joint_limit, max_samples, max_solver_iters,
                   damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos,
@@ -125,6 +127,7 @@ class IKMethods:
         ``return_error``, or an :class:`~engine.ik.IKResult` with ``return_info``.
         ``avoid_collisions`` / ``collision_margin``: as in ``inverse_kinematics``.
         """
+        self._require_built()
         return_error, return_info = _flags(return_error, return_info)
         links = list(links) if isinstance(links, list | tuple) else [links]
         n = len(links)

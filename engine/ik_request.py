@@ -117,8 +117,10 @@ def solver_spec(entity, request: IKRequest):
 
 def as_seed(seed) -> int:
     """The call's hash seed: ``seed`` (an int), or a fresh random one for None."""
-    if seed is None:
-        return int(np.random.randint(0, 2**31 - 1))
+    if seed is None:  # from the process's generator, which init(seed=...) seeds (engine.randomness)
+        from .randomness import draw_seed
+
+        return draw_seed()
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise InvalidTypeError(f"seed: expected an int or None, got {seed!r}")
     return int(seed) % (2**31)
