@@ -144,9 +144,9 @@ class Output:
         try:
             f = open(lock, "a+")
         except OSError as err:
-            raise mf.os_error(self.label, lock, err, "open the lock file (a job writes into its folder; check a "
-                                                     "finished job on read-only media with `ikstudio solve --verify "
-                                                     "OUT`):") from None
+            raise mf.labelled_os_error(err, f"{self.label}: cannot open the lock file '{lock}': {err.strerror or err} "
+                                            "(a job writes into its folder; check a finished job on read-only media "
+                                            "with `ikstudio solve --verify OUT`)") from None
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -47,9 +47,13 @@ def checksum(manifest: dict) -> str:
 def os_error(label: str, path, err: OSError, doing: str) -> OSError:
     """``err`` as one line naming the option (``label``), the file and what was being done; its
     kind (ENOSPC, EROFS, ...) is kept, so callers can still tell them apart."""
-    reason = err.strerror or str(err)
-    new = type(err)(err.errno, f"{label}: cannot {doing} '{path}': {reason}") if err.errno else \
-        OSError(f"{label}: cannot {doing} '{path}': {reason}")
+    return labelled_os_error(err, f"{label}: cannot {doing} '{path}': {err.strerror or err}")
+
+
+def labelled_os_error(err: OSError, message: str) -> OSError:
+    """An error of ``err``'s kind and errno whose text is ``message`` alone (no ``[Errno N]``)."""
+    new = type(err)(message)
+    new.errno = err.errno  # the kind stays readable (ENOSPC, EROFS); the text is the message alone
     return new
 
 
