@@ -119,7 +119,9 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     "cuda", "vulkan" (any Vulkan device, software ones included) or "cpu". ``precision`` "32" or
     "64" sets the float type of every buffer and kernel; "64" on a Vulkan device without float64
     is a ValueError, raised before anything is reset. Calling ``init`` again resets taichi: scenes
-    built before it must be built again.
+    built before it must be built again. ``seed`` seeds the engine's one random generator
+    (:mod:`engine.randomness`), from which every later ``seed=None`` IK call draws: the same seed
+    gives the same answers in any process, on every backend; None seeds it from the OS.
     """
     logging_level = LOGGING_LEVELS.get(str(logging_level).lower(), logging_level)
     if logging_level not in LOGGING_LEVELS.values():
@@ -140,8 +142,9 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     fp = ti.f64 if precision == "64" else ti.f32
     kwargs = dict(default_fp=fp, default_ip=ti.i32, debug=debug, log_level=logging_level,
                   offline_cache=True)
-    if seed is not None:
-        kwargs["random_seed"] = int(seed)
+    # the seed is the engine's own generator's (engine.randomness), not taichi's random_seed: no
+    # kernel draws with ti.random, and taichi keys its offline cache on random_seed, so each new
+    # seed would compile every kernel again (~2.5 min on 2 cores for the generic solver)
     with LOCK:
         busy = locking.calls_in_progress()
         if busy:

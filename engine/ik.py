@@ -12,6 +12,7 @@ entry point ends in (``inverse_kinematics``, ``inverse_kinematics_multilink``, `
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,9 +44,12 @@ class IKResult:
 
     With collision avoidance (``avoid_collisions=True`` or a CollisionTask; else both None):
     ``min_distance`` ``([n_envs,])`` m, the smallest sphere distance of the answer over the
-    counted pairs and the obstacles (as ``collision_distance``; inf with nothing to check), and
-    ``min_pair`` ``([n_envs,])`` what sets it, ``(link, link)`` or ``(link, obstacle)``. Success
-    then also requires ``min_distance >= margin``. ``error`` has no rows for the avoidance task.
+    counted pairs and the obstacles (as ``collision_distance``), and ``min_pair`` ``([n_envs,])``
+    what sets it, ``(link, link)`` or ``(link, obstacle)``. Success then also requires
+    ``min_distance >= margin``. With nothing to check (a robot without collision geometry, or no
+    counted pairs and no obstacles) ``min_distance`` is NaN, success counts the other tasks only,
+    and a RuntimeWarning says so once per robot. ``error`` has no rows for the avoidance task;
+    ``pos_error`` / ``rot_error`` are its norms summed in float64.
     """
 
     qpos: np.ndarray
@@ -58,13 +62,23 @@ class IKResult:
 
     @property
     def pos_error(self) -> np.ndarray:
-        """Norm of each task's masked position error ([n_envs,] n_tasks), m."""
-        return np.linalg.norm(self.error[..., :3], axis=-1)
+        """Norm of each task's masked position error ([n_envs,] n_tasks), m: summed in float64 (the
+        squares of a 1e20 m error overflow float32), in ``error``'s precision where it holds it."""
+        return _norm(self.error[..., :3])
 
     @property
     def rot_error(self) -> np.ndarray:
         """Angle of each task's masked rotation error ([n_envs,] n_tasks), rad."""
-        return np.linalg.norm(self.error[..., 3:], axis=-1)
+        return _norm(self.error[..., 3:])
+
+
+def _norm(v: np.ndarray) -> np.ndarray:
+    """Norms over the last axis, computed in float64; returned in ``v``'s dtype unless that
+    overflows (a norm beyond float32's range stays float64)."""
+    out = np.linalg.norm(v.astype(np.float64), axis=-1)
+    if v.dtype != np.float64 and np.all(np.abs(out) <= np.finfo(v.dtype).max):
+        return out.astype(v.dtype)
+    return out
 
 
 class Scratch:
@@ -94,6 +108,9 @@ class Scratch:
         return self.arrays
 
 
+FAR = 1e9  # m: world position targets farther than this are solved toward at this distance (far_targets)
+
+
 def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     """Solve ``request`` on ``entity`` for ``targets`` (one ``(pos, quat)`` per task, None where the
     task has no such target) from ``init_qpos`` (None: the current state). State is not touched."""
@@ -101,6 +118,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     plan = entity._ik_plans.get(entity, request)
     plan.task_i[0, SOLVE_I.seed] = as_seed(seed)
     fill_targets(plan, targets, entity._batched)
+    far = far_targets(plan)
     fill_start(plan, entity, init_qpos)
     plan.done.fill(ik_kernels.BIG)
     if request.collide_index is not None:
@@ -123,7 +141,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
         plan.kernel(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
             *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
-    return _choose(entity, s, plan)
+    return _choose(entity, s, plan, far)
 
 
 def _run_generic(entity, plan: IKPlan, s: dict) -> None:
@@ -194,7 +212,41 @@ def fill_start(plan: IKPlan, entity, init_qpos) -> None:
     tree.apply_mimic_inplace(start)
 
 
-def _choose(entity, s: dict, plan: IKPlan) -> IKResult:
+def far_targets(plan: IKPlan) -> dict | None:
+    """Bring world position targets farther than :data:`FAR` from the origin to that distance, in
+    the same direction, in ``plan.targets``; returns ``{task: (n_sel, 3) float64}``, what each
+    was moved by (None when none was). The solver's squared errors of a target at 1e20 m overflow
+    float32 and it would never record an answer; toward a target at ``FAR`` it reaches the same
+    way, and :func:`_choose` adds the offsets back to the errors, in float64."""
+    out = None
+    for i, which, col, _, _ in plan.fields:
+        row = plan.request.rows[i]
+        if which != 0 or row.ref != -1:
+            continue
+        pos = plan.targets[:, i, col:col + 3].astype(np.float64)
+        norm = np.sqrt(np.einsum("ij,ij->i", pos / FAR, pos / FAR)) * FAR  # no overflow for 1e38
+        far = norm > FAR
+        if not far.any():
+            continue
+        moved = pos.copy()
+        moved[far] *= (FAR / norm[far])[:, None]
+        plan.targets[:, i, col:col + 3] = moved
+        out = out or {}
+        out[i] = np.where(far[:, None], pos - moved, 0.0) * np.asarray(row.pos_mask, float)
+    return out
+
+
+def _warn_nothing_to_avoid(entity) -> None:
+    """Warn once per entity that ``avoid_collisions`` had nothing to measure (see :class:`IKResult`)."""
+    if entity.__dict__.get("_warned_nothing_to_avoid"):
+        return
+    entity._warned_nothing_to_avoid = True
+    warnings.warn(f"avoid_collisions: robot '{entity.tree.name}' has no collision geometry to check (no collision "
+                  "or visual geometry, or no counted link pairs and no obstacles in the scene): its answers' "
+                  "min_distance is NaN and their success counts the other tasks only", RuntimeWarning, stacklevel=5)
+
+
+def _choose(entity, s: dict, plan: IKPlan, far: dict | None = None) -> IKResult:
     """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest
     score (:mod:`engine.kernels.choose`). With one thread per env on the CPU (the usual case
     there) each thread's kept solution is already its env's. Arrays come back in the engine's
@@ -209,13 +261,25 @@ def _choose(entity, s: dict, plan: IKPlan) -> IKResult:
         q, err = s["q_out"][:, :n_qs].copy(), s["err_out"].copy()
         sample, iterations = s["info_out"][:, CHOICE_I.sample].copy(), s["info_out"][:, CHOICE_I.iters].copy()
     q = entity.tree.apply_mimic_inplace(q)
+    if far:  # the true residuals of far targets (see far_targets): float32 holds them, the sums are float64
+        err = err.astype(np.float64)
+        for i, offset in far.items():
+            err[:, i, :3] += offset
+        err = err.astype(entity._dtype)
+        reached = np.ones(len(err), bool)
+        for offset in far.values():
+            reached &= ~offset.any(axis=1)
+        sample = np.where(reached, sample, -1)  # a target FAR away is never met
     success = sample >= 0
     dist = pairs = None
     avoiding = plan.request.collide_index
     if avoiding is not None:  # the answers checked on the host, as collision_distance would
         dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid)
-        dist = dist.astype(entity._dtype)
-        success &= dist >= plan.request.rows[avoiding].margin + ROUNDING  # as the kernel's test
+        measured = np.isfinite(dist)
+        if not measured.all():  # nothing to keep apart: said once, and no distance is made up
+            _warn_nothing_to_avoid(entity)
+        dist = np.where(measured, dist, np.nan).astype(entity._dtype)
+        success &= ~measured | (dist >= plan.request.rows[avoiding].margin + ROUNDING)  # as the kernel's test
         sample = np.where(success, sample, -1)
         err = np.delete(err, avoiding, axis=1)
     out = IKResult(qpos=q, error=err, success=success, iterations=iterations, sample=sample, min_distance=dist,

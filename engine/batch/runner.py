@@ -255,7 +255,7 @@ def _table(pa, result: dict, start: int, q_names, error_names, carried):
     columns["success"] = pa.array(np.asarray(result["success"], dtype=bool))
     for j, name in enumerate(error_names):
         which = "pos_error" if name.endswith("pos_error") else "rot_error"
-        columns[name] = pa.array(np.ascontiguousarray(result[which][:, j // 2]))
+        columns[name] = pa.array(np.ascontiguousarray(result[which][:, j // 2], dtype=np.float64))  # m / rad
     columns["iterations"] = pa.array(np.asarray(result["iterations"], dtype=np.int32))
     table = pa.table(columns)
     for name in carried.column_names:
