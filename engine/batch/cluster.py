@@ -26,6 +26,7 @@ from .worker import ChunkSolver
 
 IN_FLIGHT = 2
 MAX_TRIES = 3
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
 CONNECT_TIMEOUT_S = 10.0  # how long a HOST:PORT may take to accept a connection before the job is refused
 WAIT_S = 0.25  # ray.wait's timeout: how soon a signal is seen while every worker is busy
 
@@ -85,11 +86,18 @@ def _check_reachable(address: str, timeout: float | None = None) -> None:
                                 f"True, got {address!r}")
     timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as conn:
+            # a Ray cluster's GCS (and Ray Client's server) is gRPC: HTTP/2, whose server answers
+            # the client's connection preface with a SETTINGS frame at once
+            conn.sendall(HTTP2_PREFACE)
+            reply = conn.recv(9)
     except OSError as err:
         reason = "timed out" if isinstance(err, TimeoutError) else (err.strerror or str(err))
         raise StateError(f"ray: nothing answers at {address!r} ({reason}, waited up to {timeout:g} s); start the "
                          "cluster there (`ray start --head`) or check the address") from None
+    if len(reply) < 4 or reply[3] != 0x04:
+        raise StateError(f"ray: the server at {address!r} is not a Ray cluster (it does not speak gRPC); check the "
+                         "address (a head node's GCS port, 6379 by default)")
 
 
 def check_workers(ray, workers: int, gpu: bool, label: str = "workers") -> int:
