@@ -194,12 +194,14 @@ def _remount(path: Path, options: str) -> None:
     subprocess.run(["mount", "-o", f"remount,{options}", str(path)], check=True, capture_output=True)
 
 
-def test_a_full_disk_then_freed_space_and_read_only_media(tmp_path, reference):
+def test_a_full_disk_then_freed_space_and_read_only_media(tmp_path, reference, monkeypatch):
     src, ref_out, expected = reference
     size = sum(p.stat().st_size for p in ref_out.glob("part-*.parquet"))
     disk = tmp_path / "disk"
-    if not _mount_tmpfs(disk, max(16, size // 2 // 1024)):
-        pytest.skip("covered by test_a_full_disk_by_an_injected_filesystem_error: tmpfs cannot be mounted here")
+    if not _mount_tmpfs(disk, max(16, size // 2 // 1024)):  # not root here: the same failures, injected
+        _injected_full_disk(tmp_path / "injected", reference, monkeypatch)
+        _injected_read_only(tmp_path / "ro", reference, monkeypatch)
+        return
     try:
         out = disk / "out"
         full = _run(src, out)
@@ -224,8 +226,16 @@ def test_a_full_disk_then_freed_space_and_read_only_media(tmp_path, reference):
 
 
 def test_a_full_disk_by_an_injected_filesystem_error(tmp_path, reference, monkeypatch):
-    """The same, in-process, with ENOSPC raised by the manifest's write after the 5th part: works
+    """The same in-process, with ENOSPC raised by the manifest's write after the 5th part: works
     where tmpfs cannot be mounted, and hits the manifest write itself (issue 26, item 6)."""
+    _injected_full_disk(tmp_path, reference, monkeypatch)
+
+
+def test_read_only_media_by_an_injected_filesystem_error(tmp_path, reference, monkeypatch):
+    _injected_read_only(tmp_path, reference, monkeypatch)
+
+
+def _injected_full_disk(tmp_path: Path, reference, monkeypatch) -> None:
     import engine
     import engine.batch
     from engine.batch import manifest as mf
@@ -253,3 +263,31 @@ def test_a_full_disk_by_an_injected_filesystem_error(tmp_path, reference, monkey
     engine.batch.solve("panda", src, "hand", out, log=notes.append, **kwargs)
     assert any("the manifest has no record of it" in n for n in notes), notes  # the part whose record failed
     _same(out, expected)
+
+
+def _injected_read_only(tmp_path: Path, reference, monkeypatch) -> None:
+    """A finished job whose folder refuses writes (EROFS on the lock file): a run is refused naming
+    the lock file and --verify; the check itself writes nothing and passes."""
+    import builtins
+
+    import engine.batch
+    from engine.batch import dataset
+
+    src, ref_out, _ = reference
+    out = tmp_path / "out"
+    shutil.copytree(ref_out, out)
+    real_open = builtins.open
+
+    def read_only(file, mode="r", *args, **kwargs):
+        if any(m in mode for m in "wax+"):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(dataset, "open", read_only, raising=False)
+    with pytest.raises(OSError, match=rf"--out: cannot open the lock file '{out / dataset.LOCK}': Read-only file "
+                                      r"system \(.*ikstudio solve --verify OUT"):
+        engine.batch.solve("panda", src, "hand", out, chunk=CHUNK, seed=4, labels={"out": "--out"})
+    monkeypatch.setattr(builtins, "open", read_only)
+    verdict = verify(out)
+    monkeypatch.undo()
+    assert verdict.ok and verdict.parts_ok == CHUNKS
