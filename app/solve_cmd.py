@@ -12,7 +12,9 @@ instead, with ``--json``); the progress bar and notes go to stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import warnings
 
@@ -31,11 +33,14 @@ def add_parser(sub, add_backend) -> None:
                     "part per chunk. Rerun the same command to resume an interrupted job.",
         epilog="Columns of OUT: target (the input row), q_<joint> per qpos entry, success, pos_error and rot_error "
                "(LINK.pos_error ... for several links), iterations, then the carried columns.")
-    p.add_argument("robot", help="catalog name (`ikstudio robots`) or a .urdf / .xml file")
-    p.add_argument("--link", action="append", required=True, metavar="LINK",
+    p.add_argument("robot", nargs="?", help="catalog name (`ikstudio robots`) or a .urdf / .xml file")
+    p.add_argument("--link", action="append", metavar="LINK",
                    help="the link to place; repeat it (or comma-separate) for a multilink job")
-    p.add_argument("--targets", required=True, metavar="FILE", help="targets: .parquet, .npz or .csv")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (a Parquet dataset)")
+    p.add_argument("--targets", metavar="FILE", help="targets: .parquet, .npz or .csv")
+    p.add_argument("--out", metavar="DIR", help="output folder (a Parquet dataset)")
+    p.add_argument("--verify", metavar="DIR",
+                   help="check a job's output folder instead of solving: every part read fully and compared with "
+                        "the SHA-256 its manifest records (exit 0: complete and intact; 1: not)")
     p.add_argument("--pos-mask", action="append", metavar="[LINK=]MASK",
                    help="position axes to match, e.g. 1,1,0 (default all); LINK=MASK for one link of several")
     p.add_argument("--rot-mask", action="append", metavar="[LINK=]MASK",
@@ -90,6 +95,13 @@ def run(args) -> int:
 
     from .cli import EXIT_USAGE, CliError, init_engine
 
+    if args.verify is not None:
+        return _verify(args)
+    missing = [flag for flag, value in (("ROBOT", args.robot), ("--link", args.link), ("--targets", args.targets),
+                                        ("--out", args.out)) if not value]
+    if missing:
+        raise CliError(f"{', '.join(missing)}: required to solve (or give --verify DIR to check a finished job)",
+                       EXIT_USAGE)
     if args.workers is not None and not args.ray:
         raise CliError("--workers: only with --ray (an in-process job is one worker using every core)", EXIT_USAGE)
     links = [name.strip() for value in args.link for name in value.split(",") if name.strip()]
@@ -103,7 +115,7 @@ def run(args) -> int:
             solver[key] = getattr(args, key)
     pos_mask = _masks(args.pos_mask, "--pos-mask")
     rot_mask = _masks(args.rot_mask, "--rot-mask")
-    with stop_on_signals() as signals, warnings.catch_warnings():
+    with stop_on_signals() as signals, warnings.catch_warnings(), _stdout_to_stderr():
         warnings.showwarning = _note
         try:
             summary = engine.batch.solve(
@@ -123,12 +135,56 @@ def run(args) -> int:
         except (ValueError, TypeError, KeyError, RuntimeError, ImportError, OSError, MemoryError) as err:
             message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise CliError(message) from None
-    if args.json:
+    if args.json:  # stdout is the job's own again: the JSON alone
         print(json.dumps(summary.to_dict(), sort_keys=True))
         print(summary.line(), file=sys.stderr)
     else:
         print(summary.line())
     return 0
+
+
+def _verify(args) -> int:
+    """``ikstudio solve --verify DIR``: the verdict on stdout (JSON with ``--json``), a line per
+    problem on stderr; exit 0 when every part is there and sound."""
+    import engine.batch.verify
+
+    from .cli import EXIT_FAIL, CliError
+
+    try:
+        verdict = engine.batch.verify.verify(args.verify, "--verify")
+    except (ValueError, OSError) as err:
+        raise CliError(str(err).strip().splitlines()[0]) from None
+    for problem in verdict.problems:
+        print(f"problem: {problem}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"out": verdict.out, "ok": verdict.ok, "complete": verdict.complete, "chunks": verdict.chunks,
+                          "parts_ok": verdict.parts_ok, "rows": verdict.rows, "rows_ok": verdict.rows_ok,
+                          "problems": verdict.problems}, sort_keys=True))
+    else:
+        print(verdict.line())
+    return 0 if verdict.ok else EXIT_FAIL
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """While a job runs, file descriptor 1 points at stderr, so that nothing but the result printed
+    afterwards reaches stdout (Ray's raylet and workers, taichi and native libraries write to fd 1
+    directly). A stdout without a file descriptor (a test's capture) is left alone."""
+    try:
+        fd = sys.stdout.fileno()
+        err_fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(fd)
+    os.dup2(err_fd, fd)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, fd)
+        os.close(saved)
 
 
 def _note(message, category, filename, lineno, file=None, line=None) -> None:

@@ -61,10 +61,11 @@ def orientation(quat, euler) -> np.ndarray:
     if quat is None:
         return np.array([1.0, 0.0, 0.0, 0.0])
     q = _vector("quat", quat, 4)
-    norm = np.linalg.norm(q)
-    if norm < 1e-9:
+    scale = np.abs(q).max()  # divided out first: the squares of 1e300 overflow to inf
+    if scale < 1e-9:
         raise InvalidValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {quat!r}")
-    return q / norm
+    q = q / scale
+    return q / np.linalg.norm(q)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,34 @@ from .runtime.locking import new_lock, serialised
 LOG = logging.getLogger("engine")
 
 
+def _check_state(scene, state) -> None:
+    """Refuse a ``state`` that is not this scene's shape (entities, envs, qpos sizes, body poses),
+    naming what differs, before the scene is touched."""
+    if not isinstance(state, SceneState):
+        raise InvalidTypeError(f"state: expected a SceneState from this scene's get_state(), got "
+                               f"{type(state).__name__}")
+    n = len(scene.entities)
+    if len(state.qpos) != n or len(state.poses) not in (0, n):
+        raise InvalidValueError(f"state: holds {len(state.qpos)} entities; this scene has {n}: expected a state "
+                                "from this scene's get_state()")
+    envs = f"{scene.n_envs} envs" if scene.is_batched else "no envs (unbatched)"
+    for i, entity in enumerate(scene.entities):
+        want = entity.configuration.qpos.shape
+        got = np.shape(state.qpos[i])
+        if tuple(got) != tuple(want):
+            raise InvalidValueError(f"state: entity {i} ({entity.tree.name}): qpos of shape {tuple(got)}; this scene "
+                                    f"({envs}) needs {tuple(want)} (envs x n_qs): expected a state from this "
+                                    "scene's get_state()")
+        if not np.isfinite(np.asarray(state.qpos[i], float)).all():
+            raise InvalidValueError(f"state: entity {i} ({entity.tree.name}): qpos holds NaN or infinite values")
+        if state.poses and tuple(np.shape(state.poses[i])) != tuple(entity.configuration.body_pose.shape):
+            raise InvalidValueError(f"state: entity {i} ({entity.tree.name}): body pose of shape "
+                                    f"{tuple(np.shape(state.poses[i]))}; this scene needs "
+                                    f"{tuple(entity.configuration.body_pose.shape)}")
+    if isinstance(state.t, bool) or not isinstance(state.t, int | np.integer):
+        raise InvalidTypeError(f"state: t (the step count) is {state.t!r}; expected an int")
+
+
 @dataclass(frozen=True)
 class SceneState:
     """What :meth:`Scene.get_state` saves and :meth:`Scene.reset` restores: each entity's qpos
@@ -210,12 +238,10 @@ class Scene:
         ``envs_idx``: only these envs (the step count is kept then)."""
         self.require_built()
         if state is not None:
-            if not isinstance(state, SceneState) or len(state.qpos) != len(self.entities) \
-                    or len(state.poses) not in (0, len(self.entities)):
-                raise InvalidTypeError(f"state: expected a SceneState from this scene's get_state(), got "
-                                       f"{type(state).__name__}")
-            self._init_t = state.t
+            _check_state(self, state)  # the whole state fits before anything changes
         envs = inputs.as_index_list("envs_idx", envs_idx, self.n_batch, "env")
+        if state is not None:
+            self._init_t = state.t
         envs = np.arange(self.n_batch) if envs is None else envs
         for i, entity in enumerate(self.entities):
             entity.on_reset(envs, None if state is None else state.qpos[i],

@@ -9,8 +9,11 @@ Parquet dataset, resumable, in this process or on a Ray cluster.
 This package is a layer above the engine core and :mod:`engine.scenefile` (whose solver
 settings and robot names it uses): the core never imports it (``tests/test_boundaries.py``).
 Its modules: :mod:`~engine.batch.settings` (the job, validated), :mod:`~engine.batch.targets`
-(reading and checking the input), :mod:`~engine.batch.dataset` (the output folder, its
-manifest, atomic parts), :mod:`~engine.batch.worker` (a chunk solver, the same in-process and in
+(reading and checking the input, hashed as read), :mod:`~engine.batch.files` (fingerprints of
+the meshes the answers depend on), :mod:`~engine.batch.manifest` (the manifest's shape,
+self-checksum and atomic write), :mod:`~engine.batch.dataset` (the output folder: lock, parts
+checked against their recorded SHA-256 on resume, atomic parts), :mod:`~engine.batch.verify`
+(``ikstudio solve --verify``), :mod:`~engine.batch.worker` (a chunk solver, the same in-process and in
 a Ray actor), :mod:`~engine.batch.cluster` (Ray), :mod:`~engine.batch.progress` and
 :mod:`~engine.batch.runner` (:func:`solve`). pyarrow is needed; Ray only with ``ray=``.
 """

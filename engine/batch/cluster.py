@@ -18,6 +18,7 @@ import collections
 import contextlib
 import os
 import signal
+import socket
 import threading
 
 from ..errors import InvalidValueError, StateError
@@ -25,6 +26,8 @@ from .worker import ChunkSolver
 
 IN_FLIGHT = 2
 MAX_TRIES = 3
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
+CONNECT_TIMEOUT_S = 10.0  # how long a HOST:PORT may take to accept a connection before the job is refused
 WAIT_S = 0.25  # ray.wait's timeout: how soon a signal is seen while every worker is busy
 
 
@@ -53,6 +56,7 @@ def connect(address) -> tuple[object, bool, str]:
     elif not isinstance(address, str):
         raise InvalidValueError(f"ray: expected True, 'auto' or a cluster address such as '10.0.0.1:6379', got "
                                 f"{address!r}")
+    _check_reachable(address)
     main = threading.current_thread() is threading.main_thread()
     previous = signal.getsignal(signal.SIGTERM) if main else None
     kwargs = dict(address=address, log_to_driver=False, logging_level="error")
@@ -68,6 +72,43 @@ def connect(address) -> tuple[object, bool, str]:
         if main and previous is not None:
             signal.signal(signal.SIGTERM, previous)
     return ray, address == "local", address
+
+
+def _check_reachable(address: str, timeout: float | None = None) -> None:
+    """Refuse, within :data:`CONNECT_TIMEOUT_S`, a ``HOST:PORT`` (or ``ray://HOST:PORT``) where
+    nothing accepts a connection: ``ray.init`` would wait on it for minutes, printing raw warnings.
+    "local" and "auto" are left to Ray."""
+    if address in ("local", "auto"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise InvalidValueError(f"ray: expected a cluster address HOST:PORT (such as '10.0.0.1:6379'), 'auto' or "
+                                f"True, got {address!r}")
+    timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as conn:
+            # a Ray cluster's GCS (and Ray Client's server) is gRPC: HTTP/2, whose server answers
+            # the client's connection preface with a SETTINGS frame at once
+            conn.sendall(HTTP2_PREFACE)
+            reply = conn.recv(9)
+    except OSError as err:
+        reason = "timed out" if isinstance(err, TimeoutError) else (err.strerror or str(err))
+        raise StateError(f"ray: nothing answers at {address!r} ({reason}, waited up to {timeout:g} s); start the "
+                         "cluster there (`ray start --head`) or check the address") from None
+    if len(reply) < 4 or reply[3] != 0x04:
+        raise StateError(f"ray: the server at {address!r} is not a Ray cluster (it does not speak gRPC); check the "
+                         "address (a head node's GCS port, 6379 by default)")
+
+
+def check_workers(ray, workers: int, gpu: bool, label: str = "workers") -> int:
+    """``workers``, if the cluster can place them (one CPU each, one GPU each with a GPU backend);
+    else an error naming what the cluster has (Ray would wait for them forever)."""
+    have = cluster_gpus(ray) if gpu else cluster_cpus(ray)
+    if workers > have:
+        what = "GPUs" if gpu else "CPUs"
+        raise InvalidValueError(f"{label}: {workers} workers need {workers} {what} (one each); the Ray cluster has "
+                                f"{have}: expected at most {have}")
+    return workers
 
 
 def cluster_gpus(ray) -> int:

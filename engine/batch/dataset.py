@@ -7,18 +7,25 @@ pyarrow and pandas read the folder as one table (``pq.read_table(OUT)``, ``pd.re
 their dataset discovery skips names starting with ``_`` or ``.``, so the manifest, the lock file
 and unfinished temporary files are never read as data.
 
-What makes a job safe to stop and rerun:
+What makes a job safe to stop, rerun and trust:
 
 - a part is written to a temporary file (``.part-00000.parquet.tmp-PID``), then renamed: a part
   file exists only whole, whatever stops the process (a signal, a kill, an error). Parts are
-  not fsync'ed (a disk flush per chunk would hold up the last parts of every job), so a crash
-  of the machine itself may leave a damaged part: a rerun names it rather than trusts it;
-- a part's footer names its job and chunk (schema metadata ``ikstudio.job``, ``ikstudio.chunk``)
-  and holds that chunk's row count, so a rerun skips exactly the finished chunks, and a chunk is
-  written once;
-- the manifest is written when the folder is first used; a rerun whose input (SHA-256) or
-  settings differ is refused, naming what differs, as is a folder holding anything else;
-- one job at a time per folder (an exclusive ``flock`` on ``_ikstudio_solve.lock``).
+  not fsync'ed (a disk flush per chunk would hold up the last parts of every job);
+- after the rename, the part's SHA-256 (of the bytes written) goes into the manifest's
+  ``parts``; a rerun reads every part fully and compares (:mod:`engine.batch.manifest`). A part
+  whose bytes differ (damaged on disk, renamed from another index) or that the manifest does not
+  record (a run killed between the rename and the manifest's update) is removed and its chunk
+  solved again, with a note naming the part and why. ``ikstudio solve --verify OUT`` runs the
+  same checks without solving (:mod:`engine.batch.verify`);
+- a part's footer names its job and chunk (schema metadata ``ikstudio.job``, ``ikstudio.chunk``);
+- the manifest is written when the folder is first used; a rerun whose input (SHA-256 of the
+  bytes read), settings, backend, precision or any file the answers depend on (the robot file,
+  its collision meshes, the obstacle meshes) differ is refused, naming what differs, as is a
+  folder holding anything else. A damaged manifest is refused, naming it;
+- one job at a time per folder (an exclusive ``flock`` on ``_ikstudio_solve.lock``);
+- every OS error (a full disk, a read-only folder, a path through a file) names the option and
+  the file.
 """
 
 from __future__ import annotations
@@ -34,14 +41,16 @@ import time
 from pathlib import Path
 
 from ..errors import InvalidValueError, StateError
+from . import manifest as mf
+from .manifest import FORMAT, MANIFEST
 from .targets import pa_modules
 
-MANIFEST = "_ikstudio_solve.json"
 LOCK = "_ikstudio_solve.lock"
-FORMAT = "ikstudio-solve/1"
 STATS_COLUMNS = ("target", "success", "iterations")  # min/max kept for these (filters on them skip parts)
 PART_RE = re.compile(r"^part-(\d+)\.parquet$")
 TEMP_RE = re.compile(r"^\.part-\d+\.parquet\.tmp-\d+$")
+
+__all__ = ["FORMAT", "LOCK", "MANIFEST", "Output", "PartWriter", "differences", "finished_parts", "job_id"]
 
 
 def job_id(manifest: dict) -> str:
@@ -54,15 +63,17 @@ def job_id(manifest: dict) -> str:
 def _comparable(settings: dict) -> dict:
     out = dict(settings)
     # "panda" and its file's path are the same robot: compared by the file's bytes and the options
-    out["robot"] = {"sha256": settings["robot"]["sha256"], "options": settings["robot"].get("options", {})}
+    out["robot"] = {"sha256": settings["robot"].get("sha256"), "options": settings["robot"].get("options", {})}
     return out
 
 
 def _flat(d, prefix="") -> dict:
     out = {}
     for k, v in d.items():
-        if isinstance(v, dict):
+        if isinstance(v, dict) and not (prefix == "" and k == "files"):
             out.update(_flat(v, f"{prefix}{k}."))
+        elif isinstance(v, dict):  # files: one entry per file, named by its role and path
+            out.update({f"files.{name}": sha for name, sha in v.items()})
         else:
             out[f"{prefix}{k}"] = v
     return out
@@ -73,20 +84,25 @@ def differences(old: dict, new: dict) -> list[str]:
     found = []
     if old["input"]["sha256"] != new["input"]["sha256"] or old["input"]["rows"] != new["input"]["rows"]:
         found.append(f"the input ({old['input']['rows']:,} rows, sha256 {old['input']['sha256'][:12]} there; "
-                     f"{new['input']['rows']:,} rows, sha256 {new['input']['sha256'][:12]} now)")
+                     f"{new['input']['rows']:,} rows, sha256 {new['input']['sha256'][:12]} now) read from "
+                     f"'{new['input']['source']}'")
     a, b = _flat(_comparable(old["settings"])), _flat(_comparable(new["settings"]))
     for key in sorted(set(a) | set(b)):
         if a.get(key) != b.get(key):
             if key == "robot.sha256":
-                found.append(f"the robot ({old['settings']['robot']['source']} there, "
-                             f"{new['settings']['robot']['source']} now, different files)")
+                found.append(f"the robot ({old['settings']['robot'].get('source')} there, "
+                             f"{new['settings']['robot'].get('source')} now, different files)")
+            elif key.startswith("files."):
+                there, now = (str(v)[:12] if v else "absent" for v in (a.get(key), b.get(key)))
+                found.append(f"the file {key[6:]} (sha256 {there} there, {now} now)")
             else:
                 found.append(f"{key} ({a.get(key)!r} there, {b.get(key)!r} now)")
     return found
 
 
 class Output:
-    """The output folder of one job, locked while open. ``done``: indices of finished chunks."""
+    """The output folder of one job, locked while open. ``done``: indices of finished chunks;
+    ``notes``: one line per part the opening removed to solve again (which part, why)."""
 
     def __init__(self, path: Path, manifest: dict, chunk_rows: list[int], label: str = "out"):
         self.path = path
@@ -96,16 +112,23 @@ class Output:
         self.width = max(5, len(str(len(chunk_rows) - 1)))
         self._lock_file = None
         self.done: set[int] = set()
+        self.notes: list[str] = []
+        self._manifest_lock = threading.Lock()
 
     # -- opening ------------------------------------------------------------------------------------
     @classmethod
     def open(cls, out, manifest: dict, chunk_rows: list[int], label: str = "out") -> Output:
         """Open (make) ``out`` for the job described by ``manifest``; see the module docstring."""
+        if not isinstance(out, str | os.PathLike):
+            raise InvalidValueError(f"{label}: expected the path of the output folder, got {out!r}")
         path = Path(out)
         if path.exists() and not path.is_dir():
             raise InvalidValueError(f"{label}: '{path}' is a file; expected a folder for the dataset's parts")
-        path.mkdir(parents=True, exist_ok=True)
-        self = cls(path, manifest, chunk_rows, label)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise mf.os_error(label, path, err, "make the output folder") from None
+        self = cls(path, {**manifest, "parts": {}}, chunk_rows, label)
         self._lock()
         try:
             self._check_and_scan()
@@ -117,7 +140,13 @@ class Output:
     def _lock(self) -> None:
         import fcntl
 
-        f = open(self.path / LOCK, "a+")
+        lock = self.path / LOCK
+        try:
+            f = open(lock, "a+")
+        except OSError as err:
+            raise mf.labelled_os_error(err, f"{self.label}: cannot open the lock file '{lock}': {err.strerror or err} "
+                                            "(a job writes into its folder; check a finished job on read-only media "
+                                            "with `ikstudio solve --verify OUT`)") from None
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -127,71 +156,99 @@ class Output:
         self._lock_file = f
 
     def _check_and_scan(self) -> None:
-        names = sorted(os.listdir(self.path))
+        try:
+            names = sorted(os.listdir(self.path))
+        except OSError as err:
+            raise mf.os_error(self.label, self.path, err, "list the output folder") from None
         for name in names:  # a stopped run's unfinished part: never part of the dataset
             if TEMP_RE.match(name):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.path / name)
-        names = [n for n in names if n != LOCK and not TEMP_RE.match(n)]
+        names = mf.remove_stale_temps(self.path, [n for n in names if n != LOCK and not TEMP_RE.match(n)])
         manifest_path = self.path / MANIFEST
         if MANIFEST in names:
             try:
-                old = json.loads(manifest_path.read_text(encoding="utf-8"))
-                if old.get("format") != FORMAT:
-                    raise ValueError(f"format {old.get('format')!r}")
-            except (ValueError, OSError) as err:
-                raise InvalidValueError(f"{self.label}: '{manifest_path}' is not a manifest of this tool ({err}); "
-                                        "choose another folder") from None
+                old = mf.read(manifest_path)
+            except InvalidValueError as err:
+                raise InvalidValueError(f"{self.label}: {err}; choose another folder (or delete this one to solve the "
+                                        "job again)") from None
             diff = differences(old, self.manifest)
             if diff:
                 raise InvalidValueError(f"{self.label}: '{self.path}' holds another job's parts: {'; '.join(diff)}. "
                                         "Rerun with that job's input and settings to resume it, or choose another "
                                         "folder")
-            self.manifest = {**self.manifest, "created": old.get("created", self.manifest.get("created"))}
+            self.manifest = {**self.manifest, "created": old.get("created", self.manifest.get("created")),
+                             "parts": dict(old["parts"])}
         elif names:
             parts = [n for n in names if PART_RE.match(n)]
             what = f"{len(parts)} part files of another job" if parts else f"{len(names)} other files ({names[0]}, ...)"
             raise InvalidValueError(f"{self.label}: '{self.path}' holds {what} and no manifest ({MANIFEST}); choose an "
                                     "empty or new folder")
         else:
-            self._write_json(manifest_path, self.manifest)
-        self.done = self._scan([n for n in names if n != MANIFEST])
+            self._save_manifest()
+        changed = self._scan([n for n in names if n != MANIFEST])
+        if changed:
+            self._save_manifest()
 
-    def _scan(self, names: list[str]) -> set[int]:
-        _, pq = pa_modules()
-        done = set()
-        expect = job_id(self.manifest).encode()
+    def _scan(self, names: list[str]) -> bool:
+        """Check every part in ``names`` against the manifest's record; returns whether the record
+        changed (parts removed to be solved again)."""
+        from .settings import file_sha256
+
+        recorded: dict = self.manifest["parts"]
+        by_sha = {entry["sha256"]: name for name, entry in recorded.items()}
+        changed = False
         for name in names:
             m = PART_RE.match(name)
             if m is None:
                 raise InvalidValueError(f"{self.label}: '{self.path / name}' is not a part of this job; the folder "
                                         "should hold its parts and manifest only")
             index = int(m.group(1))
-            try:
-                meta = pq.read_metadata(self.path / name)
-            except Exception as err:
-                raise InvalidValueError(f"{self.label}: part '{self.path / name}' cannot be read ({err}); delete it "
-                                        "and rerun to solve that chunk again") from None
-            kv = meta.metadata or {}
-            if kv.get(b"ikstudio.job") != expect or kv.get(b"ikstudio.chunk") != str(index).encode():
-                raise InvalidValueError(f"{self.label}: part '{self.path / name}' was written by another job; choose "
-                                        "another folder")
-            fits = index < len(self.chunk_rows) and meta.num_rows == self.chunk_rows[index]
-            if not fits or name != self.part_name(index):
+            if index >= len(self.chunk_rows) or name != self.part_name(index):
                 raise InvalidValueError(f"{self.label}: part '{self.path / name}' does not match the manifest's "
-                                        f"chunks ({meta.num_rows} rows)")
-            done.add(index)
-        return done
+                                        f"{len(self.chunk_rows)} chunks (part-{0:0{self.width}d}.parquet to "
+                                        f"{self.part_name(len(self.chunk_rows) - 1)})")
+            try:
+                sha = file_sha256(self.path / name)
+            except OSError as err:
+                raise mf.os_error(self.label, self.path / name, err, "read the part") from None
+            entry = recorded.get(name)
+            if entry is None:
+                why = "the manifest has no record of it (a run stopped between writing it and recording it)"
+            elif sha != entry["sha256"]:
+                other = by_sha.get(sha)
+                why = (f"it holds the bytes of {other} (renamed or copied over)" if other and other != name else
+                       "its bytes do not match the SHA-256 the manifest records (damaged)")
+            elif entry["rows"] != self.chunk_rows[index]:
+                why = f"the manifest records {entry['rows']} rows; chunk {index} has {self.chunk_rows[index]}"
+            else:
+                self.done.add(index)
+                continue
+            self.notes.append(f"part '{self.path / name}': {why}; removed, chunk {index} is solved again")
+            try:
+                os.unlink(self.path / name)
+            except OSError as err:
+                raise mf.os_error(self.label, self.path / name, err, "remove the untrusted part") from None
+            if recorded.pop(name, None) is not None:
+                changed = True
+        for name in sorted(set(recorded) - set(names)):  # deleted by hand: its chunk is simply not done
+            del recorded[name]
+            changed = True
+        return changed
+
+    def _save_manifest(self) -> None:
+        with self._manifest_lock:
+            self.manifest = mf.write(self.path / MANIFEST, self.manifest, self.label)
 
     # -- writing ------------------------------------------------------------------------------------
     def part_name(self, index: int) -> str:
         return f"part-{index:0{self.width}d}.parquet"
 
     def write_part(self, index: int, table, dictionary_columns: list[str]) -> float:
-        """Write chunk ``index``'s rows atomically (temporary file, then rename); returns the
-        calling thread's CPU seconds for it (its wall time, on a busy machine, counts the time the
-        thread waited for a core while the solver ran)."""
-        _, pq = pa_modules()
+        """Write chunk ``index``'s rows atomically (temporary file, then rename), then record its
+        SHA-256 in the manifest; returns the calling thread's CPU seconds for it (its wall time,
+        on a busy machine, counts the time the thread waited for a core while the solver ran)."""
+        pa, pq = pa_modules()
         if index in self.done:
             raise StateError(f"chunk {index} is already written ({self.part_name(index)}); a row is never written "
                              "twice")
@@ -201,21 +258,27 @@ class Output:
         table = table.replace_schema_metadata(meta)
         final = self.path / self.part_name(index)
         temp = self.path / f".{final.name}.tmp-{os.getpid()}"
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, use_dictionary=dictionary_columns or False, compression="snappy",
+                       write_statistics=[c for c in STATS_COLUMNS if c in table.column_names])
+        data = sink.getvalue()
+        sha = hashlib.sha256(memoryview(data)).hexdigest()
         try:
-            pq.write_table(table, temp, use_dictionary=dictionary_columns or False, compression="snappy",
-                           write_statistics=[c for c in STATS_COLUMNS if c in table.column_names])
+            with open(temp, "wb") as f:
+                f.write(memoryview(data))
             os.replace(temp, final)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise mf.os_error(self.label, final, err, "write the part") from None
         except BaseException:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
         self.done.add(index)
+        self.manifest["parts"][final.name] = {"rows": table.num_rows, "sha256": sha}
+        self._save_manifest()
         return time.thread_time() - t0
-
-    def _write_json(self, path: Path, data: dict) -> None:
-        temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-        temp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(temp, path)
 
     def close(self) -> None:
         if self._lock_file is not None:

@@ -73,6 +73,8 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
     if log is None:
         log = (lambda message: print(message, file=sys.stderr, flush=True)) if progress else (lambda message: None)
 
+    if not isinstance(out, str | os.PathLike) or not os.fspath(out):
+        raise InvalidTypeError(f"{labels['out']}: expected the path of the output folder, got {out!r}")
     source, robot_path, fmt, robot_options = st.resolve_robot_source(robot)
     tree = st.load_tree(source, robot_path, fmt, robot_options)
     links = st.check_links(links, tree, labels["links"])
@@ -85,6 +87,10 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
     obstacle_source = None
     if obstacles is not None:
         obstacle_source = st.obstacle_file(obstacles)
+    from .files import obstacle_files, robot_files
+
+    files = {**robot_files(tree, st.make_morph(robot_path, fmt, robot_options), robot_path),
+             **obstacle_files(obstacle_source, labels.get("obstacles", "obstacles"))}
     solver_values = _solver_values(solver, labels)
     file_seed = solver_values.pop("seed", 0)
     if seed is None:
@@ -133,13 +139,15 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
                          robot_options=robot_options, links=tuple(links),
                          pos_masks=tuple(pos_masks), rot_masks=tuple(rot_masks), chunk=chunk, envs=min(chunk, n),
                          seed=seed, solver=solver_values, backend=worker_backend, precision=worker_precision,
-                         obstacles=obstacle_source)
+                         obstacles=obstacle_source, files=files)
         manifest = {"format": FORMAT, "input": {"source": data.source, "sha256": data.sha256, "rows": n},
                     "settings": job.fingerprint(), "chunks": n_chunks, "columns": ["target", *q_names, "success",
                                                                                    *error_names, "iterations",
                                                                                    *data.carried.column_names],
                     "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
         output = Output.open(out, manifest, chunk_rows, labels["out"])
+        for note in output.notes:  # parts that failed their checks: removed, solved again
+            log(note)
         try:
             return _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, labels,
                         on_progress, log, t_start, read_s)
@@ -198,10 +206,12 @@ def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, 
                 handle(solver.solve(k, *chunk_args(k)))
             solver.close()
         elif todo:
-            from .cluster import Pool, cluster_cpus, cluster_gpus
+            from .cluster import Pool, check_workers, cluster_cpus, cluster_gpus
 
             ray_mod = cluster[0]
             gpu = job.backend != "cpu"
+            if workers is not None:
+                check_workers(ray_mod, workers, gpu, labels["workers"])
             n_workers = workers or (cluster_gpus(ray_mod) if gpu else cluster_cpus(ray_mod))
             n_workers = max(1, min(_labelled(_positive, n_workers, labels["workers"]), len(todo)))
             pool = Pool(ray_mod, job, n_workers, gpu, log)
@@ -245,7 +255,7 @@ def _table(pa, result: dict, start: int, q_names, error_names, carried):
     columns["success"] = pa.array(np.asarray(result["success"], dtype=bool))
     for j, name in enumerate(error_names):
         which = "pos_error" if name.endswith("pos_error") else "rot_error"
-        columns[name] = pa.array(np.ascontiguousarray(result[which][:, j // 2]))
+        columns[name] = pa.array(np.ascontiguousarray(result[which][:, j // 2], dtype=np.float64))  # m / rad
     columns["iterations"] = pa.array(np.asarray(result["iterations"], dtype=np.int32))
     table = pa.table(columns)
     for name in carried.column_names:

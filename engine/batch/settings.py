@@ -235,6 +235,14 @@ def qpos_names(tree) -> list[str]:
             [str(i) for i in range(n)]
         for i, part in zip(joint.qs_idx, parts):
             names[i] = f"q_{joint.name}" + (f"_{part}" if part else "")
+    owner = {}
+    for joint in tree.joints:  # two joints whose names make one column (a free joint b, a hinge b_x)
+        for i in joint.qs_idx:
+            if names[i] in owner and owner[names[i]] != joint.name:
+                raise InvalidValueError(f"robot: joints {owner[names[i]]!r} and {joint.name!r} of '{tree.name}' both "
+                                        f"map to the output column {names[i]!r}; rename one of them in the robot "
+                                        "file")
+            owner[names[i]] = joint.name
     return names
 
 
@@ -244,13 +252,13 @@ def default_chunk(gpu: bool) -> int:
 
 
 def check_chunk(chunk) -> int:
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or not 1 <= chunk <= MAX_CHUNK:
+    if isinstance(chunk, bool | np.bool_) or not isinstance(chunk, int | np.integer) or not 1 <= chunk <= MAX_CHUNK:
         raise InvalidValueError(f"chunk: expected rows per solve call, 1 to {MAX_CHUNK:,}, got {chunk!r}")
     return int(chunk)
 
 
 def check_seed(seed) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**31 - 1:
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer) or not 0 <= seed <= 2**31 - 1:
         raise InvalidValueError(f"seed: a batch job needs an integer seed in [0, {2**31 - 1}] (its chunks' seeds "
                                 f"derive from it, so that a resumed or distributed run gives the same rows), "
                                 f"got {seed!r}")
@@ -279,7 +287,8 @@ class JobSpec:
     min(chunk, rows) envs); ``seed``: the job seed; ``solver``: keyword arguments of the IK call
     (:data:`SOLVER_KEYS`); ``backend`` / ``precision``: of ``engine.init`` in workers;
     ``obstacles``: ``(text, folder)`` of a scene file whose ``obstacles:`` every worker's scene
-    gets (fixed bodies in every env; :func:`obstacle_file`), or None.
+    gets (fixed bodies in every env; :func:`obstacle_file`), or None; ``files``: SHA-256 of every
+    other file the answers depend on (:mod:`engine.batch.files`).
     """
 
     robot: str
@@ -295,6 +304,7 @@ class JobSpec:
     backend: str = "cpu"
     precision: str = "32"
     obstacles: tuple[str, str] | None = None
+    files: dict = field(default_factory=dict, hash=False)
 
     @property
     def has_pos(self) -> list[bool]:
@@ -309,8 +319,8 @@ class JobSpec:
     def fingerprint(self) -> dict:
         """The settings that fix the answers (what a resumed job must repeat), JSON-ready."""
         d = asdict(self)
-        d.pop("backend")
-        d.pop("envs")
+        d.pop("envs")  # the backend and precision stay: their rows differ (float rounding)
+        d["files"] = dict(sorted(self.files.items()))
         d["robot"] = {"source": d.pop("robot"), "sha256": d.pop("robot_sha256"),
                       "options": dict(sorted(d.pop("robot_options").items()))}
         d["links"] = list(self.links)

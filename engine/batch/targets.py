@@ -15,7 +15,9 @@ name an output column takes. Rows are numbered from 0, as in the output's ``targ
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from ..errors import InvalidTypeError, InvalidValueError, MissingFileError
 POS_COLUMNS = ("x", "y", "z")
 QUAT_COLUMNS = ("qw", "qx", "qy", "qz")
 QUAT_TOL = 1e-3
+MAX_VALUE = float(np.finfo(np.float32).max)  # a target's number beyond this is refused (inf in float32)
 SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".npz": "npz", ".csv": "csv"}
 
 
@@ -70,15 +73,23 @@ def _hash_table(table) -> str:
     return hashlib.sha256(memoryview(sink.getvalue())).hexdigest()
 
 
-def _hash_path(path: Path) -> str:
-    from .settings import file_sha256
-
-    if path.is_dir():  # a Parquet dataset: every file's name and bytes, in name order
-        digest = hashlib.sha256()
-        for f in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))):
-            digest.update(str(f.relative_to(path)).encode() + b"\0" + file_sha256(f).encode())
-        return digest.hexdigest()
-    return file_sha256(path)
+def _read_bytes(path: Path, label: str) -> tuple[list[tuple[Path, bytes]], str]:
+    """The bytes of the input file (every data file of a Parquet folder, in name order) and their
+    SHA-256, read once: the table is parsed from these very bytes, so the hash is of what was
+    solved even if the file is replaced while the job runs."""
+    try:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+            blobs = [(f, f.read_bytes()) for f in files]
+            digest = hashlib.sha256()
+            for f, data in blobs:
+                digest.update(str(f.relative_to(path)).encode() + b"\0" + hashlib.sha256(data).hexdigest().encode())
+            return blobs, digest.hexdigest()
+        data = path.read_bytes()
+    except OSError as err:
+        raise InvalidValueError(f"{label}: cannot read '{getattr(err, 'filename', None) or path}': "
+                                f"{err.strerror or err}") from None
+    return [(path, data)], hashlib.sha256(data).hexdigest()
 
 
 def read_table(source, label: str = "targets"):
@@ -95,24 +106,24 @@ def read_table(source, label: str = "targets"):
         if kind is None:
             raise InvalidValueError(f"{label}: {name}: expected a .parquet, .npz or .csv file, got suffix "
                                     f"{path.suffix or '(none)'!r}")
+        blobs, sha = _read_bytes(path, label)
         try:
             # single-threaded: reading is a small part of a job, and pyarrow's thread pool would
             # stay in the process beside the solver's (its threads' malloc arenas grew the memory
             # of later work, e.g. the renderer's, by 10-60 MB in a test process)
             if kind == "parquet":
-                table = pq.read_table(path, use_threads=False)
+                tables = [pq.read_table(pa.BufferReader(data), use_threads=False) for _, data in blobs]
+                table = tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default")
             elif kind == "csv":
-                from pyarrow import csv
-
-                table = csv.read_csv(path, read_options=csv.ReadOptions(use_threads=False))
+                table = _csv_table(blobs[0][1], name)
             else:
-                table = _npz_table(path, name)
+                table = _npz_table(io.BytesIO(blobs[0][1]), name)
         except (InvalidValueError, InvalidTypeError):
             raise
         except Exception as err:  # a damaged or foreign file
             first = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise InvalidValueError(f"{name}: cannot read as {kind}: {first}") from None
-        return table, name, _hash_path(path)
+        return table, name, sha
     if isinstance(source, pa.Table):
         return source, "<table>", _hash_table(source)
     if type(source).__name__ == "DataFrame":  # pandas, without importing it
@@ -128,7 +139,45 @@ def read_table(source, label: str = "targets"):
                            f"columns, got {type(source).__name__}")
 
 
-def _npz_table(path: Path, name: str):
+_CSV_COLUMN = re.compile(r"In CSV column #(\d+): (.*)")
+
+
+def _csv_table(data: bytes, name: str):
+    """A CSV file's table; a value that does not fit its column's type is named by column and row
+    (pyarrow names the column only: the column is read again as text to find the row)."""
+    pa, _ = pa_modules()
+    from pyarrow import csv
+
+    try:
+        return csv.read_csv(pa.BufferReader(data), read_options=csv.ReadOptions(use_threads=False))
+    except pa.ArrowInvalid as err:
+        m = _CSV_COLUMN.search(str(err))
+        if m is None:
+            raise
+        index, reason = int(m.group(1)), m.group(2)
+    import csv as text_csv
+
+    header = next(text_csv.reader([data.split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")]), [])
+    column = header[index] if index < len(header) else f"#{index}"
+    strings = csv.read_csv(pa.BufferReader(data), read_options=csv.ReadOptions(use_threads=False),
+                           convert_options=csv.ConvertOptions(column_types={column: pa.string()},
+                                                              include_columns=[column]))
+    _first_non_number(strings.column(0), column, name)
+    raise InvalidValueError(f"{name}: column {column!r}: {reason}")
+
+
+def _first_non_number(col, column: str, name: str) -> None:
+    """Raise naming the first row of the text column ``col`` whose value is not a number."""
+    for row, value in enumerate(col.to_numpy(zero_copy_only=False)):
+        if value is None or value == "":
+            continue
+        try:
+            float(value)
+        except (TypeError, ValueError):
+            raise InvalidValueError(f"{name}: column {column!r}: {value!r} in row {row} is not a number") from None
+
+
+def _npz_table(path, name: str):
     pa, _ = pa_modules()
     with np.load(path, allow_pickle=False) as data:
         columns = {}
@@ -157,16 +206,26 @@ def _column(table, column: str, source: str) -> np.ndarray:
 
     col = table.column(column)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            _first_non_number(col, column, source)
         raise InvalidValueError(f"{source}: column {column!r}: expected numbers, got {col.type}")
     if col.null_count:
         idx = np.flatnonzero(pc.is_null(col).to_numpy(zero_copy_only=False))
         raise InvalidValueError(f"{source}: column {column!r}: missing value in {_rows(idx)}")
-    arr = pc.cast(col, pa.float64()).to_numpy()
+    if pa.types.is_integer(col.type):  # every integer as the nearest float64 (uint64 past 2**63 too)
+        arr = np.asarray(col.combine_chunks().to_numpy(zero_copy_only=False), dtype=np.float64)
+    else:
+        arr = pc.cast(col, pa.float64()).to_numpy()
     bad = ~np.isfinite(arr)
     if bad.any():
         idx = np.flatnonzero(bad)
         what = "NaN" if np.isnan(arr[idx[0]]) else "infinite value"
         raise InvalidValueError(f"{source}: column {column!r}: {what} in {_rows(idx)}")
+    big = np.abs(arr) > MAX_VALUE
+    if big.any():  # would be inf in the engine's float32 buffers: the chunk could never be solved
+        idx = np.flatnonzero(big)
+        raise InvalidValueError(f"{source}: column {column!r}: {arr[idx[0]]:g} in {_rows(idx)} is beyond the engine's "
+                                f"float range; expected values within {MAX_VALUE:.4g}")
     return arr
 
 

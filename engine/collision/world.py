@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InvalidTypeError
+from ..errors import InvalidTypeError, InvalidValueError
+from ..model.meshes import mesh_file_problem
 from ..obstacle_kinds import BY_NAME, KINDS
 from ..transforms import quat_rotate_unit
 from .robot import rigid_groups
@@ -79,6 +80,9 @@ def obstacle_spheres(entity, spheres_per_link: int | None = None):
         if kept is not None and spheres_per_link in (None, kept[0]):
             return kept[1]
         n = check_spheres_per_link(MESH_SPHERES if spheres_per_link is None else spheres_per_link)
+        problem = mesh_file_problem(str(morph.file))
+        if problem is not None:  # an empty or broken mesh would stand for nothing: refused by name
+            raise InvalidValueError(f"obstacle entity #{entity.idx} (morphs.Mesh): {problem}")
         model = sphere_model(entity.tree, collision_geometry(entity.tree, morph), n, 0, morph.scale)
         state.obstacle_spheres = (n, model)
         return model

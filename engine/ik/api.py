@@ -50,6 +50,7 @@ class IKMethods:
             (PostureTask and CollisionTask excluded), success, iterations, sample, and with
             avoidance min_distance and min_pair. The state is not changed.
         """
+        self._require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         tasks = list(tasks) if isinstance(tasks, list | tuple) else [tasks]
         posture = [t for t in tasks if isinstance(t, PostureTask)]
         if len(posture) > 1:

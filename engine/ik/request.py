@@ -19,6 +19,7 @@ from ..kernels import per_robot as static_ik
 from ..kernels.kinds import kind_of
 from ..kernels.tables import COLLIDE
 from ..runtime import dispatch
+from ..runtime.randomness import draw_seed
 from .limits import JointPositionLimit, LimitRow, as_limits
 from .tasks import TaskRow
 
@@ -141,8 +142,8 @@ def solver_spec(entity, request: IKRequest):
 
 def as_seed(seed) -> int:
     """The call's hash seed: ``seed`` (an int), or a fresh random one for None."""
-    if seed is None:
-        return int(np.random.randint(0, 2**31 - 1))
+    if seed is None:  # from the process's generator, which init(seed=...) seeds (engine.runtime.randomness)
+        return draw_seed()
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise InvalidTypeError(f"seed: expected an int or None, got {seed!r}")
     return int(seed) % (2**31)

@@ -19,9 +19,12 @@ class IKResult:
 
     With collision avoidance (``avoid_collisions=True`` or a CollisionTask; else both None):
     ``min_distance`` ``([n_envs,])`` m, the smallest sphere distance of the answer over the
-    counted pairs and the obstacles (as ``collision_distance``; inf with nothing to check), and
-    ``min_pair`` ``([n_envs,])`` what sets it, ``(link, link)`` or ``(link, obstacle)``. Success
-    then also requires ``min_distance >= margin``. ``error`` has no rows for the avoidance task.
+    counted pairs and the obstacles (as ``collision_distance``), and ``min_pair`` ``([n_envs,])``
+    what sets it, ``(link, link)`` or ``(link, obstacle)``. Success then also requires
+    ``min_distance >= margin``. With nothing to check (a robot without collision geometry, or no
+    counted pairs and no obstacles) ``min_distance`` is NaN, success counts the other tasks only,
+    and a RuntimeWarning says so once per robot. ``error`` has no rows for the avoidance task;
+    ``pos_error`` / ``rot_error`` are its norms summed in float64.
     """
 
     qpos: np.ndarray
@@ -34,10 +37,20 @@ class IKResult:
 
     @property
     def pos_error(self) -> np.ndarray:
-        """Norm of each task's masked position error ([n_envs,] n_tasks), m."""
-        return np.linalg.norm(self.error[..., :3], axis=-1)
+        """Norm of each task's masked position error ([n_envs,] n_tasks), m: summed in float64 (the
+        squares of a 1e20 m error overflow float32), in ``error``'s precision where it holds it."""
+        return _norm(self.error[..., :3])
 
     @property
     def rot_error(self) -> np.ndarray:
         """Angle of each task's masked rotation error ([n_envs,] n_tasks), rad."""
-        return np.linalg.norm(self.error[..., 3:], axis=-1)
+        return _norm(self.error[..., 3:])
+
+
+def _norm(v: np.ndarray) -> np.ndarray:
+    """Norms over the last axis, computed in float64; returned in ``v``'s dtype unless that
+    overflows (a norm beyond float32's range stays float64)."""
+    out = np.linalg.norm(v.astype(np.float64), axis=-1)
+    if v.dtype != np.float64 and np.all(np.abs(out) <= np.finfo(v.dtype).max):
+        return out.astype(v.dtype)
+    return out

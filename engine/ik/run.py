@@ -12,6 +12,8 @@ entry point ends in (``inverse_kinematics``, ``inverse_kinematics_multilink``, `
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import inputs
@@ -29,6 +31,9 @@ from .result import IKResult
 __all__ = ["run"]
 
 
+FAR = 1e9  # m: world position targets farther than this are solved toward at this distance (far_targets)
+
+
 def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     """Solve ``request`` on ``entity`` for ``targets`` (one ``(pos, quat)`` per task, None where the
     task has no such target) from ``init_qpos`` (None: the current state). State is not touched."""
@@ -36,6 +41,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     plan = entity.ik_state.plans.get(entity, request)
     plan.task_i[0, SOLVE_I.seed] = as_seed(seed)
     fill_targets(plan, targets, cfg.batched)
+    far = far_targets(plan)
     fill_start(plan, entity, init_qpos)
     plan.done.fill(generic.BIG)
     if request.collide_index is not None:
@@ -58,7 +64,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
         plan.kernel(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
             *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
-    return _choose(entity, s, plan)
+    return _choose(entity, s, plan, far)
 
 
 def _run_generic(entity, plan: IKPlan, s: dict) -> None:
@@ -135,7 +141,42 @@ def fill_start(plan: IKPlan, entity, init_qpos) -> None:
         plan.q0[:, n:n + tree.n_qs], plan.q0[:, 2 * n:2 * n + tree.n_qs] = lo, hi
 
 
-def _choose(entity, s: dict, plan: IKPlan) -> IKResult:
+def far_targets(plan: IKPlan) -> dict | None:
+    """Bring world position targets farther than :data:`FAR` from the origin to that distance, in
+    the same direction, in ``plan.targets``; returns ``{task: (n_sel, 3) float64}``, what each
+    was moved by (None when none was). The solver's squared errors of a target at 1e20 m overflow
+    float32 and it would never record an answer; toward a target at ``FAR`` it reaches the same
+    way, and :func:`_choose` adds the offsets back to the errors, in float64."""
+    out = None
+    for i, which, col, _, _ in plan.fields:
+        row = plan.request.rows[i]
+        if which != 0 or row.ref != -1:
+            continue
+        pos = plan.targets[:, i, col:col + 3].astype(np.float64)
+        norm = np.sqrt(np.einsum("ij,ij->i", pos / FAR, pos / FAR)) * FAR  # no overflow for 1e38
+        far = norm > FAR
+        if not far.any():
+            continue
+        moved = pos.copy()
+        moved[far] *= (FAR / norm[far])[:, None]
+        plan.targets[:, i, col:col + 3] = moved
+        out = out or {}
+        out[i] = np.where(far[:, None], pos - moved, 0.0) * np.asarray(row.pos_mask, float)
+    return out
+
+
+def _warn_nothing_to_avoid(entity) -> None:
+    """Warn once per entity that ``avoid_collisions`` had nothing to measure (see :class:`IKResult`)."""
+    state = entity.ik_state
+    if state.warned_nothing_to_avoid:
+        return
+    state.warned_nothing_to_avoid = True
+    warnings.warn(f"avoid_collisions: robot '{entity.tree.name}' has no collision geometry to check (no collision "
+                  "or visual geometry, or no counted link pairs and no obstacles in the scene): its answers' "
+                  "min_distance is NaN and their success counts the other tasks only", RuntimeWarning, stacklevel=5)
+
+
+def _choose(entity, s: dict, plan: IKPlan, far: dict | None = None) -> IKResult:
     """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest
     score (:mod:`engine.kernels.answers`). With one thread per env on the CPU (the usual case
     there) each thread's kept solution is already its env's. Arrays come back in the engine's
@@ -147,17 +188,29 @@ def _choose(entity, s: dict, plan: IKPlan) -> IKResult:
         sample, iterations = s["best_i"][:, BEST_I.success].copy(), s["best_i"][:, BEST_I.iters].copy()
     else:
         answers.choose(s["best_q"], s["best_err"], s["best_i"], plan.exhaustive, s["q_out"], s["err_out"],
-                             s["info_out"], dispatch.serial(plan.n_sel))
+                       s["info_out"], dispatch.serial(plan.n_sel))
         q, err = s["q_out"][:, :n_qs].copy(), s["err_out"].copy()
         sample, iterations = s["info_out"][:, CHOICE_I.sample].copy(), s["info_out"][:, CHOICE_I.iters].copy()
     q = entity.tree.apply_mimic_inplace(q)
+    if far:  # the true residuals of far targets (see far_targets): float32 holds them, the sums are float64
+        err = err.astype(np.float64)
+        for i, offset in far.items():
+            err[:, i, :3] += offset
+        err = err.astype(cfg.dtype)
+        reached = np.ones(len(err), bool)
+        for offset in far.values():
+            reached &= ~offset.any(axis=1)
+        sample = np.where(reached, sample, -1)  # a target FAR away is never met
     success = sample >= 0
     dist = pairs = None
     avoiding = plan.request.collide_index
     if avoiding is not None:  # the answers checked on the host, as collision_distance would
         dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid)
-        dist = dist.astype(cfg.dtype)
-        success &= dist >= plan.request.rows[avoiding].margin + ROUNDING  # as the kernel's test
+        measured = np.isfinite(dist)
+        if not measured.all():  # nothing to keep apart: said once, and no distance is made up
+            _warn_nothing_to_avoid(entity)
+        dist = np.where(measured, dist, np.nan).astype(cfg.dtype)
+        success &= ~measured | (dist >= plan.request.rows[avoiding].margin + ROUNDING)  # as the kernel's test
         sample = np.where(success, sample, -1)
         err = np.delete(err, avoiding, axis=1)
     out = IKResult(qpos=q, error=err, success=success, iterations=iterations, sample=sample, min_distance=dist,

@@ -27,6 +27,7 @@ class IKState:
         self.plans = PlanCache()
         self.requests: OrderedDict = OrderedDict()
         self.scratch = Scratch()
+        self.warned_nothing_to_avoid = False  # avoid_collisions found nothing to measure: said once
 
     def kept_request(self, key, make):
         """The request kept under ``key`` (hashable), or ``make()``'s, then kept."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import InvalidValueError
@@ -44,3 +46,44 @@ def visual_to_trimesh(visual):
         mesh.apply_scale(size)
         return mesh
     raise InvalidValueError(f"visual.kind: unknown kind '{kind}'")
+
+
+MAX_VERTEX = 1e30  # m: a mesh vertex beyond this (or not finite) is refused, as a robot file's numbers are
+
+
+def mesh_file_problem(path: str) -> str | None:
+    """Why the mesh file ``path`` cannot stand for a solid body (an obstacle): unreadable, no
+    triangles (empty, or points only), a vertex that is not finite or beyond :data:`MAX_VERTEX`,
+    or a face indexing a vertex that does not exist. None: it can."""
+    import os
+
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        return f"cannot read mesh file {path}: {err.strerror or err}"
+    return _problem(str(path), info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _problem(path: str, mtime_ns: int, size: int) -> str | None:
+    import trimesh
+
+    try:
+        mesh = trimesh.load(path, force="mesh", process=False)
+    except Exception as err:  # trimesh raises many kinds for unreadable files
+        return f"cannot read mesh file {path}: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+    vertices = np.asarray(getattr(mesh, "vertices", np.zeros((0, 3))), float).reshape(-1, 3)
+    faces = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))), np.int64).reshape(-1, 3)
+    if len(faces) == 0:
+        return f"mesh file {path} has no triangles"
+    bad = ~np.isfinite(vertices).all(axis=1) | (np.abs(np.nan_to_num(vertices)) > MAX_VERTEX).any(axis=1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        return (f"mesh file {path}: vertex {i} is {vertices[i].tolist()}; expected finite coordinates within "
+                f"{MAX_VERTEX:g}")
+    wrong = (faces < 0) | (faces >= len(vertices))
+    if wrong.any():
+        i = int(np.flatnonzero(wrong.any(axis=1))[0])
+        return (f"mesh file {path}: face {i} is {faces[i].tolist()}; expected vertex indices 0 to "
+                f"{len(vertices) - 1}")
+    return None

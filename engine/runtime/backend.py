@@ -25,7 +25,7 @@ os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
-from . import devices, locking, memory  # noqa: E402
+from . import devices, locking, memory, randomness  # noqa: E402
 from .state import LOCK, STATE  # noqa: E402
 
 BACKENDS = ("gpu", "cuda", "vulkan", "cpu")
@@ -103,7 +103,9 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     "cuda", "vulkan" (any Vulkan device, software ones included) or "cpu". ``precision`` "32" or
     "64" sets the float type of every buffer and kernel; "64" on a Vulkan device without float64
     is a ValueError, raised before anything is reset. Calling ``init`` again resets taichi: scenes
-    built before it must be built again.
+    built before it must be built again. ``seed`` seeds the engine's one random generator
+    (:mod:`engine.runtime.randomness`), from which every later ``seed=None`` IK call draws: the same seed
+    gives the same answers in any process, on every backend; None seeds it from the OS.
     """
     logging_level = LOGGING_LEVELS.get(str(logging_level).lower(), logging_level)
     if logging_level not in LOGGING_LEVELS.values():
@@ -124,8 +126,9 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     fp = ti.f64 if precision == "64" else ti.f32
     kwargs = dict(default_fp=fp, default_ip=ti.i32, debug=debug, log_level=logging_level,
                   offline_cache=True)
-    if seed is not None:
-        kwargs["random_seed"] = int(seed)
+    # the seed is the engine's own generator's (engine.runtime.randomness), not taichi's random_seed: no
+    # kernel draws with ti.random, and taichi keys its offline cache on random_seed, so each new
+    # seed would compile every kernel again (~2.5 min on 2 cores for the generic solver)
     with LOCK:
         busy = locking.calls_in_progress()
         if busy:
@@ -159,6 +162,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         STATE.software = bool(device is not None and getattr(device, "software", False))
         STATE.precision = precision
         STATE.seed = seed
+        randomness.reseed(seed)  # every later seed=None draw of the engine follows from it
         STATE.debug = debug
         STATE.generation += 1
         _materialize()

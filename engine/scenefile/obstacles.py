@@ -10,7 +10,6 @@ folder, then among the engine's own meshes (``meshes/axis.obj``).
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 from .. import morphs, surfaces
@@ -31,18 +30,12 @@ def mesh_path(spec: SceneSpec, obstacle: MeshObstacle) -> Path:
                            f"and among the engine's meshes in {morphs.DATA_DIR})")
 
 
-@functools.lru_cache(maxsize=64)
-def _mesh_problem(path: str, mtime: float) -> str | None:
-    """Why the mesh file cannot serve as an obstacle (None: it can); cached while the file is unchanged."""
-    import trimesh
+def _mesh_problem(path: str) -> str | None:
+    """Why the mesh file cannot serve as an obstacle (None: it can); see
+    :func:`engine.model.meshes.mesh_file_problem`."""
+    from ..model.meshes import mesh_file_problem
 
-    try:
-        mesh = trimesh.load(path, force="mesh", process=False)
-    except Exception as err:  # trimesh raises many kinds for unreadable files
-        return f"cannot read mesh file {path}: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
-    if len(getattr(mesh, "faces", ())) == 0:
-        return f"mesh file {path} has no triangles"
-    return None
+    return mesh_file_problem(path)
 
 
 def obstacle_issues(spec: SceneSpec) -> list[Issue]:
@@ -57,7 +50,7 @@ def obstacle_issues(spec: SceneSpec) -> list[Issue]:
         except (ValueError, OSError) as err:
             issues.append(Issue(("obstacles", i, "file"), str(err).removeprefix("file: ")))
             continue
-        problem = _mesh_problem(str(path), path.stat().st_mtime)
+        problem = _mesh_problem(str(path))
         if problem is not None:
             issues.append(Issue(("obstacles", i, "file"), problem))
     return issues

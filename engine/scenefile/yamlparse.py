@@ -72,6 +72,22 @@ def _expanded_size(node, memo: dict) -> int:
     return total
 
 
+def _distinct_nodes(root) -> int:
+    """How many distinct nodes the document holds as written (an alias's target counted once);
+    stops counting past :data:`MAX_EXPANDED_NODES`."""
+    seen, stack = set(), [root]
+    while stack and len(seen) <= MAX_EXPANDED_NODES:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(v for pair in node.value for v in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return len(seen)
+
+
 def parse_yaml(text: str) -> tuple[Any, dict, list[Issue]]:
     """``(data, lines by key path, issues)`` for a YAML document; data is None on a syntax error,
     and on a document that aliases expand beyond :data:`MAX_EXPANDED_NODES` nodes (a "billion
@@ -85,6 +101,9 @@ def parse_yaml(text: str) -> tuple[Any, dict, list[Issue]]:
         if node is None:
             return None, {}, []
         if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
+            if _distinct_nodes(node) > MAX_EXPANDED_NODES:  # large as written: no alias is to blame
+                return None, {}, [Issue((), f"this file holds more than {MAX_EXPANDED_NODES:,} YAML nodes (keys, "
+                                            "values and list items), the limit of a scene file: refused")]
             return None, {}, [Issue((), f"YAML aliases (*name) expand this file beyond {MAX_EXPANDED_NODES:,} "
                                         "nodes; a scene file needs a few hundred: refused")]
         lines: dict = {}
