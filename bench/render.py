@@ -34,7 +34,7 @@ LODS = ("full", "decimated")
 
 def make_scene(robot_name: str, n_envs: int):
     scene = engine.Scene()
-    robot = scene.add_entity(morphs.from_file(robot_name))
+    robot = scene.add_entity(morphs.from_file(robot_name, fixed=True))
     scene.build(n_envs=n_envs, env_spacing=(1.0, 1.0))
     return scene, robot
 

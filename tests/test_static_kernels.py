@@ -159,7 +159,7 @@ def test_which_robots_qualify(hinge_model, tmp_path):
     free_model.write_text(TEST_MJCF)
     for file, expected in ((hinge_model, True), ("panda", True), ("ur5", True), (free_model, False)):
         scene = engine.Scene()
-        robot = scene.add_entity(morphs.URDF(file="ur5") if file == "ur5" else morphs.MJCF(file=file))
+        robot = scene.add_entity(morphs.URDF(file="ur5", fixed=True) if file == "ur5" else morphs.MJCF(file=file))
         scene.build()
         assert (robot._spec is not None) == expected, file
         scene.destroy()

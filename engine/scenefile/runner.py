@@ -267,7 +267,7 @@ def make_morph(spec: SceneSpec):
     """The engine morph of the spec's robot (catalog name or file resolved)."""
     path, fmt = resolve_robot(spec.robot.file, spec.base_dir)
     r = spec.robot
-    if fmt == "urdf":
+    if fmt == "urdf":  # a scene file's robot is fixed unless it says otherwise (URDF's own default: free)
         return morphs.URDF(file=path, pos=r.pos, quat=r.quat, scale=r.scale,
                            fixed=True if r.fixed is None else r.fixed)
     return morphs.MJCF(file=path, pos=r.pos, quat=r.quat, scale=r.scale)
