@@ -45,7 +45,7 @@ def render_talos(prepare, lod: str = "full", view=BODY) -> np.ndarray:
     if prepare is not None:
         prepare(vis, robot.tree)
     try:
-        return vis.update()
+        return vis.render()
     finally:
         scene.destroy()
 

@@ -350,7 +350,7 @@ def test_the_visualizer_draws_each_envs_obstacle_pose():
     box.set_pos([0.0, 0.0, 0.7], envs_idx=[1])  # env 1's box lifted, env 0's where it was built
     offsets = scene.envs_offset()
     try:
-        image = scene.visualizer.update()
+        image = scene.visualizer.render()
     except RuntimeError as err:
         skip_or_fail(f"no offscreen GL here: {err}")
 

@@ -166,7 +166,7 @@ def test_show_fps_logs_at_the_info_level(caplog):
 # -- rendering options -------------------------------------------------------------------------------
 def _render(scene):
     try:
-        return scene.visualizer.update()
+        return scene.visualizer.render()
     except RuntimeError as err:
         skip_or_fail(f"no offscreen GL here: {err}")
 

@@ -112,7 +112,7 @@ def test_rendering_debug_objects_changes_no_state():
     before, t = state_arrays(scene, robot), scene.t
     draw_thousand(scene, np.random.default_rng(1))
     try:
-        img = scene.visualizer.update()
+        img = scene.visualizer.render()
     except RuntimeError as err:
         skip_or_fail(f"no offscreen GL here: {err}")
     assert img.ndim == 3

@@ -13,8 +13,8 @@ and ``scene.draw_debug_*`` pass their calls to it. The kinematics core never imp
     vis.camera                        # Camera: .pos .lookat .up .fov (vertical deg) .res (w, h)
     vis.camera.look_at(pos, target)   # aim;  vis.frame_all(): fit every env cell in view
     vis.camera.project(points)        # world (..., 3) -> pixels (..., 2), x right, y down; numpy only
-    img = vis.update()                # render the current state (no stepping), wait: (H, W, 3) uint8
-    img = vis.render()                # the latest frame (renders one if there is none)
+    img = vis.render()                # render the current state (no stepping), wait: (H, W, 3) uint8
+    vis.update()                      # Genesis' call: renders only for an open window or a recording (else None)
     fut = vis.request_frame()         # concurrent.futures.Future of a frame, for the GUI loop
     vis.set_env_tint(envs_idx, (1, 0, 0, 1))   # tint robots of some envs; rgba=None removes it
     vis.start_recording("out.mp4", fps=30); ...; vis.stop_recording(); vis.is_recording
