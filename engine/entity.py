@@ -23,6 +23,7 @@ from .errors import InvalidTypeError, InvalidValueError, OutOfMemoryError, State
 from .ik import Scratch
 from .ik_api import IKMethods
 from .ik_plan import PlanCache
+from .kinematic_readers import KinematicReaders
 from .kernels import fk as fk_kernels
 from .kernels import lane_fk, memory, threads
 from .kernels.layout import pack_tree
@@ -37,7 +38,7 @@ from .transforms import quat_mul
 STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled", "_init_qpos", "_body_pose", "_init_body_pose")
 
 
-class RigidEntity(IKMethods, CollisionMethods):
+class RigidEntity(IKMethods, CollisionMethods, KinematicReaders):
     """An entity added with ``scene.add_entity(morph)`` (a robot, or a single body: Plane, Box,
     Sphere, Cylinder, Mesh); usable once the scene is built. ``surface`` and ``material`` are the
     ones it was added with (:mod:`engine.surfaces`, :mod:`engine.materials`)."""
@@ -254,6 +255,7 @@ class RigidEntity(IKMethods, CollisionMethods):
         self._commit_qpos(envs, qpos)
 
     def _commit_qpos(self, envs: np.ndarray, qpos: np.ndarray) -> None:
+        self._note_motion(None, 0.0)  # a teleport: velocities zero (a step sets them after)
         new = self._qpos.copy()
         new[envs] = qpos
         self._qpos = new.astype(self._dtype)
@@ -280,13 +282,16 @@ class RigidEntity(IKMethods, CollisionMethods):
     def _step(self, dt: float, joint_limits: bool = False) -> None:
         """Move controlled dofs toward their targets for ``dt`` s; with ``joint_limits`` the moved
         hinges and slides stop at their limits (RigidOptions.enable_joint_limit)."""
+        before = self._qpos
         if not self._dof_controlled.any():
+            self._note_motion(before, dt)
             return
         qpos = dofs_mod.step_towards(self.tree, self._qpos.astype(float), self._dof_target,
                                      self._dof_controlled, self._velocity_limit * dt)
         if joint_limits:
             qpos = self.tree.apply_mimic(_clamp_controlled(self.tree, qpos, self._dof_controlled, self._q_limits))
         self._commit_qpos(np.arange(self._B), qpos)
+        self._note_motion(before, dt)
 
     @serialised
     def _reset(self, envs: np.ndarray, qpos: np.ndarray | None = None, body_pose: np.ndarray | None = None) -> None:

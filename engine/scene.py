@@ -326,6 +326,14 @@ class Scene:
         if not self.is_built:
             raise StateError("the scene is not built: call scene.build() first")
 
+    def __getattr__(self, name: str):
+        """Genesis' scene features that are not part of this engine: a clear error naming them."""
+        if name.startswith("_"):
+            raise AttributeError(f"'Scene' object has no attribute {name!r}")
+        from .genesis_names import SCENE_FEATURES, missing
+
+        raise missing("Scene", name, SCENE_FEATURES)
+
 
 _visualizer_factory = None
 
