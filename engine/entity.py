@@ -17,28 +17,28 @@ import numpy as np
 from . import backend, dispatch, inputs
 from . import dofs as dofs_mod
 from .backend import float_dtype
+from .base_pose import BasePoseMethods
 from .collision_api import CollisionMethods
 from .elements import RigidJoint, RigidLink
 from .errors import InvalidTypeError, InvalidValueError, OutOfMemoryError, StateError, UnknownNameError
 from .ik import Scratch
 from .ik_api import IKMethods
 from .ik_plan import PlanCache
-from .kinematic_readers import KinematicReaders
 from .kernels import fk as fk_kernels
 from .kernels import lane_fk, memory, threads
 from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
+from .kinematic_readers import KinematicReaders
 from .locking import new_lock, serialised
 from .model.tree import MAX_JOINT_VALUE, KinematicTree
-from .morphs import MAX_POS, Shape
-from .transforms import quat_mul
+from .morphs import Shape
 
 # per-env state; the _init_* arrays are what reset restores. _body_pose: a fixed single body's pose
 # (pos, quat wxyz; (B, 7)), which set_pos / set_quat move; (B, 0) for every other entity.
 STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled", "_init_qpos", "_body_pose", "_init_body_pose")
 
 
-class RigidEntity(IKMethods, CollisionMethods, KinematicReaders):
+class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods):
     """An entity added with ``scene.add_entity(morph)`` (a robot, or a single body: Plane, Box,
     Sphere, Cylinder, Mesh); usable once the scene is built. ``surface`` and ``material`` are the
     ones it was added with (:mod:`engine.surfaces`, :mod:`engine.materials`)."""
@@ -220,10 +220,14 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders):
         return self._out(self._qpos[np.ix_(envs, qs)])
 
     @serialised
-    def set_qpos(self, qpos, qs_idx_local=None, envs_idx=None) -> None:
+    def set_qpos(self, qpos, qs_idx_local=None, envs_idx=None, *, zero_velocity: bool = True,
+                 skip_forward: bool = False) -> None:
         """Teleport: write qpos ``([n_envs,] n)`` (n = len(qs_idx_local) or n_qs) and update link poses.
-        Mimic joints are set from their leaders; ball/free quaternions are normalised."""
+        Mimic joints are set from their leaders; ball/free quaternions are normalised.
+        ``zero_velocity`` False keeps the dof velocities the readers report; ``skip_forward`` is
+        accepted (link poses are always updated)."""
         self._require_built()
+        kept = self._velocities_kept(zero_velocity, skip_forward)
         envs = self._envs(envs_idx)
         qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
         values = inputs.batched("qpos", qpos, (len(qs),), len(envs), self._batched)
@@ -232,6 +236,7 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders):
         full = self.tree.apply_mimic(dofs_mod.normalize_quaternions(self.tree, full))
         self.tree.check_joint_values("qpos", full)
         self._commit_qpos(envs, full)
+        self._restore_velocities(kept)
 
     @serialised
     def get_dofs_position(self, dofs_idx_local=None, envs_idx=None) -> np.ndarray:
@@ -242,9 +247,11 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders):
         return self._out(dofs_mod.qpos_to_dofs(self.tree, self._qpos[envs].astype(float))[:, dofs].astype(self._dtype))
 
     @serialised
-    def set_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
-        """Teleport: write dof positions ``([n_envs,] n)`` and update link poses."""
+    def set_dofs_position(self, position, dofs_idx_local=None, envs_idx=None, *, zero_velocity: bool = True) -> None:
+        """Teleport: write dof positions ``([n_envs,] n)`` and update link poses (``zero_velocity``:
+        as in :meth:`set_qpos`)."""
         self._require_built()
+        kept = self._velocities_kept(zero_velocity)
         envs = self._envs(envs_idx)
         dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
         values = inputs.batched("position", position, (len(dofs),), len(envs), self._batched)
@@ -253,6 +260,7 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders):
         qpos = dofs_mod.dofs_to_qpos(self.tree, full)
         self.tree.check_joint_values("position", qpos)
         self._commit_qpos(envs, qpos)
+        self._restore_velocities(kept)
 
     def _commit_qpos(self, envs: np.ndarray, qpos: np.ndarray) -> None:
         self._note_motion(None, 0.0)  # a teleport: velocities zero (a step sets them after)
@@ -309,63 +317,6 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders):
         self._dof_target[envs] = dofs_mod.qpos_to_dofs(self.tree, self._init_qpos[envs].astype(float))
         self._dof_controlled[envs] = False
         self._commit_qpos(envs, self._init_qpos[envs].astype(float))
-
-    # -- the base pose (Genesis' get_pos / get_quat / set_pos / set_quat) ---------------------------
-    @serialised
-    def get_pos(self, envs_idx=None) -> np.ndarray:
-        """The base link's position ``([n_envs,] 3)``, m."""
-        return self.get_links_pos(links_idx_local=[0], envs_idx=envs_idx)[..., 0, :]
-
-    @serialised
-    def get_quat(self, envs_idx=None) -> np.ndarray:
-        """The base link's orientation ``([n_envs,] 4)``, (w, x, y, z)."""
-        return self.get_links_quat(links_idx_local=[0], envs_idx=envs_idx)[..., 0, :]
-
-    @serialised
-    def set_pos(self, pos, envs_idx=None, relative: bool = False, zero_velocity: bool = True) -> None:
-        """Move a free base, or a fixed single body, to ``pos`` ``([n_envs,] 3)`` m (``relative``: by
-        ``pos``); ``zero_velocity`` is accepted (nothing moves here between steps). A fixed body
-        (an obstacle) keeps its new pose through ``set_qpos`` and ``step``; ``scene.reset()``
-        puts it back where it was built."""
-        self._set_base("pos", pos, envs_idx, relative, zero_velocity)
-
-    @serialised
-    def set_quat(self, quat, envs_idx=None, relative: bool = False, zero_velocity: bool = True) -> None:
-        """Turn a free base, or a fixed single body, to ``quat`` ``([n_envs,] 4)`` (w, x, y, z;
-        ``relative``: by ``quat``, applied before the current orientation)."""
-        self._set_base("quat", quat, envs_idx, relative, zero_velocity)
-
-    def _set_base(self, name: str, value, envs_idx, relative, zero_velocity) -> None:
-        self._require_built()
-        relative = inputs.as_flag("relative", relative)
-        inputs.as_flag("zero_velocity", zero_velocity)
-        placed = self.is_placed_body
-        if not self.is_free and not placed:
-            raise StateError(f"set_{name}: '{self.tree.name}' is a fixed robot: its base is bolted to the world (no "
-                             f"free joint); only a free body, a floating base or a fixed single body (Plane, Box, "
-                             f"Sphere, Cylinder, Mesh) can be moved")
-        envs = self._envs(envs_idx)
-        size, start = (3, 0) if name == "pos" else (4, 3)
-        values = inputs.batched(name, value, (size,), len(envs), self._batched)
-        full = (self._body_pose[envs] if placed else self._qpos[envs]).astype(float)
-        if name == "quat":
-            if np.any(np.linalg.norm(values, axis=-1) < 1e-9):
-                raise InvalidValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {values.tolist()}")
-            values = quat_mul(values, full[:, 3:7]) if relative else values
-        elif relative:
-            values = full[:, :3] + values
-        if name == "pos" and np.abs(values).max(initial=0) > MAX_POS:
-            raise InvalidValueError(f"pos: expected coordinates within {MAX_POS:g} m, got "
-                                    f"{float(np.abs(values).max()):.3g}")
-        full[:, start:start + size] = values
-        if not placed:
-            self._commit_qpos(envs, dofs_mod.normalize_quaternions(self.tree, full))
-            return
-        full[:, 3:] /= np.linalg.norm(full[:, 3:], axis=-1, keepdims=True)
-        moved = self._body_pose.copy()
-        moved[envs] = full
-        self._body_pose = moved
-        self._pose[envs, 0] = moved[envs]
 
     # -- link poses, FK, Jacobian -----------------------------------------------------------------
     @serialised

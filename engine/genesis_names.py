@@ -72,8 +72,9 @@ SCENE_FEATURES = {
 
 def not_covered(owner: str, name: str, feature: str) -> NotCoveredError:
     """The error for Genesis' ``owner.name``, a part of ``feature`` that this engine does not have."""
-    return NotCoveredError(f"{owner}.{name}: this belongs to Genesis' {feature}, which is not part of this engine (IK Studio computes "
-                           f"kinematics only; README, 'Genesis compatibility', lists what is covered)")
+    return NotCoveredError(f"{owner}.{name}: this belongs to Genesis' {feature}, which is not part of this "
+                           f"engine (IK Studio computes kinematics only; README, 'Genesis compatibility', lists what "
+                           f"is covered)")
 
 
 def missing(owner: str, name: str, table: dict) -> AttributeError:

@@ -39,6 +39,16 @@ class KinematicReaders:
         new = dofs_mod.qpos_to_dofs(self.tree, self._qpos.astype(float))
         self._dof_vel = ((new - old) / dt).astype(self._dtype)
 
+    def _velocities_kept(self, zero_velocity, skip_forward=False):
+        """Before a teleport: the dof velocities to put back after it (None: they become zero)."""
+        zero = inputs.as_flag("zero_velocity", zero_velocity)
+        inputs.as_flag("skip_forward", skip_forward)
+        return None if zero else self.__dict__.get("_dof_vel")
+
+    def _restore_velocities(self, kept) -> None:
+        if kept is not None:
+            self._dof_vel = kept
+
     @serialised
     def get_dofs_velocity(self, dofs_idx_local=None, envs_idx=None) -> np.ndarray:
         """Dof velocities ``([n_envs,] n)``, rad/s or m/s (see the module docstring)."""

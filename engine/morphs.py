@@ -323,7 +323,7 @@ class Mesh(Shape):
 
     file: Path | str = ""
     scale: float | np.ndarray = 1.0
-    decimate: bool = True
+    decimate: bool | None = None
     decimate_face_num: int = 500
     decimate_aggressiveness: int = 2
     convexify: bool | None = None
@@ -335,8 +335,8 @@ class Mesh(Shape):
     parse_glb_with_trimesh: bool = False
     parse_glb_with_zup: bool = False
     batch_fixed_verts: bool = False
-    group_by_material: bool = True
-    merge_submeshes_for_collision: bool = True
+    group_by_material: bool = False
+    merge_submeshes_for_collision: bool = False
     kind = "mesh"
 
     def __post_init__(self):
@@ -350,7 +350,9 @@ class Mesh(Shape):
         if np.any(factors <= 0) or factors.max() > MAX_SCALE:
             raise InvalidValueError(f"scale: expected positive factors up to {MAX_SCALE:g}, got {scale!r}")
         object.__setattr__(self, "scale", float(factors[0]) if np.ndim(scale) == 0 else factors.copy())
-        for name in ("decimate", "recompute_inertia", "parse_glb_with_trimesh", "parse_glb_with_zup",
+        if self.decimate is not None:
+            _flag("decimate", self.decimate)
+        for name in ("recompute_inertia", "parse_glb_with_trimesh", "parse_glb_with_zup",
                      "group_by_material", "merge_submeshes_for_collision"):
             _flag(name, getattr(self, name))
 

@@ -272,7 +272,7 @@ def test_every_engine_error_has_one_root(dual):
     for call, builtin in ((lambda: dual.solve_ik([]), ValueError), (lambda: dual.get_link("nose"), KeyError),
                           (lambda: dual.solve_ik([PoseTask("left_hand", np.zeros(3))], seed="x"), TypeError),
                           (lambda: dual.get_qpos(envs_idx=[99]), IndexError),
-                          (lambda: engine.Scene().add_entity(morphs.URDF(file="/no/such.urdf", fixed=True)), Exception)):
+                          (lambda: engine.Scene().add_entity(morphs.URDF(file="/no/such.urdf")), Exception)):
         with pytest.raises(engine.IKStudioError) as info:
             call()
         assert isinstance(info.value, builtin)
