@@ -207,7 +207,8 @@ class Runner:
             return
         poses = self._target_poses(targets)
         if self._frames is None:
-            self._frames = [self.scene.draw_debug_frame(T) for T in poses]
+            # the scene files' target markers: 10 cm frames (Genesis' default frame is 1 m)
+            self._frames = [self.scene.draw_debug_frame(T, axis_length=0.1, axis_radius=0.005) for T in poses]
         else:
             for handle, T in zip(self._frames, poses):
                 handle.set_pose(T)

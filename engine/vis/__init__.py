@@ -26,11 +26,11 @@ Debug objects (visualizer-only; never in the simulation state), all returning a
 :class:`DebugObject` handle; ``T`` or positions may carry a leading n_envs axis (one per env cell),
 else they sit in env ``env_idx`` (default 0)::
 
-    h = scene.draw_debug_frame(T, axis_length=0.1, origin_size=0.015, axis_radius=0.005)
+    h = scene.draw_debug_frame(T, axis_length=1.0, origin_size=0.015, axis_radius=0.01)   # Genesis' defaults
     scene.draw_debug_sphere(pos, radius=0.01, color=(1, 0, 0, 0.5))
     scene.draw_debug_spheres(poss, radius=0.01, color=...)    # poss (N, 3)
     scene.draw_debug_line(start, end, radius=0.002, color=...)
-    scene.draw_debug_arrow(pos, vec, radius=0.006, color=...)
+    scene.draw_debug_arrow(pos, vec=(0, 0, 1), radius=0.01, color=...)
     h.set_pose(T)  # or h.T = T;  then scene.update_debug_objects() re-poses it (no mesh rebuilt)
     scene.clear_debug_object(h); scene.clear_debug_objects()
 

@@ -135,7 +135,8 @@ class Visualizer:
         return self._camera.frame_bounds(lo, hi, direction)
 
     # -- debug objects (scene.draw_debug_* delegate here) ----------------------------------------------
-    def draw_debug_frame(self, T, axis_length=0.1, origin_size=0.015, axis_radius=0.005, env_idx=0) -> DebugObject:
+    # Genesis 1.4.5's defaults (a 1 m frame, 1 cm axes; a 1 cm arrow up the z axis)
+    def draw_debug_frame(self, T, axis_length=1.0, origin_size=0.015, axis_radius=0.01, env_idx=0) -> DebugObject:
         return self.debug.frame(T, axis_length, origin_size, axis_radius, env_idx)
 
     def draw_debug_sphere(self, pos, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
@@ -147,7 +148,7 @@ class Visualizer:
     def draw_debug_line(self, start, end, radius=0.002, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
         return self.debug.line(start, end, radius, color, env_idx)
 
-    def draw_debug_arrow(self, pos, vec, radius=0.006, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
+    def draw_debug_arrow(self, pos, vec=(0, 0, 1), radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
         return self.debug.arrow(pos, vec, radius, color, env_idx)
 
     def update_debug_objects(self, objs=None, poses=None) -> None:
