@@ -183,7 +183,8 @@ ROWS = [
     # -- entity methods (rigid_entity.py) --
     *[(f"inverse_kinematics.{k}", arg(RigidEntity.inverse_kinematics, k), v, SAME) for k, v in IK_DEFAULTS.items()],
     *[(f"inverse_kinematics_multilink.{k}", arg(RigidEntity.inverse_kinematics_multilink, k), v, SAME)
-      for k, v in {**MULTI, **{k: v for k, v in IK_DEFAULTS.items() if k not in ("pos", "quat", "local_point")}}.items()],
+      for k, v in {**MULTI, **{k: v for k, v in IK_DEFAULTS.items()
+                              if k not in ("pos", "quat", "local_point")}}.items()],
     ("get_jacobian.local_point", arg(RigidEntity.get_jacobian, "local_point"), None, SAME),
     ("forward_kinematics.qs_idx_local", arg(RigidEntity.forward_kinematics, "qs_idx_local"), None, SAME),
     ("set_qpos.zero_velocity", arg(RigidEntity.set_qpos, "zero_velocity"), True, SAME),
