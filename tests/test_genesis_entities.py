@@ -205,9 +205,9 @@ def test_bodies_render_and_appear_in_recordings(tmp_path):
     vis = scene.visualizer
     try:
         vis.start_recording(tmp_path / "bodies.mp4", fps=10)
-        first = vis.render()
+        first = vis.update()  # recording: update() renders and appends the frame
         box.set_pos([0.4, 0.4, 0.1])
-        second = vis.render()
+        second = vis.update()
         vis.stop_recording()
     except RuntimeError as err:
         skip_or_fail(f"no offscreen GL here: {err}")
