@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import backend
 from .errors import NotCoveredError
 
 # Genesis' module-level names (gs.X) that are not part of this engine -> what they are in Genesis
@@ -29,14 +28,29 @@ MODULE_FEATURES = {
     "ext": "Genesis' bundled third-party extensions",
     "coupler": "solver coupling",
     "grad": "differentiable simulation",
+    "constraint_solver": "constraint-solver enum (RigidOptions takes the name as a string: \"Newton\")",
+    "integrator": "integrator enum (RigidOptions takes the name as a string)",
+    "friction_cone": "friction-cone enum (RigidOptions takes the name as a string)",
+    "contact_resolution": "contact-resolution enum (RigidOptions takes the name as a string)",
+    "broadphase_traversal": "broad-phase enum (RigidOptions takes the name as a string)",
 }
+
+# Genesis' morphs that are not part of this engine
+MORPH_FEATURES = {name: f"{name} morph" for name in ("Terrain", "Drone", "USD", "MeshSet", "Nowhere", "PlanarRobot")}
+
+# Genesis' option groups of the solvers, couplers and renderers this engine does not have
+OPTION_FEATURES = {name: f"{name} (a solver, coupler or renderer this kinematic engine does not have)"
+                   for name in ("ToolOptions", "KinematicOptions", "MPMOptions", "SPHOptions", "FEMOptions",
+                                "SFOptions", "PBDOptions", "LegacyCouplerOptions", "SAPCouplerOptions",
+                                "IPCCouplerOptions", "ProfilingOptions", "CoacdOptions")}
 
 # Genesis' entity methods that are not part of this engine -> what they belong to
 ENTITY_FEATURES = {
     **dict.fromkeys(("control_dofs_force", "control_dofs_velocity", "set_dofs_kp", "set_dofs_kv",
                      "set_dofs_force_range", "set_dofs_stiffness", "set_dofs_damping", "set_dofs_armature",
                      "set_dofs_frictionloss", "get_dofs_kp", "get_dofs_kv", "get_dofs_force_range",
-                     "get_dofs_stiffness", "get_dofs_damping", "get_dofs_armature", "get_mass_mat",
+                     "get_dofs_stiffness", "get_dofs_damping", "get_dofs_armature", "get_dofs_frictionloss",
+                     "get_mass_mat",
                      "set_mass_shift", "set_COM_shift", "set_friction", "set_friction_ratio", "get_links_acc",
                      "get_links_inertial_mass", "get_mass", "set_gravity_compensation"),
                     "dynamics (forces, gains, masses, friction)"),
@@ -88,6 +102,8 @@ def missing(owner: str, name: str, table: dict) -> AttributeError:
 def module_attribute(name: str):
     """``gs.<name>`` for Genesis' runtime names computed from the current backend state; raises
     AttributeError (a NotCoveredError for a known Genesis feature) for anything else."""
+    from . import backend
+
     if name == "device":
         return backend.STATE.arch if backend.STATE.initialised else None
     if name in ("tc_float", "np_float"):
@@ -102,7 +118,7 @@ def destroy() -> None:
     be used, and the next engine call (or ``init``) starts a fresh runtime. Safe to call twice."""
     import taichi as ti
 
-    from . import locking
+    from . import backend, locking
     from .errors import StateError
     from .kernels import memory
 

@@ -360,3 +360,10 @@ class Mesh(Shape):
     def scale3(self) -> np.ndarray:
         """The scale as 3 factors (x, y, z)."""
         return np.broadcast_to(np.asarray(self.scale, float), (3,)).copy()
+
+
+def __getattr__(name: str):
+    """Genesis' morphs that this engine does not have: a clear error naming them."""
+    from .genesis_names import MORPH_FEATURES, missing
+
+    raise missing("engine.morphs", name, MORPH_FEATURES)

@@ -348,3 +348,10 @@ STUDIO_AMBIENT = (0.34, 0.34, 0.36)
 def studio_vis_options() -> VisOptions:
     """VisOptions of the project's own look (used by scene files and by a scene without options)."""
     return VisOptions(show_world_frame=False, background_color=STUDIO_BACKGROUND, ambient_light=STUDIO_AMBIENT)
+
+
+def __getattr__(name: str):
+    """Genesis' option groups of solvers this engine does not have: a clear error naming them."""
+    from .genesis_names import OPTION_FEATURES, missing
+
+    raise missing("engine.options", name, OPTION_FEATURES)

@@ -234,7 +234,10 @@ def test_genesis_features_not_covered_say_so():
                           (lambda: scene.draw_debug_path(None, robot), "motion planning"),
                           (lambda: scene.sim, "simulator"),
                           (lambda: gs.renderers.Rasterizer(), "renderers"),
-                          (lambda: gs.tools.animate([]), "animate")):
+                          (lambda: gs.tools.animate([]), "animate"),
+                          (lambda: gs.morphs.Terrain(), "Terrain"),
+                          (lambda: gs.options.MPMOptions(), "MPMOptions"),
+                          (lambda: gs.integrator, "integrator")):
         with pytest.raises(NotCoveredError) as info:
             call()
         assert isinstance(info.value, AttributeError)
