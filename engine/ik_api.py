@@ -103,7 +103,7 @@ class IKMethods:
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
             kernel, avoid_collisions, collision_margin))
         result = run(self, request, [(pos, quat)], init_qpos, seed)
-        ik_first_call.check(self, [self._own_link(link)], [pos], result.success)
+        ik_first_call.check(self, [link], [pos], result.success)
         if return_info:
             return result
         if return_error:
@@ -140,7 +140,7 @@ class IKMethods:
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
             kernel, avoid_collisions, collision_margin))
         result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
-        ik_first_call.check(self, [self._own_link(link) for link in links], poss, result.success)
+        ik_first_call.check(self, links, poss, result.success)
         if return_info:
             return result
         if return_error:

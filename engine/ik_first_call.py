@@ -20,7 +20,7 @@ LOG = logging.getLogger("engine")
 def check(entity, links, poss, success) -> None:
     """After an IK call: on the entity's first one since build, warn once if ``success`` (bool,
     ``([n_envs,])``) is False everywhere, naming the likely cause when the reach check finds one.
-    ``links``: the target links; ``poss``: their target positions ``([n_envs,] 3)`` or None."""
+    ``links``: the target links (or names); ``poss``: their target positions ``([n_envs,] 3)`` or None."""
     if entity.__dict__.get("_ik_first_checked"):
         return
     entity._ik_first_checked = True
@@ -43,6 +43,7 @@ def _unreachable(entity, links, poss) -> str:
     for link, target in zip(links, poss, strict=True):
         if target is None:
             continue
+        link = entity.get_link(link)
         idx, reach, chain_ok = link.idx_local, 0.0, True
         while tree.links[idx].parent >= 0:
             parent = tree.links[idx].parent
