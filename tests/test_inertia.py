@@ -46,7 +46,9 @@ def _load(morph):
 
 def _morph(name: str, **kwargs):
     entry = assets.resolve(name)
-    return (morphs.URDF if entry.format == "urdf" else morphs.MJCF)(file=entry.path, **kwargs)
+    if entry.format == "urdf":
+        return morphs.URDF(file=entry.path, **{"fixed": True, **kwargs})  # Pinocchio's fixed base
+    return morphs.MJCF(file=entry.path, **kwargs)
 
 
 def _random_qpos(tree, rng: np.random.Generator) -> np.ndarray:
