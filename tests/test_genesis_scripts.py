@@ -89,3 +89,32 @@ def test_the_free_based_hand_answers_hold_by_pinocchio(monkeypatch, tmp_path):
         for tip, target in zip(tips, targets, strict=True):
             world = q[:3] + base_R @ poss[tip.idx_local]
             assert np.linalg.norm(world - target) < 1e-3, (tip.name, world, target)
+
+
+def test_the_geom_scripts_answers_hold_by_mujoco(monkeypatch, tmp_path):
+    """The debug-frame script's answers, judged by MuJoCo's FK of the same MJCF: the hand sits on
+    the pose each frame was moved to with ``update_debug_objects(objs, poses)``."""
+    import mujoco
+
+    g = run_script("ik_geom_debug_frames", monkeypatch, tmp_path)
+    m = mujoco.MjModel.from_xml_path(str(g["robot"].morph.file))
+    d = mujoco.MjData(m)
+    hand = m.body("hand").id
+    assert len(g["answers"]) == 4
+    for q, T in g["answers"]:
+        d.qpos[:] = q
+        mujoco.mj_kinematics(m, d)
+        assert np.linalg.norm(d.xpos[hand] - T[:3, 3]) < 1e-3
+        R = Rotation.from_quat(d.xquat[hand][[1, 2, 3, 0]]).as_matrix()
+        assert np.linalg.norm(Rotation.from_matrix(T[:3, :3].T @ R).as_rotvec()) < 1e-2
+
+
+def test_the_genesis_asset_mesh_answers_hold_by_its_free_joint(monkeypatch, tmp_path):
+    """A free body's pose is its qpos (position, then the (w, x, y, z) quaternion): each answer is
+    its target, read from qpos alone, and the mesh came from the stand-in assets folder."""
+    g = run_script("ik_genesis_asset_mesh", monkeypatch, tmp_path)
+    assert g["duck"].morph.file == (tmp_path / "genesis_assets" / "meshes" / "duck.obj").resolve()
+    assert len(g["answers"]) == 3
+    for q, pos, quat in g["answers"]:
+        assert np.linalg.norm(q[:3] - pos) < 1e-3
+        assert abs(np.dot(q[3:7] / np.linalg.norm(q[3:7]), quat)) > 1 - 1e-5

@@ -15,6 +15,7 @@ scene.build()
 
 assert duck.n_qs == 7 and np.allclose(duck.get_pos(), [0.5, 0.0, 0.2])
 link = duck.links[0]
+answers = []  # (qpos, target pos, target quat) per step, for the test's check
 for i in range(3):
     target_pos = np.array([0.3, 0.1 * i, 0.4])
     target_quat = np.array([np.cos(0.2 * i), 0.0, 0.0, np.sin(0.2 * i)])
@@ -23,5 +24,6 @@ for i in range(3):
     assert np.linalg.norm(links_pos[0] - target_pos) < 1e-3
     assert abs(np.dot(links_quat[0], target_quat)) > 1 - 1e-5
     duck.set_qpos(q)
+    answers.append((q.copy(), target_pos, target_quat))
 
 print(f"ok: {duck.morph.file.name} from Genesis' assets reached every pose")

@@ -18,6 +18,7 @@ scene.build()
 hand = robot.get_link("hand")
 T0 = gu.trans_quat_to_T(np.array([0.4, 0.0, 0.3]), gu.xyz_to_quat(np.array([180.0, 0.0, 0.0]), degrees=True))
 frame = scene.draw_debug_frame(T0, axis_length=0.1)
+answers = []  # (qpos, the frame's pose) per step, for the test's MuJoCo check
 for i in range(4):
     yaw = np.deg2rad(30.0 * i)
     quat = gu.transform_quat_by_quat(gu.xyz_to_quat(np.array([0.0, 0.0, yaw]), rpy=True),
@@ -35,5 +36,6 @@ for i in range(4):
     turn = gu.R_to_rotvec(gu.inv_T(frame.T)[:3, :3] @ got[:3, :3])
     assert np.linalg.norm(turn) < 1e-2, (i, turn)
     robot.set_qpos(q)
+    answers.append((q.copy(), frame.T))
 
 print("ok: the hand reached every debug frame built with engine.utils.geom")
