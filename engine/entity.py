@@ -292,7 +292,7 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
         hinges and slides stop at their limits (RigidOptions.enable_joint_limit)."""
         before = self._qpos
         if not self._dof_controlled.any():
-            self._note_motion(before, dt)
+            self._note_motion(None, dt)  # nothing moved: zero velocities, no differencing
             return
         qpos = dofs_mod.step_towards(self.tree, self._qpos.astype(float), self._dof_target,
                                      self._dof_controlled, self._velocity_limit * dt)

@@ -31,7 +31,8 @@ class KinematicReaders:
         return vel
 
     def _note_motion(self, before: np.ndarray | None, dt: float) -> None:
-        """After a step from qpos ``before`` (B, n_qs): the dof velocities; None: a teleport (zero)."""
+        """After a step from qpos ``before`` (B, n_qs): the dof velocities; None: zero (a teleport,
+        or a step that moved nothing)."""
         if before is None:
             self._dof_vel = None
             return
