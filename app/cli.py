@@ -156,7 +156,7 @@ def _silenced_fds():
 
 def init_engine(backend: str):
     """``engine.init(backend)`` without taichi's console noise; init's own one-line note (a CPU
-    fallback, a software device skipped) goes to stderr. Returns the :class:`engine.backend.Backend`."""
+    fallback, a software device skipped) goes to stderr. Returns the :class:`engine.runtime.backend.Backend`."""
     import engine
 
     with warnings.catch_warnings(record=True) as caught, _silenced_fds(), contextlib.redirect_stdout(sys.stderr):

@@ -44,7 +44,7 @@ def env_states(success: np.ndarray, colliding: np.ndarray | None) -> np.ndarray:
 
 def sphere_centres(model, links_pos: np.ndarray, links_quat: np.ndarray) -> np.ndarray:
     """World (env-local) centres ``(n_envs, n_spheres, 3)`` m of the sphere model ``model`` (a
-    :class:`engine.model.spheres.SphereModel`: ``link`` (S,), ``centers`` (S, 3) in the link
+    :class:`engine.collision.spheres.SphereModel`: ``link`` (S,), ``centers`` (S, 3) in the link
     frame) at link poses ``links_pos`` (n_envs, n_links, 3) and ``links_quat`` (n_envs, n_links, 4)."""
     R = quat_to_matrix(links_quat[:, model.link])  # (n, S, 3, 3)
     return links_pos[:, model.link] + np.einsum("nsij,sj->nsi", R, model.centers)

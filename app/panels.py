@@ -12,7 +12,8 @@ import dearpygui.dearpygui as dpg
 import numpy as np
 from pydantic import ValidationError
 
-from engine import assets, backend
+from engine import assets
+from engine.runtime import backend
 from engine.scenefile.errors import one_line
 
 from . import collision_panel, keybinds, recording

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 import engine
-from engine.collision import sample_qpos
+from engine.collision.robot import sample_qpos
 
 CLUTTER = (  # kind, morph arguments (m)
     ("Box", dict(pos=(0.55, 0.0, 0.15), size=(0.5, 0.9, 0.3))),          # table
@@ -47,7 +47,7 @@ def clutter_scene(n_envs: int):
 def free_targets(panda, n_batches: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """``n_batches`` batches of n_envs hand poses ``(pos (n, 3), quat (n, 4))`` of sphere-free
     random configurations."""
-    n = panda._B
+    n = panda.configuration.n_envs
     qs, k = [], 0
     while sum(map(len, qs)) < n * n_batches:
         q = sample_qpos(panda.tree, n, seed=seed + k)

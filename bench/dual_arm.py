@@ -42,7 +42,7 @@ def main(argv=None) -> None:
     links = [baxter.get_link(name) for name in GRIPPERS]
     n = args.targets
     print(f"Baxter, both grippers on targets < 35 cm apart; {len(removed)} pairs overlapping at rest not counted; "
-          f"{n} targets a set; backend {engine.backend.current().describe()}")
+          f"{n} targets a set; backend {engine.runtime.backend.current().describe()}")
     rows, warm = [], set()
     for seed in args.sets:
         poss, quats, _ = close_hand_targets(baxter, n, seed=seed)

@@ -36,14 +36,19 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 from _common import median_time  # noqa: E402
 
 import engine  # noqa: E402
-from engine import assets, dispatch, morphs  # noqa: E402
-from engine.kernels import lane_fk, static_fk, threads  # noqa: E402
+from engine import assets, morphs
+from engine.kernels import lane_fk
+from engine.kernels import per_robot_fk as static_fk
+from engine.runtime import (
+    dispatch,  # noqa: E402
+    threads,  # noqa: E402
+)
 
 SIZES = (1, 16, 1024, 16384, 65536)
 RATIO_AT = 16384
 
 
-# warm-up calls: enough for the API's first launches in each thread mode (engine.kernels.threads)
+# warm-up calls: enough for the API's first launches in each thread mode (engine.runtime.threads)
 WARM_UP = 2 * (threads.MIN_SAMPLES + 1) + 1
 
 
@@ -65,16 +70,16 @@ def bench_ours(n_envs: int, budget_s: float, rng: np.random.Generator) -> dict:
     qpos = random_qpos(robot, rng, n_envs)
     fk_times = []
     fk = median_seconds(lambda: robot.forward_kinematics(qpos), budget_s, times=fk_times)
-    mode = threads.CHOICE.preferred(threads.size_class(("lane_fk", id(robot._spec)), n_envs))
+    mode = threads.CHOICE.preferred(threads.size_class(("lane_fk", id(robot.configuration.spec)), n_envs))
     # the FK kernels alone, on preallocated arrays (what the API adds: validation, copies)
-    dt = robot._dtype
+    dt = robot.configuration.dtype
     q_k = qpos.astype(dt)
-    pose = np.empty_like(robot._pose)
-    generic = median_seconds(lambda: robot._run_fk(q_k, pose), budget_s)
-    per_robot = n_envs >= dispatch.STATIC_FK_MIN_ROWS and robot._spec is not None
+    pose = np.empty_like(robot.configuration.pose)
+    generic = median_seconds(lambda: robot.configuration.run_fk(q_k, pose), budget_s)
+    per_robot = n_envs >= dispatch.STATIC_FK_MIN_ROWS and robot.configuration.spec is not None
     kernel = one_thread = one_row = generic
     if per_robot:
-        spec, serial = robot._spec, dispatch.serial(n_envs)
+        spec, serial = robot.configuration.spec, dispatch.serial(n_envs)
         pos, quat = np.empty((n_envs, robot.n_links, 3), dt), np.empty((n_envs, robot.n_links, 4), dt)
         kernel = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, serial), budget_s)
         one_thread = median_seconds(lambda: lane_fk.run_fk(spec, q_k, pos, quat, True), budget_s)
@@ -141,8 +146,8 @@ def side_by_side(rounds: int, calls: int, pin: PinocchioLoop, rng: np.random.Gen
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short run: small time budget per measurement")
-    parser.add_argument("--backend", default="cpu", choices=engine.backend.BACKENDS)
-    parser.add_argument("--precision", default="32", choices=engine.backend.PRECISIONS)
+    parser.add_argument("--backend", default="cpu", choices=engine.runtime.backend.BACKENDS)
+    parser.add_argument("--precision", default="32", choices=engine.runtime.backend.PRECISIONS)
     args = parser.parse_args()
     budget = 0.2 if args.quick else 1.0
     arch = engine.init(backend=args.backend, precision=args.precision)
@@ -173,11 +178,11 @@ def main() -> None:
     if arch == "cpu":
         print(f"* the per-robot FK kernel over SIMD lanes (engine.kernels.lane_fk), used from "
               f"{dispatch.STATIC_FK_MIN_ROWS} rows up, on the thread pool; 1-thread: the same in the calling thread; "
-              f"1-row: engine.kernels.static_fk\nmode: the one forward_kinematics ended up preferring (S: calling "
-              f"thread, P: thread pool; engine.kernels.threads); its 1-in-{threads.EXPLORE_EVERY} launches in the "
+              f"1-row: engine.kernels.per_robot_fk\nmode: the one forward_kinematics ended up preferring (S: calling "
+              f"thread, P: thread pool; engine.runtime.threads); its 1-in-{threads.EXPLORE_EVERY} launches in the "
               f"other mode count in the mean, rarely in the median")
     else:  # lane_fk.run_fk runs the one-row kernel off the CPU
-        print(f"* the per-robot FK kernel, one row per thread (engine.kernels.static_fk), used from "
+        print(f"* the per-robot FK kernel, one row per thread (engine.kernels.per_robot_fk), used from "
               f"{dispatch.STATIC_FK_MIN_ROWS} rows up; 1-thread: the same kernel serialised (one device thread); "
               f"1-row: the same kernel again; generic: engine.kernels.fk")
     print(f"\nPinocchio framesForwardKinematics (example-robot-data panda URDF), Python loop: "

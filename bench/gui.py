@@ -115,7 +115,8 @@ def rates(args, view_w: int, view_h: int) -> None:
         import dearpygui.dearpygui as dpg
 
         dpg.destroy_context()
-    print(f"IK Studio app, Panda, backend {ik.backend.STATE.arch}, {os.cpu_count()} CPUs (median ms; rates per s)")
+    arch = ik.runtime.state.STATE.arch
+    print(f"IK Studio app, Panda, backend {arch}, {os.cpu_count()} CPUs (median ms; rates per s)")
     print(f"{'envs':>5} {'view':>10} {'IK':>7} {'render':>8} {'texture':>8} {'GUI frame':>10} "
           f"{'frames/s':>9} {'images/s':>9} {'load avg':>9}")
     for r in rows:

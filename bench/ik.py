@@ -330,7 +330,7 @@ def summary(ours: dict, pk: dict) -> tuple[str, str | None]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", default="gpu", choices=engine.backend.BACKENDS,
+    parser.add_argument("--backend", default="gpu", choices=engine.runtime.backend.BACKENDS,
                         help='engine backend ("gpu" falls back to the CPU; default gpu)')
     parser.add_argument("--sizes", type=int, nargs="+", help=f"n_envs to run (default {' '.join(map(str, SIZES))})")
     parser.add_argument("--quick", action="store_true",

@@ -4,7 +4,7 @@
     python bench/ik_cpu.py --n-envs 1 --rounds 9
 
 Wall-clock figures (``bench/ik.py``) move with whatever else the machine runs. Batches of up to
-``engine.dispatch.SERIAL_MAX_ENVS`` envs of the per-robot solver run in the calling thread, so
+``engine.runtime.dispatch.SERIAL_MAX_ENVS`` envs of the per-robot solver run in the calling thread, so
 their process CPU time (``time.process_time``) counts the solve and little of the machine's other
 load: what to compare when alternating two versions of the code on a shared 2-core VM. (The
 generic solver always uses taichi's thread pool, whose idle spinning is CPU time too: its figure

@@ -115,7 +115,7 @@ def main() -> None:
         src = tmp / "targets.parquet"
         make_targets(src, args.rows, seed=0)
         print(f"bench: {args.rows:,} Panda hand targets (6-D), chunk {CPU_CHUNK}, CPU f32, "
-              f"{engine.backend.current().describe()}")
+              f"{engine.runtime.backend.current().describe()}")
         ratios, cpu_ratios = [], []
         for r in range(args.rounds):
             out = tmp / f"local{r}"

@@ -8,14 +8,14 @@
 """
 
 # isort: off
-from . import backend  # first: sets taichi's environment before anything imports taichi
+from .runtime import backend  # first: sets taichi's environment before anything imports taichi
 # isort: on
-from . import assets, errors, materials, model, morphs, options, surfaces, tasks, tools, utils
-from .backend import init
+from . import assets, errors, materials, model, morphs, options, surfaces, tools, utils
 from .entity import RigidEntity
 from .errors import IKStudioError
 from .genesis_names import destroy
-from .ik import IKResult
+from .ik import IKResult, tasks
+from .runtime.backend import init
 from .scene import Scene
 from .scene import set_visualizer_factory as _set_visualizer_factory
 

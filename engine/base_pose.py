@@ -15,8 +15,8 @@ import numpy as np
 from . import dofs as dofs_mod
 from . import inputs
 from .errors import InvalidValueError, StateError
-from .locking import serialised
 from .morphs import MAX_POS
+from .runtime.locking import serialised
 
 
 class BasePoseMethods:
@@ -48,31 +48,30 @@ class BasePoseMethods:
         self._set_base("quat", quat, envs_idx, relative, zero_velocity, skip_forward)
 
     def _set_base(self, name: str, value, envs_idx, relative, zero_velocity, skip_forward) -> None:
-        self._require_built()
+        cfg = self.configuration
         inputs.as_flag("relative", relative)
-        kept = self._velocities_kept(zero_velocity, skip_forward)
+        kept = self.velocities_kept(zero_velocity, skip_forward)
         placed = self.is_placed_body
         if not self.is_free and not placed:
             raise StateError(f"set_{name}: '{self.tree.name}' is a fixed robot: its base is bolted to the world (no "
                              f"free joint); only a free body, a floating base or a fixed single body (Plane, Box, "
                              f"Sphere, Cylinder, Mesh) can be moved")
-        envs = self._envs(envs_idx)
+        envs = cfg.envs(envs_idx)
         size, start = (3, 0) if name == "pos" else (4, 3)
-        values = inputs.batched(name, value, (size,), len(envs), self._batched)
-        full = (self._body_pose[envs] if placed else self._qpos[envs]).astype(float)
-        if name == "quat":
-            if np.any(np.linalg.norm(values, axis=-1) < 1e-9):
-                raise InvalidValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {values.tolist()}")
+        values = inputs.batched(name, value, (size,), len(envs), cfg.batched)
+        full = (cfg.body_pose[envs] if placed else cfg.qpos[envs]).astype(float)
+        if name == "quat" and np.any(np.linalg.norm(values, axis=-1) < 1e-9):
+            raise InvalidValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {values.tolist()}")
         if name == "pos" and np.abs(values).max(initial=0) > MAX_POS:
             raise InvalidValueError(f"pos: expected coordinates within {MAX_POS:g} m, got "
                                     f"{float(np.abs(values).max()):.3g}")
         full[:, start:start + size] = values
         if not placed:
-            self._commit_qpos(envs, dofs_mod.normalize_quaternions(self.tree, full))
-            self._restore_velocities(kept)
+            cfg.commit_qpos(envs, dofs_mod.normalize_quaternions(self.tree, full))
+            cfg.dof_velocity = kept
             return
         full[:, 3:] /= np.linalg.norm(full[:, 3:], axis=-1, keepdims=True)
-        moved = self._body_pose.copy()
+        moved = cfg.body_pose.copy()
         moved[envs] = full
-        self._body_pose = moved
-        self._pose[envs, 0] = moved[envs]
+        cfg.body_pose = moved
+        cfg.pose[envs, 0] = moved[envs]

@@ -9,33 +9,26 @@ validate all input before touching state, so a call that raises leaves the entit
 
 from __future__ import annotations
 
-import sys
-from collections import OrderedDict
-
 import numpy as np
 
-from . import backend, dispatch, inputs
 from . import dofs as dofs_mod
-from .backend import float_dtype
+from . import inputs
 from .base_pose import BasePoseMethods
-from .collision_api import CollisionMethods
+from .collision.api import CollisionMethods
+from .collision.state import CollisionState
+from .configuration import Configuration, allocate, kernel_array
 from .elements import RigidJoint, RigidLink
-from .errors import InvalidTypeError, InvalidValueError, OutOfMemoryError, StateError, UnknownNameError
-from .ik import Scratch
-from .ik_api import IKMethods
-from .ik_plan import PlanCache
+from .errors import InvalidTypeError, InvalidValueError, StateError, UnknownNameError
+from .ik.api import IKMethods
+from .ik.state import IKState
 from .kernels import fk as fk_kernels
-from .kernels import lane_fk, memory, threads
-from .kernels.layout import pack_tree
-from .kernels.spec import robot_spec
+from .kernels import lane_fk
 from .kinematic_readers import KinematicReaders
-from .locking import new_lock, serialised
 from .model.tree import MAX_JOINT_VALUE, KinematicTree
 from .morphs import Shape
-
-# per-env state; the _init_* arrays are what reset restores. _body_pose: a fixed single body's pose
-# (pos, quat wxyz; (B, 7)), which set_pos / set_quat move; (B, 0) for every other entity.
-STATE_ARRAYS = ("_qpos", "_pose", "_dof_target", "_dof_controlled", "_init_qpos", "_body_pose", "_init_body_pose")
+from .runtime import dispatch, threads
+from .runtime.locking import new_lock, serialised
+from .runtime.state import float_dtype
 
 
 class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods):
@@ -55,10 +48,11 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
                       for i, link in enumerate(tree.links)]
         self.joints = [RigidJoint(j.name, j.type, i, joint_start + i, j.link, tuple(j.qs_idx),
                                   tuple(j.dofs_idx), entity_id) for i, j in enumerate(tree.joints)]
-        self._lock = new_lock()  # held by every call that touches state or buffers (engine.locking)
+        self._lock = new_lock()  # held by every call that touches state or buffers (engine.runtime.locking)
         self._link_by_name = {link.name: link for link in self.links}
         self._joint_by_name = {joint.name: joint for joint in self.joints}
-        self._built = False
+        self._config = self._ik = self._collision = None
+        self._destroyed = False
 
     # -- structure ----------------------------------------------------------------------------
     @property
@@ -101,7 +95,7 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
     def get_link(self, name: str) -> RigidLink:
         """The link called ``name``; KeyError listing the valid names otherwise."""
         if isinstance(name, RigidLink):
-            return self._own_link(name, "link")
+            return self.own_link(name, "link")
         if name not in self._link_by_name:
             raise UnknownNameError(f"name: no link '{name}' in '{self.tree.name}'; links are: "
                                    f"{', '.join(self._link_by_name)}")
@@ -114,7 +108,7 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
                                    f"{', '.join(self._joint_by_name)}")
         return self._joint_by_name[name]
 
-    def _own_link(self, link, arg: str = "link") -> RigidLink:
+    def own_link(self, link, arg: str = "link") -> RigidLink:
         """``link`` (a RigidLink of this entity, or a link name) as this entity's link; errors name
         ``arg``."""
         if isinstance(link, str):
@@ -128,51 +122,62 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
             raise InvalidValueError(f"{arg}: link '{link.name}' belongs to another entity")
         return link
 
-    # -- build-time state -----------------------------------------------------------------------
+    # -- lifecycle: the state objects, made at build and dropped at destroy, here only ----------
     @serialised
-    def _build(self, n_envs: int) -> None:
-        dtype = float_dtype()
-        self._generation = backend.STATE.generation
-        self._dtype = dtype
-        self._packed = pack_tree(self.tree, dtype)
-        self._robot_args = tuple(memory.constant(a) for a in self._packed.args())  # on the device on a GPU
-        self._spec = robot_spec(self._packed)  # None: the generic kernels serve this robot
-        self._B = n_envs
-        self._qpos = np.tile(self.tree.default_qpos.astype(dtype), (n_envs, 1))
-        self._pose = np.zeros((n_envs, self.n_links, 7), dtype)  # link poses: pos xyz, quat wxyz
-        self._dof_target = dofs_mod.qpos_to_dofs(self.tree, self._qpos.astype(float))
-        self._dof_controlled = np.zeros((n_envs, self.n_dofs), dtype=bool)
-        self._init_qpos = self._qpos.copy()  # what scene.reset() restores
-        self._velocity_limit = self.tree.velocity_limits()
-        self._q_limits = self.tree.q_limits()
-        self._has_quaternions = any(j.type in ("ball", "free") for j in self.tree.joints)
-        self._ik_plans = PlanCache()  # IK kernel tables per request (engine.ik_plan)
-        self._ik_requests: OrderedDict = OrderedDict()  # Genesis calls' parameters -> request (engine.ik_api)
-        self._ik_scratch = Scratch()  # the solver's working arrays (engine.ik)
-        self._built = True
-        self._run_fk(self._qpos, self._pose)
-        self._body_pose = self._pose[:, 0].copy() if self.is_placed_body else np.zeros((n_envs, 0), dtype)
-        self._init_body_pose = self._body_pose.copy()
+    def on_build(self, n_envs: int, batched: bool) -> None:
+        """Called by ``scene.build()``: the entity's state over ``n_envs`` envs."""
+        self._config = Configuration(self.tree, n_envs, batched, self.is_placed_body)
+        self._ik = IKState()
+        self._collision = CollisionState()
 
     @serialised
-    def _destroy(self) -> None:
-        for name in STATE_ARRAYS + ("_collision", "_check_tables", "_obstacle_spheres", "_ik_scratch", "_ik_plans",
-                                    "_ik_requests", "_fk_out", "_jac_pose", "_robot_args"):
-            self.__dict__.pop(name, None)
-        self._built = False
+    def on_destroy(self) -> None:
+        """Called by ``scene.destroy()``: every state object dropped; later calls are refused."""
+        self._config = self._ik = self._collision = None
+        self._destroyed = True
 
     def _require_built(self) -> None:
-        if not self._built:
-            raise StateError("the scene is not built: call scene.build() first")
-        if self._generation != backend.STATE.generation:  # its kernels and device arrays are gone
+        """StateError, saying why, unless the entity's scene is built and still valid."""
+        if self._config is None:
+            if self._destroyed:
+                raise StateError(f"'{self.tree.name}': its scene was destroyed (scene.destroy()); build a new "
+                                 "scene to use this robot again")
+            raise StateError(f"'{self.tree.name}': the scene is not built: call scene.build() first")
+        if not self._config.is_current:  # its kernels and device arrays are gone
             raise StateError("the scene was built before engine.init() was called again, which resets "
-                               "taichi: build a new scene")
+                             "taichi: build a new scene")
 
-    def _run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
-        """FK of qpos (B, n_qs) into link poses ``pose`` (B, n_links, 7): pos xyz, quat wxyz."""
-        q, n = _kernel_array(qpos), qpos.shape[0]
-        threads.CHOICE.launch(("fk", id(self._packed)), n,
-                              lambda serial: fk_kernels.forward_kinematics(q, *self._robot_args, pose, serial))
+    @property
+    def configuration(self) -> Configuration:
+        """The entity's kinematic state (:class:`~engine.configuration.Configuration`); StateError
+        before ``scene.build()``, after ``scene.destroy()`` or after a new ``engine.init()``."""
+        self._require_built()
+        return self._config
+
+    @property
+    def ik_state(self) -> IKState:
+        """The entity's IK plans, kept requests and working arrays (:mod:`engine.ik.state`); the
+        same StateError as :attr:`configuration` when not usable."""
+        self._require_built()
+        return self._ik
+
+    @property
+    def collision_state(self) -> CollisionState:
+        """The entity's collision model, tables and obstacle spheres (:mod:`engine.collision.state`);
+        the same StateError as :attr:`configuration` when not usable."""
+        self._require_built()
+        return self._collision
+
+    @property
+    def scene(self):
+        """The :class:`~engine.scene.Scene` the entity was added to."""
+        return self._scene
+
+    @property
+    def lock(self):
+        """The entity's re-entrant lock, held by every call that touches its state
+        (:mod:`engine.runtime.locking`)."""
+        return self._lock
 
     def state_bytes_per_env(self) -> int:
         """Bytes of per-env state one env costs (what :meth:`state_nbytes` holds per env), known
@@ -189,22 +194,7 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
     @serialised
     def state_nbytes(self) -> int:
         """Bytes held in per-env state arrays (all envs)."""
-        return sum(getattr(self, name).nbytes for name in STATE_ARRAYS)
-
-    # -- index and shape helpers ----------------------------------------------------------------
-    @property
-    def _batched(self) -> bool:
-        return self._scene.is_batched
-
-    def _envs(self, envs_idx) -> np.ndarray:
-        if envs_idx is not None and not self._batched:
-            raise InvalidValueError("envs_idx: the scene was built without n_envs; pass envs_idx=None")
-        idx = inputs.as_index_list("envs_idx", envs_idx, self._B, "env")
-        return np.arange(self._B) if idx is None else idx
-
-    def _out(self, arr: np.ndarray) -> np.ndarray:
-        """Drop the env axis for an unbatched scene."""
-        return arr if self._batched else arr[0]
+        return self.configuration.state_nbytes()
 
     def _select(self, name: str, idx, size: int, what: str) -> np.ndarray:
         sel = inputs.as_index_list(name, idx, size, what)
@@ -214,10 +204,10 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
     @serialised
     def get_qpos(self, qs_idx_local=None, envs_idx=None) -> np.ndarray:
         """qpos ``([n_envs,] n_qs)``, or the selected entries / envs."""
-        self._require_built()
-        envs = self._envs(envs_idx)
+        cfg = self.configuration
+        envs = cfg.envs(envs_idx)
         qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
-        return self._out(self._qpos[np.ix_(envs, qs)])
+        return cfg.out(cfg.qpos[np.ix_(envs, qs)])
 
     @serialised
     def set_qpos(self, qpos, qs_idx_local=None, envs_idx=None, *, zero_velocity: bool = True,
@@ -226,114 +216,106 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
         Mimic joints are set from their leaders; ball/free quaternions are normalised.
         ``zero_velocity`` False keeps the dof velocities the readers report; ``skip_forward`` is
         accepted (link poses are always updated)."""
-        self._require_built()
-        kept = self._velocities_kept(zero_velocity, skip_forward)
-        envs = self._envs(envs_idx)
+        cfg = self.configuration
+        kept = self.velocities_kept(zero_velocity, skip_forward)
+        envs = cfg.envs(envs_idx)
         qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
-        values = inputs.batched("qpos", qpos, (len(qs),), len(envs), self._batched)
-        full = self._qpos[envs].astype(float)
+        values = inputs.batched("qpos", qpos, (len(qs),), len(envs), cfg.batched)
+        full = cfg.qpos[envs].astype(float)
         full[:, qs] = values
         full = self.tree.apply_mimic(dofs_mod.normalize_quaternions(self.tree, full))
         self.tree.check_joint_values("qpos", full)
-        self._commit_qpos(envs, full)
-        self._restore_velocities(kept)
+        cfg.commit_qpos(envs, full)
+        cfg.dof_velocity = kept
 
     @serialised
     def get_dofs_position(self, dofs_idx_local=None, envs_idx=None) -> np.ndarray:
         """Dof positions ``([n_envs,] n)`` (see :mod:`engine.dofs` for ball and free joints)."""
-        self._require_built()
-        envs = self._envs(envs_idx)
+        cfg = self.configuration
+        envs = cfg.envs(envs_idx)
         dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
-        return self._out(dofs_mod.qpos_to_dofs(self.tree, self._qpos[envs].astype(float))[:, dofs].astype(self._dtype))
+        return cfg.out(dofs_mod.qpos_to_dofs(self.tree, cfg.qpos[envs].astype(float))[:, dofs].astype(cfg.dtype))
 
     @serialised
     def set_dofs_position(self, position, dofs_idx_local=None, envs_idx=None, *, zero_velocity: bool = True) -> None:
         """Teleport: write dof positions ``([n_envs,] n)`` and update link poses (``zero_velocity``:
         as in :meth:`set_qpos`)."""
-        self._require_built()
-        kept = self._velocities_kept(zero_velocity)
-        envs = self._envs(envs_idx)
+        cfg = self.configuration
+        kept = self.velocities_kept(zero_velocity)
+        envs = cfg.envs(envs_idx)
         dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
-        values = inputs.batched("position", position, (len(dofs),), len(envs), self._batched)
-        full = dofs_mod.qpos_to_dofs(self.tree, self._qpos[envs].astype(float))
+        values = inputs.batched("position", position, (len(dofs),), len(envs), cfg.batched)
+        full = dofs_mod.qpos_to_dofs(self.tree, cfg.qpos[envs].astype(float))
         full[:, dofs] = values
         qpos = dofs_mod.dofs_to_qpos(self.tree, full)
         self.tree.check_joint_values("position", qpos)
-        self._commit_qpos(envs, qpos)
-        self._restore_velocities(kept)
-
-    def _commit_qpos(self, envs: np.ndarray, qpos: np.ndarray) -> None:
-        self._note_motion(None, 0.0)  # a teleport: velocities zero (a step sets them after)
-        new = self._qpos.copy()
-        new[envs] = qpos
-        self._qpos = new.astype(self._dtype)
-        if self._body_pose.shape[1]:  # a fixed body (one link, no joint) sits where set_pos / set_quat put it
-            self._pose[:, 0] = self._body_pose
-            return
-        self._run_fk(self._qpos, self._pose)
+        cfg.commit_qpos(envs, qpos)
+        cfg.dof_velocity = kept
 
     @serialised
     def control_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
         """Set position targets ``([n_envs,] n)``; ``scene.step()`` moves each dof toward its target
         by at most its velocity limit x dt."""
-        self._require_built()
-        envs = self._envs(envs_idx)
+        cfg = self.configuration
+        envs = cfg.envs(envs_idx)
         dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
-        values = inputs.batched("position", position, (len(dofs),), len(envs), self._batched)
+        values = inputs.batched("position", position, (len(dofs),), len(envs), cfg.batched)
         if np.abs(values).max(initial=0) > MAX_JOINT_VALUE:
             raise InvalidValueError(f"position: expected dof targets of at most {MAX_JOINT_VALUE:g} (rad or m) in "
                                     f"magnitude, got {float(np.abs(values).max()):.3g}")
-        self._dof_target[np.ix_(envs, dofs)] = values
-        self._dof_controlled[np.ix_(envs, dofs)] = True
+        cfg.dof_target[np.ix_(envs, dofs)] = values
+        cfg.dof_controlled[np.ix_(envs, dofs)] = True
 
     @serialised
-    def _step(self, dt: float, joint_limits: bool = False) -> None:
+    def on_step(self, dt: float, joint_limits: bool = False) -> None:
         """Move controlled dofs toward their targets for ``dt`` s; with ``joint_limits`` the moved
         hinges and slides stop at their limits (RigidOptions.enable_joint_limit)."""
-        before = self._qpos
-        if not self._dof_controlled.any():
-            self._note_motion(None, dt)  # nothing moved: zero velocities, no differencing
+        cfg = self._config
+        if not cfg.dof_controlled.any():
+            cfg.dof_velocity = None  # nothing moved: zero velocities
             return
-        qpos = dofs_mod.step_towards(self.tree, self._qpos.astype(float), self._dof_target,
-                                     self._dof_controlled, self._velocity_limit * dt)
+        before = cfg.qpos
+        qpos = dofs_mod.step_towards(self.tree, cfg.qpos.astype(float), cfg.dof_target,
+                                     cfg.dof_controlled, cfg.velocity_limit * dt)
         if joint_limits:
-            qpos = self.tree.apply_mimic(_clamp_controlled(self.tree, qpos, self._dof_controlled, self._q_limits))
-        self._commit_qpos(np.arange(self._B), qpos)
-        self._note_motion(before, dt)
+            qpos = self.tree.apply_mimic(_clamp_controlled(self.tree, qpos, cfg.dof_controlled, cfg.q_limits))
+        cfg.commit_qpos(np.arange(cfg.n_envs), qpos)
+        cfg.note_step(before, dt)
 
     @serialised
-    def _reset(self, envs: np.ndarray, qpos: np.ndarray | None = None, body_pose: np.ndarray | None = None) -> None:
+    def on_reset(self, envs: np.ndarray, qpos: np.ndarray | None = None, body_pose: np.ndarray | None = None) -> None:
         """Back to the initial state in ``envs``: the qpos at build (or the one ``qpos`` (B, n_qs)
         registers as initial), no dof targets; a fixed body back to its pose at build (or the one
         ``body_pose`` (B, 7) registers)."""
+        cfg = self._config
         if qpos is not None:
-            self._init_qpos = np.array(qpos, dtype=self._dtype)
-        if body_pose is not None and self._body_pose.shape[1]:
-            self._init_body_pose = np.array(body_pose, dtype=self._dtype)
-        if self._body_pose.shape[1]:
-            placed = self._body_pose.copy()
-            placed[envs] = self._init_body_pose[envs]
-            self._body_pose = placed
-        self._dof_target[envs] = dofs_mod.qpos_to_dofs(self.tree, self._init_qpos[envs].astype(float))
-        self._dof_controlled[envs] = False
-        self._commit_qpos(envs, self._init_qpos[envs].astype(float))
+            cfg.init_qpos = np.array(qpos, dtype=cfg.dtype)
+        if body_pose is not None and cfg.body_pose.shape[1]:
+            cfg.init_body_pose = np.array(body_pose, dtype=cfg.dtype)
+        if cfg.body_pose.shape[1]:
+            placed = cfg.body_pose.copy()
+            placed[envs] = cfg.init_body_pose[envs]
+            cfg.body_pose = placed
+        cfg.dof_target[envs] = dofs_mod.qpos_to_dofs(self.tree, cfg.init_qpos[envs].astype(float))
+        cfg.dof_controlled[envs] = False
+        cfg.commit_qpos(envs, cfg.init_qpos[envs].astype(float))
 
     # -- link poses, FK, Jacobian -----------------------------------------------------------------
     @serialised
     def get_links_pos(self, links_idx_local=None, envs_idx=None) -> np.ndarray:
         """Link origins ``([n_envs,] n_links, 3)`` in the (env-local) world frame, m."""
-        self._require_built()
-        envs = self._envs(envs_idx)
+        cfg = self.configuration
+        envs = cfg.envs(envs_idx)
         links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
-        return self._out(self._pose[np.ix_(envs, links)][..., :3])
+        return cfg.out(cfg.pose[np.ix_(envs, links)][..., :3])
 
     @serialised
     def get_links_quat(self, links_idx_local=None, envs_idx=None) -> np.ndarray:
         """Link orientations ``([n_envs,] n_links, 4)``, (w, x, y, z)."""
-        self._require_built()
-        envs = self._envs(envs_idx)
+        cfg = self.configuration
+        envs = cfg.envs(envs_idx)
         links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
-        return self._out(self._pose[np.ix_(envs, links)][..., 3:])
+        return cfg.out(cfg.pose[np.ix_(envs, links)][..., 3:])
 
     @serialised
     def forward_kinematics(self, qpos, qs_idx_local=None, links_idx_local=None, envs_idx=None):
@@ -343,53 +325,37 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
         ``qs_idx_local`` are taken from the current state. Returns ``(links_pos, links_quat)`` of
         shapes ``([n_envs,] n_links, 3)`` and ``([n_envs,] n_links, 4)`` for the selected links/envs.
         """
-        self._require_built()
-        envs = None if envs_idx is None else self._envs(envs_idx)
-        n = self._B if envs is None else len(envs)
+        cfg = self.configuration
+        envs = None if envs_idx is None else cfg.envs(envs_idx)
+        n = cfg.n_envs if envs is None else len(envs)
         links = inputs.as_index_list("links_idx_local", links_idx_local, self.n_links, "link")
         if qs_idx_local is None:
-            full = inputs.batched("qpos", qpos, (self.n_qs,), n, self._batched, dtype=self._dtype)
+            full = inputs.batched("qpos", qpos, (self.n_qs,), n, cfg.batched, dtype=cfg.dtype)
         else:
             qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
-            values = inputs.batched("qpos", qpos, (len(qs),), n, self._batched)
-            full = (self._qpos if envs is None else self._qpos[envs]).astype(float)
+            values = inputs.batched("qpos", qpos, (len(qs),), n, cfg.batched)
+            full = (cfg.qpos if envs is None else cfg.qpos[envs]).astype(float)
             full[:, qs] = values
         self.tree.check_joint_values("qpos", full)
-        if self._has_quaternions:  # as set_qpos does: zero quaternions are an error, others made unit
+        if cfg.has_quaternions:  # as set_qpos does: zero quaternions are an error, others made unit
             full = dofs_mod.normalize_quaternions(self.tree, full)
         # mimic joints need no fix-up here: the kernels derive them from their leaders
-        full = np.ascontiguousarray(full, dtype=self._dtype)
-        if dispatch.fk_form(self._spec, n) == "lane":
-            pos, quat = self._fk_buffers(n)
+        full = np.ascontiguousarray(full, dtype=cfg.dtype)
+        if dispatch.fk_form(cfg.spec, n) == "lane":
+            pos, quat = cfg.fk_buffers(n)
             # serial or parallel, whichever has lately been faster here (kernels.threads)
-            threads.CHOICE.launch(("lane_fk", id(self._spec)), n,
-                                  lambda serial: lane_fk.run_fk(self._spec, full, pos, quat, serial))
+            threads.CHOICE.launch(("lane_fk", id(cfg.spec)), n,
+                                  lambda serial: lane_fk.run_fk(cfg.spec, full, pos, quat, serial))
         else:
-            pose = _allocate("forward_kinematics", (n, self.n_links, 7), self._dtype)
-            self._run_fk(full, pose)
+            pose = allocate("forward_kinematics", (n, self.n_links, 7), cfg.dtype)
+            cfg.run_fk(full, pose)
             pos, quat = pose[..., :3], pose[..., 3:]
-        if self._body_pose.shape[1]:  # a fixed body: where set_pos / set_quat put it, whatever qpos says
-            placed = self._body_pose if envs is None else self._body_pose[envs]
+        if cfg.body_pose.shape[1]:  # a fixed body: where set_pos / set_quat put it, whatever qpos says
+            placed = cfg.body_pose if envs is None else cfg.body_pose[envs]
             pos[:, 0], quat[:, 0] = placed[:, :3], placed[:, 3:]
         if links is not None:
             pos, quat = pos[:, links], quat[:, links]
-        return self._out(pos), self._out(quat)
-
-    def _fk_buffers(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Output arrays (n, n_links, 3) / (n, n_links, 4) for a large ``forward_kinematics``: the
-        previous call's when nothing else refers to them any more (their reference counts say so),
-        else new ones. Fresh multi-MB arrays cost a page fault per 4 KiB on first write (~0.2 ms
-        at 16384 Panda rows); a caller that keeps its results always gets new arrays."""
-        kept = self.__dict__.get("_fk_out")
-        if kept is not None:
-            pos, quat = kept
-            # 3 references each: the kept tuple, the local name and getrefcount's argument
-            if pos.shape[0] == n and sys.getrefcount(pos) == 3 and sys.getrefcount(quat) == 3:
-                return pos, quat
-        kept = (_allocate("forward_kinematics", (n, self.n_links, 3), self._dtype),
-                _allocate("forward_kinematics", (n, self.n_links, 4), self._dtype))
-        self._fk_out = kept
-        return kept
+        return cfg.out(pos), cfg.out(quat)
 
     @serialised
     def get_jacobian(self, link, local_point=None, envs_idx=None) -> np.ndarray:
@@ -398,30 +364,20 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
         ``local_point`` (3,) is in the link frame (default: the link origin). Rows 0-2: linear
         velocity of the point; rows 3-5: angular velocity; world axes; one column per dof.
         """
-        self._require_built()
-        link = self._own_link(link)
-        envs = self._envs(envs_idx)
+        cfg = self.configuration
+        link = self.own_link(link)
+        envs = cfg.envs(envs_idx)
         point = np.zeros(3) if local_point is None else inputs.as_float_array("local_point", local_point)
         if point.shape != (3,):
             raise InvalidValueError(f"local_point: expected shape (3,), got {point.shape}")
         n = len(envs)
-        pose = self._jacobian_pose(n)
-        J = _allocate("get_jacobian", (n, 6, max(self.n_dofs, 1)), self._dtype, zero=True)
-        q, point = _kernel_array(self._qpos[envs]), point.astype(self._dtype)[None]
-        threads.CHOICE.launch(("jacobian", id(self._packed)), n,
-                              lambda serial: fk_kernels.jacobian(q, link.idx_local, point, *self._robot_args, pose,
+        pose = cfg.jacobian_pose(n)
+        J = allocate("get_jacobian", (n, 6, max(self.n_dofs, 1)), cfg.dtype, zero=True)
+        q, point = kernel_array(cfg.qpos[envs]), point.astype(cfg.dtype)[None]
+        threads.CHOICE.launch(("jacobian", id(cfg.packed)), n,
+                              lambda serial: fk_kernels.jacobian(q, link.idx_local, point, *cfg.robot_args, pose,
                                                                  J, serial))
-        return self._out(J[:, :, : self.n_dofs])
-
-    def _jacobian_pose(self, n: int):
-        """The Jacobian kernel's FK scratch (n, pose_rows, 7): new on the CPU (cheap), kept on a GPU,
-        where it never leaves the device (:mod:`engine.kernels.memory`)."""
-        if not memory.on_device():
-            return np.empty((n, self._packed.pose_rows, 7), self._dtype)
-        kept = self.__dict__.get("_jac_pose")
-        if kept is None or kept.shape[0] != n:
-            kept = self._jac_pose = memory.scratch((n, self._packed.pose_rows, 7), self._dtype)
-        return kept
+        return cfg.out(J[:, :, : self.n_dofs])
 
 
 def _clamp_controlled(tree: KinematicTree, qpos: np.ndarray, controlled: np.ndarray, limits) -> np.ndarray:
@@ -435,19 +391,3 @@ def _clamp_controlled(tree: KinematicTree, qpos: np.ndarray, controlled: np.ndar
     return out
 
 
-def _kernel_array(arr: np.ndarray) -> np.ndarray:
-    """A C-contiguous array with no zero-length axis (taichi cannot take an empty array)."""
-    if arr.shape[-1] == 0:
-        arr = np.zeros(arr.shape[:-1] + (1,), arr.dtype)
-    return np.ascontiguousarray(arr)
-
-
-def _allocate(call: str, shape: tuple, dtype, zero: bool = False) -> np.ndarray:
-    """An output array for ``call``; numpy's MemoryError, which names nothing, becomes one that
-    says which call and how much."""
-    try:
-        return np.zeros(shape, dtype) if zero else np.empty(shape, dtype)
-    except MemoryError:
-        need = int(np.prod(shape)) * np.dtype(dtype).itemsize
-        raise OutOfMemoryError(f"{call}: its output for {shape[0]:,} envs needs {need / 2**20:,.0f} MiB, which this "
-                               "machine cannot allocate now; ask for fewer envs (envs_idx)") from None

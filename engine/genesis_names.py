@@ -102,12 +102,12 @@ def missing(owner: str, name: str, table: dict) -> AttributeError:
 def module_attribute(name: str):
     """``gs.<name>`` for Genesis' runtime names computed from the current backend state; raises
     AttributeError (a NotCoveredError for a known Genesis feature) for anything else."""
-    from . import backend
+    from .runtime.state import STATE
 
     if name == "device":
-        return backend.STATE.arch if backend.STATE.initialised else None
+        return STATE.arch if STATE.initialised else None
     if name in ("tc_float", "np_float"):
-        return np.float64 if backend.STATE.precision == "64" else np.float32
+        return np.float64 if STATE.precision == "64" else np.float32
     if name in ("tc_int", "np_int"):
         return np.int32
     raise missing("engine", name, MODULE_FEATURES)
@@ -118,17 +118,17 @@ def destroy() -> None:
     be used, and the next engine call (or ``init``) starts a fresh runtime. Safe to call twice."""
     import taichi as ti
 
-    from . import backend, locking
     from .errors import StateError
-    from .kernels import memory
+    from .runtime import locking, memory
+    from .runtime.state import LOCK, STATE
 
-    with backend.LOCK:
-        if not backend.STATE.initialised:
+    with LOCK:
+        if not STATE.initialised:
             return
         busy = locking.calls_in_progress()
         if busy:
             raise StateError(f"destroy: {busy} engine call(s) are running in other threads; call it after they finish")
         memory.orphan_device_arrays()
         ti.reset()
-        backend.STATE.initialised = False
-        backend.STATE.generation += 1  # scenes built before it refuse further calls
+        STATE.initialised = False
+        STATE.generation += 1  # scenes built before it refuse further calls

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import backend
 from .errors import InvalidTypeError, InvalidValueError, OutOfRangeIndexError
+from .runtime.state import STATE, float_dtype
 
 
 def as_index_list(name: str, value, size: int, what: str) -> np.ndarray | None:
@@ -56,10 +56,10 @@ def as_float_array(name: str, value, allow_nonfinite: bool = False, dtype=np.flo
     if not allow_nonfinite:  # checked before any cast to a narrower float, which would make inf
         if not np.all(np.isfinite(arr)):
             raise InvalidValueError(f"{name}: expected finite numbers, got NaN or inf")
-        limit = float(np.finfo(backend.float_dtype()).max)
+        limit = float(np.finfo(float_dtype()).max)
         biggest = float(np.abs(arr).max(initial=0))
         if biggest > limit:
-            raise InvalidValueError(f"{name}: expected numbers within the engine's {backend.STATE.precision}-bit float "
+            raise InvalidValueError(f"{name}: expected numbers within the engine's {STATE.precision}-bit float "
                                     f"range (|x| <= {limit:.3g}), got {biggest:.3g}")
     return arr.astype(dtype, copy=False)
 
@@ -115,7 +115,7 @@ def as_positive(name: str, value, integer: bool = False, allow_zero: bool = Fals
             raise InvalidValueError(f"{name}: expected an integer, got {value!r}")
         maximum = INT32_MAX if maximum is None else maximum
     elif maximum is None:  # a tolerance of 1e39 would be inf in a float32 kernel: everything "succeeds"
-        maximum = float(np.finfo(backend.float_dtype()).max)
+        maximum = float(np.finfo(float_dtype()).max)
     if x > maximum:
         shown = f"{int(maximum):,}" if integer else f"{maximum:.6g}"
         raise InvalidValueError(f"{name}: expected at most {shown}, got {value!r}")

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dofs as dofs_mod
 from . import inputs
-from .locking import serialised
+from .runtime.locking import serialised
 
 
 class KinematicReaders:
@@ -25,62 +24,55 @@ class KinematicReaders:
 
     def _dof_velocity_all(self) -> np.ndarray:
         """(B, n_dofs) dof velocities, zeros where nothing set them."""
-        vel = self.__dict__.get("_dof_vel")
-        if vel is None or vel.shape != (self._B, self.n_dofs):
-            return np.zeros((self._B, self.n_dofs), self._dtype)
+        cfg = self.configuration
+        vel = cfg.dof_velocity
+        if vel is None or vel.shape != (cfg.n_envs, self.n_dofs):
+            return np.zeros((cfg.n_envs, self.n_dofs), cfg.dtype)
         return vel
 
-    def _note_motion(self, before: np.ndarray | None, dt: float) -> None:
-        """After a step from qpos ``before`` (B, n_qs): the dof velocities; None: zero (a teleport,
-        or a step that moved nothing)."""
-        if before is None:
-            self._dof_vel = None
-            return
-        old = dofs_mod.qpos_to_dofs(self.tree, before.astype(float))
-        new = dofs_mod.qpos_to_dofs(self.tree, self._qpos.astype(float))
-        self._dof_vel = ((new - old) / dt).astype(self._dtype)
-
-    def _velocities_kept(self, zero_velocity, skip_forward=False):
-        """Before a teleport: the dof velocities to put back after it (None: they become zero)."""
+    def velocities_kept(self, zero_velocity, skip_forward=False):
+        """Before a teleport: the dof velocities to put back after it (None: they become zero);
+        checks Genesis' ``zero_velocity`` and ``skip_forward`` flags."""
         zero = inputs.as_flag("zero_velocity", zero_velocity)
         inputs.as_flag("skip_forward", skip_forward)
-        return None if zero else self.__dict__.get("_dof_vel")
+        return None if zero else self.configuration.dof_velocity
 
-    def _restore_velocities(self, kept) -> None:
-        if kept is not None:
-            self._dof_vel = kept
+    def _indices(self, name: str, idx, size: int, what: str) -> np.ndarray:
+        sel = inputs.as_index_list(name, idx, size, what)
+        return np.arange(size) if sel is None else sel
 
     @serialised
     def get_dofs_velocity(self, dofs_idx_local=None, envs_idx=None) -> np.ndarray:
         """Dof velocities ``([n_envs,] n)``, rad/s or m/s (see the module docstring)."""
-        self._require_built()
-        envs = self._envs(envs_idx)
-        dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
-        return self._out(self._dof_velocity_all()[np.ix_(envs, dofs)].copy())
+        cfg = self.configuration
+        envs = cfg.envs(envs_idx)
+        dofs = self._indices("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
+        return cfg.out(self._dof_velocity_all()[np.ix_(envs, dofs)].copy())
 
     @serialised
     def set_dofs_velocity(self, velocity=None, dofs_idx_local=None, envs_idx=None, skip_forward: bool = False) -> None:
         """Record dof velocities ``([n_envs,] n)`` (None: zeros) for the readers; nothing moves."""
-        self._require_built()
+        cfg = self.configuration
         inputs.as_flag("skip_forward", skip_forward)
-        envs = self._envs(envs_idx)
-        dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
+        envs = cfg.envs(envs_idx)
+        dofs = self._indices("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
         values = (np.zeros((len(envs), len(dofs))) if velocity is None
-                  else inputs.batched("velocity", velocity, (len(dofs),), len(envs), self._batched))
+                  else inputs.batched("velocity", velocity, (len(dofs),), len(envs), cfg.batched))
         vel = self._dof_velocity_all().copy()
         vel[np.ix_(envs, dofs)] = values
-        self._dof_vel = vel.astype(self._dtype)
+        cfg.dof_velocity = vel.astype(cfg.dtype)
 
     def _links_twist(self, links_idx_local, envs_idx) -> np.ndarray:
         """(n_envs_sel, n_links_sel, 6): J @ qdot per link, linear then angular."""
-        envs = self._envs(envs_idx)
-        links = self._select("links_idx_local", links_idx_local, self.n_links, "link")
+        cfg = self.configuration
+        envs = cfg.envs(envs_idx)
+        links = self._indices("links_idx_local", links_idx_local, self.n_links, "link")
         qdot = self._dof_velocity_all()[envs].astype(float)
-        out = np.zeros((len(envs), len(links), 6), self._dtype)
+        out = np.zeros((len(envs), len(links), 6), cfg.dtype)
         if not np.any(qdot):
             return out
         for k, link in enumerate(links):
-            J = self.get_jacobian(self.links[link], envs_idx=None if not self._batched else envs)
+            J = self.get_jacobian(self.links[link], envs_idx=envs if cfg.batched else None)
             J = J.reshape(len(envs), 6, self.n_dofs).astype(float)
             out[:, k] = np.einsum("eij,ej->ei", J, qdot)
         return out
@@ -89,23 +81,21 @@ class KinematicReaders:
     def get_links_vel(self, links_idx_local=None, envs_idx=None, *, ref=None, relative: bool = True) -> np.ndarray:
         """Link origins' linear velocities ``([n_envs,] n_links, 3)``, m/s, world axes. ``ref`` and
         ``relative`` are Genesis' arguments: link origins are the only reference point here."""
-        self._require_built()
         inputs.as_flag("relative", relative)
-        return self._out(self._links_twist(links_idx_local, envs_idx)[..., :3])
+        return self.configuration.out(self._links_twist(links_idx_local, envs_idx)[..., :3])
 
     @serialised
     def get_links_ang(self, links_idx_local=None, envs_idx=None) -> np.ndarray:
         """Links' angular velocities ``([n_envs,] n_links, 3)``, rad/s, world axes."""
-        self._require_built()
-        return self._out(self._links_twist(links_idx_local, envs_idx)[..., 3:])
+        return self.configuration.out(self._links_twist(links_idx_local, envs_idx)[..., 3:])
 
     @serialised
     def get_dofs_force(self, dofs_idx_local=None, envs_idx=None) -> np.ndarray:
         """Zeros ``([n_envs,] n)``: no forces act in a kinematic engine."""
-        self._require_built()
-        envs = self._envs(envs_idx)
-        dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
-        return self._out(np.zeros((len(envs), len(dofs)), self._dtype))
+        cfg = self.configuration
+        envs = cfg.envs(envs_idx)
+        dofs = self._indices("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
+        return cfg.out(np.zeros((len(envs), len(dofs)), cfg.dtype))
 
     @serialised
     def get_dofs_control_force(self, dofs_idx_local=None, envs_idx=None) -> np.ndarray:
@@ -117,12 +107,12 @@ class KinematicReaders:
         """No contacts: Genesis' keys with empty arrays (``link_a``, ``link_b``, ``geom_a``,
         ``geom_b``: int, ``(0,)``; ``position``, ``force_a``, ``force_b``: ``(0, 3)``; with a
         leading env axis in a batched scene). Distances to obstacles: ``collision_distance``."""
-        self._require_built()
+        cfg = self.configuration
         inputs.as_flag("exclude_self_contact", exclude_self_contact)
         inputs.as_flag("is_padded", is_padded)
-        lead = (self._B,) if self._batched else ()
+        lead = (cfg.n_envs,) if cfg.batched else ()
         out = {key: np.zeros(lead + (0,), np.int32) for key in ("link_a", "link_b", "geom_a", "geom_b")}
-        out.update({key: np.zeros(lead + (0, 3), self._dtype) for key in ("position", "force_a", "force_b")})
+        out.update({key: np.zeros(lead + (0, 3), cfg.dtype) for key in ("position", "force_a", "force_b")})
         return out
 
     def __getattr__(self, name: str):

@@ -18,15 +18,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import backend, inputs
+from . import inputs
 from . import model as model_mod
 from . import options as opts
 from . import surfaces as surfaces_mod
 from .entity import RigidEntity
 from .errors import InvalidTypeError, InvalidValueError, StateError
-from .locking import new_lock, serialised
 from .materials import Material, Rigid
 from .morphs import Shape
+from .runtime import backend
+from .runtime.locking import new_lock, serialised
 
 LOG = logging.getLogger("engine")
 
@@ -56,7 +57,7 @@ class Scene:
     def __init__(self, sim_options=None, rigid_options=None, viewer_options=None, vis_options=None,
                  show_viewer: bool | None = False, show_FPS: bool | None = True, *, dt: float | None = None):
         backend.ensure_init()
-        self._lock = new_lock()  # build, step, destroy and add_entity run one at a time (engine.locking)
+        self._lock = new_lock()  # build, step, destroy and add_entity run one at a time (engine.runtime.locking)
         self.sim_options = opts.check("sim_options", sim_options, opts.SimOptions)
         if dt is not None:
             if sim_options is not None:
@@ -135,7 +136,7 @@ class Scene:
         self.n_envs = n_envs
         self.env_spacing = spacing
         for entity in self.entities:
-            entity._build(self.n_batch)
+            entity.on_build(self.n_batch, self.is_batched)
         self.is_built = True
         if self.show_viewer:
             opener = getattr(self.visualizer, "open_viewer", None)
@@ -156,6 +157,12 @@ class Scene:
         if n_envs * widest > inputs.INT32_MAX:
             raise InvalidValueError(f"n_envs: expected at most {inputs.INT32_MAX // widest:,} for this scene (the "
                                     f"kernels index arrays with 32-bit integers), got {n_envs:,}")
+
+    @property
+    def lock(self):
+        """The scene's re-entrant lock: build, step, reset, destroy and add_entity hold it
+        (:mod:`engine.runtime.locking`)."""
+        return self._lock
 
     @property
     def is_batched(self) -> bool:
@@ -183,12 +190,12 @@ class Scene:
         """Advance one ``dt``: controlled dofs move toward their targets (kinematic, no physics),
         within their limits when ``rigid_options.enable_joint_limit``. With ``update_visualizer``
         an open viewer window redraws (``refresh_visualizer`` is accepted)."""
-        self._require_built()
+        self.require_built()
         update_visualizer = inputs.as_flag("update_visualizer", update_visualizer)
         inputs.as_flag("refresh_visualizer", refresh_visualizer)
         limits = self.rigid_options.enable_joint_limit
         for entity in self.entities:
-            entity._step(self.dt, limits)
+            entity.on_step(self.dt, limits)
         self.t += 1
         if update_visualizer:
             self._visualizer_hook()
@@ -201,7 +208,7 @@ class Scene:
         the ones ``state``, from :meth:`get_state`, registers as initial, as in Genesis), no dof
         targets, step count 0.
         ``envs_idx``: only these envs (the step count is kept then)."""
-        self._require_built()
+        self.require_built()
         if state is not None:
             if not isinstance(state, SceneState) or len(state.qpos) != len(self.entities) \
                     or len(state.poses) not in (0, len(self.entities)):
@@ -211,7 +218,7 @@ class Scene:
         envs = inputs.as_index_list("envs_idx", envs_idx, self.n_batch, "env")
         envs = np.arange(self.n_batch) if envs is None else envs
         for i, entity in enumerate(self.entities):
-            entity._reset(envs, None if state is None else state.qpos[i],
+            entity.on_reset(envs, None if state is None else state.qpos[i],
                           state.poses[i] if state is not None and state.poses else None)
         if envs_idx is None:
             self.t = self._init_t
@@ -220,9 +227,9 @@ class Scene:
     @serialised
     def get_state(self) -> SceneState:
         """The current state (each entity's qpos, fixed bodies' poses, the step count), for :meth:`reset`."""
-        self._require_built()
-        return SceneState(tuple(e._qpos.copy() for e in self.entities), self.t,
-                          tuple(e._body_pose.copy() for e in self.entities))
+        self.require_built()
+        return SceneState(tuple(e.configuration.qpos.copy() for e in self.entities), self.t,
+                          tuple(e.configuration.body_pose.copy() for e in self.entities))
 
     def _visualizer_hook(self) -> None:
         hook = getattr(self._visualizer, "on_step", None) if self._visualizer is not None else None
@@ -235,7 +242,7 @@ class Scene:
         if self._visualizer is not None:
             self._visualizer.close()
         for entity in self.entities:
-            entity._destroy()
+            entity.on_destroy()
         self.entities = []
         self.is_built = False
 
@@ -322,7 +329,7 @@ class Scene:
         if self._visualizer is not None:
             self._visualizer.clear_debug_objects()
 
-    def _require_built(self) -> None:
+    def require_built(self) -> None:
         if not self.is_built:
             raise StateError("the scene is not built: call scene.build() first")
 

@@ -80,6 +80,15 @@ def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.einsum("...ij,...j->...i", quat_to_matrix(q), np.asarray(v, dtype=float))
 
 
+def quat_rotate_unit(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate ``v (..., 3)`` by *unit* quaternions ``quat (..., 4)`` (w, x, y, z), by two cross
+    products (no matrix: what the collision model's hot paths use; :func:`quat_rotate` takes
+    any non-zero quaternion)."""
+    w, u = quat[..., :1], quat[..., 1:]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
 def quat_from_axis_angle(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
     """Quaternion ``(..., 4)`` rotating by ``angle`` (rad) about unit ``axis`` ``(..., 3)``."""
     axis = np.asarray(axis, dtype=float)

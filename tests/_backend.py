@@ -37,7 +37,7 @@ _active = {"backend": TEST_BACKENDS[0]}
 def use(backend: str) -> None:
     """Make ``backend`` the one :func:`init_engine` starts (the ``backend`` fixture calls this);
     skip (or, under CI, fail) when this machine cannot run it."""
-    from engine import devices  # not at import: conftest imports this module before taichi's warnings filter
+    from engine.runtime import devices  # not at import: conftest imports this module before taichi's warnings filter
 
     if backend == "vulkan" and not devices.vulkan_devices():
         skip_or_fail("no Vulkan device (install Debian's mesa-vulkan-drivers for lavapipe)")

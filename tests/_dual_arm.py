@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 import engine as gs
-from engine.collision import sample_qpos
+from engine.collision.robot import sample_qpos
 
 GRIPPERS = ("left_gripper", "right_gripper")
 MAX_GAP = 0.35  # m between the two grippers' targets
@@ -53,7 +53,7 @@ def close_hand_targets(baxter, n: int, seed: int):
     ``n`` sphere-collision-free mirrored configurations whose grippers are less than
     :data:`MAX_GAP` apart (``n`` at most the scene's env count). The state is back at rest after."""
     links = [baxter.get_link(name) for name in GRIPPERS]
-    batch = baxter._B
+    batch = baxter.configuration.n_envs
     kept = []
     for k in range(200):
         q = mirrored_arms(baxter, batch, seed=seed + k)

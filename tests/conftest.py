@@ -52,7 +52,7 @@ CI_SKIP_NOTE = "skipped under CI=true, which counts as a failure (a skip must no
 
 
 def pytest_configure(config):
-    if not os.environ.get("IKSTUDIO_CACHE_DIR"):  # the collision model's disk cache (engine.model.spheres)
+    if not os.environ.get("IKSTUDIO_CACHE_DIR"):  # the collision model's disk cache (engine.collision.spheres)
         cache = getattr(config, "cache", None)  # None under -p no:cacheprovider (as .ci/run runs)
         os.environ["IKSTUDIO_CACHE_DIR"] = str(cache.mkdir("ikstudio") if cache is not None else
                                                Path(tempfile.gettempdir()) / "ikstudio-test-cache")

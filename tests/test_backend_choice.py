@@ -17,8 +17,9 @@ import pytest
 from _support import require_or_fail
 
 import engine
-from engine import backend, devices
-from engine.devices import VulkanDevice
+from engine.runtime import backend, devices
+from engine.runtime import state as runtime_state
+from engine.runtime.devices import VulkanDevice
 
 LAVAPIPE = VulkanDevice(0, "llvmpipe (LLVM 15.0.6, 256 bits)", 4, True)
 DISCRETE = VulkanDevice(1, "Some Discrete GPU", 2, True)
@@ -63,7 +64,7 @@ def test_gpu_tries_a_hardware_vulkan_device_first(monkeypatch):
                         lambda arch, **kw: tried.append((arch, os.environ.get("TI_VISIBLE_DEVICE"))) or False)
     chosen, notes = _init(backend="gpu")
     # no CUDA driver: Vulkan, told to run on the hardware device (loader index 1), not on lavapipe
-    assert tried == [(engine.backend.ti.vulkan, str(DISCRETE.index))]
+    assert tried == [(engine.runtime.backend.ti.vulkan, str(DISCRETE.index))]
     assert chosen == "cpu" and notes == ["init: backend 'gpu' did not start; running on the CPU"]
 
 
@@ -73,28 +74,28 @@ def test_a_software_device_pinned_by_ti_visible_device_is_still_skipped(monkeypa
     candidates, notes = backend._candidates("gpu", "32")
     assert candidates == [] and LAVAPIPE.name in notes[0]
     candidates, _ = backend._candidates("vulkan", "32")
-    assert candidates == [(engine.backend.ti.vulkan, LAVAPIPE)]
+    assert candidates == [(engine.runtime.backend.ti.vulkan, LAVAPIPE)]
 
 
 def test_cuda_failing_falls_back_to_vulkan_for_gpu(monkeypatch):
     _fake_drivers(monkeypatch, vulkan=[DISCRETE], cuda="Some CUDA GPU")
     candidates, _ = backend._candidates("gpu", "32")
-    assert [arch for arch, _ in candidates] == [engine.backend.ti.cuda, engine.backend.ti.vulkan]
+    assert [arch for arch, _ in candidates] == [engine.runtime.backend.ti.cuda, engine.runtime.backend.ti.vulkan]
     _fake_drivers(monkeypatch, vulkan=[NO_F64], cuda="Some CUDA GPU")  # float64: CUDA, else the CPU
     candidates, _ = backend._candidates("gpu", "64")
-    assert [arch for arch, _ in candidates] == [engine.backend.ti.cuda]
+    assert [arch for arch, _ in candidates] == [engine.runtime.backend.ti.cuda]
 
 
 def test_an_unanswering_vulkan_loader_leaves_taichi_to_try(monkeypatch):
     _fake_drivers(monkeypatch, vulkan=None)
     candidates, notes = backend._candidates("gpu", "32")
-    assert candidates == [(engine.backend.ti.vulkan, None)] and notes == []
+    assert candidates == [(engine.runtime.backend.ti.vulkan, None)] and notes == []
 
 
 def test_cuda_comes_before_vulkan_for_gpu(monkeypatch):
     _fake_drivers(monkeypatch, vulkan=[DISCRETE], cuda="Some CUDA GPU")
     candidates, notes = backend._candidates("gpu", "32")
-    assert candidates[0][0] == engine.backend.ti.cuda and notes == []
+    assert candidates[0][0] == engine.runtime.backend.ti.cuda and notes == []
     assert candidates[0][1].name == "Some CUDA GPU"
 
 
@@ -114,12 +115,12 @@ def test_best_vulkan_device_follows_taichi_order(monkeypatch):
 @pytest.mark.parametrize("requested", ["vulkan", "gpu"])
 def test_float64_on_a_device_without_it_is_refused_before_any_reset(monkeypatch, requested):
     engine.init(backend="cpu")
-    before = (backend.STATE.generation, backend.STATE.arch, backend.STATE.precision)
+    before = (runtime_state.STATE.generation, runtime_state.STATE.arch, runtime_state.STATE.precision)
     _fake_drivers(monkeypatch, vulkan=[NO_F64])
     with pytest.raises(ValueError, match=r"^precision\b") as info:
         engine.init(backend=requested, precision="64")
     assert NO_F64.name in str(info.value)
-    assert (backend.STATE.generation, backend.STATE.arch, backend.STATE.precision) == before
+    assert (runtime_state.STATE.generation, runtime_state.STATE.arch, runtime_state.STATE.precision) == before
 
 
 def test_the_returned_backend_reads_as_its_arch():
@@ -184,7 +185,7 @@ def test_device_arrays_alive_across_a_reset_free_nothing_of_the_next_program():
     """A device array still held when init resets taichi must not, when it dies later, free the new
     program's array that now sits at its old address (taichi's own __del__ would)."""
     require_or_fail(devices.vulkan_devices(), "no Vulkan device (install Debian's mesa-vulkan-drivers for lavapipe)")
-    from engine.kernels import memory
+    from engine.runtime import memory
 
     engine.init(backend="vulkan")
     old = [memory.scratch((16,), np.float32) for _ in range(8)]

@@ -16,7 +16,7 @@ from _batch import read_sorted
 import engine
 import engine.batch
 from app import cli
-from engine.collision import sample_qpos
+from engine.collision.robot import sample_qpos
 from engine.scenefile import build, load
 
 CLUTTER = Path(__file__).resolve().parent.parent / "scenes" / "panda_clutter.yaml"

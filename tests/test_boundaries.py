@@ -114,7 +114,7 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 def test_the_import_reader_sees_lazy_and_relative_imports():
     imports = _imports(ENGINE / "__init__.py")
     assert any(target == "engine.vis" and not top for target, _, top in imports)  # the factory's lazy import
-    assert any(target == "engine.backend" and top for target, _, top in imports)
+    assert any(target == "engine.runtime.backend" and top for target, _, top in imports)
     runner = {target for target, _, _ in _imports(ENGINE / "scenefile" / "runner.py")}
     assert {"engine.scenefile.io", "engine.scenefile.models", "engine.scene", "engine.vis"} <= runner
 

@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 import trimesh
 from _backend import init_engine
+from _coal import coal_body_shape, coal_distance, coal_mesh, coal_tf, pin_coal
 
 import engine as gs
-from engine.collision import sample_qpos
-from engine.collision_world import (
+from engine.collision.robot import sample_qpos
+from engine.collision.world import (
     MESH_SPHERES,
     obstacle_spheres,
     scene_obstacles,
@@ -53,34 +54,6 @@ def _random_quats(rng, n):
     return q / np.linalg.norm(q, axis=1, keepdims=True)
 
 
-def _tf(pos, quat):
-    return coal.Transform3s(quat_to_matrix(np.asarray(quat, float)), np.asarray(pos, float))
-
-
-def _coal_primitive(morph):
-    if morph.kind == "box":
-        return coal.Box(*morph.size)
-    if morph.kind == "sphere":
-        return coal.Sphere(morph.radius)
-    if morph.kind == "cylinder":
-        return coal.Cylinder(morph.radius, morph.height)
-    return coal.Halfspace(np.asarray(morph.normal, float), 0.0)  # through the body origin, local normal
-
-
-def _coal_mesh(path, scale):
-    mesh = trimesh.load(path, force="mesh")
-    bvh = coal.BVHModelOBBRSS()
-    bvh.beginModel(len(mesh.faces), len(mesh.vertices))
-    bvh.addVertices(np.asarray(mesh.vertices, float) * np.asarray(scale, float))
-    bvh.addTriangles(np.asarray(mesh.faces, np.int64))
-    bvh.endModel()
-    return bvh
-
-
-def _distance(a, tf_a, b, tf_b) -> float:
-    return coal.distance(a, tf_a, b, tf_b, coal.DistanceRequest(), coal.DistanceResult())  # a fresh result each
-
-
 def _ball_scene(shapes, n_envs=N_ENVS):
     scene = gs.Scene(show_FPS=False)
     ball = scene.add_entity(gs.morphs.Sphere(radius=BALL))
@@ -111,10 +84,10 @@ def test_primitives_moved_per_env_match_coal_without_a_recompile():
     centers = rng.uniform(-0.8, 0.8, (N_ENVS, 3)) * [1, 1, 0.5] + [0, 0, 0.3]
     q = _ball_qpos(centers)
     coal_ball = coal.Sphere(BALL)
-    shapes = [_coal_primitive(m) for m in PRIMITIVES]
+    shapes = [coal_body_shape(m) for m in PRIMITIVES]
 
     def judge(pos, quat):  # pos (N_ENVS, O, 3), quat (N_ENVS, O, 4): the poses the test set
-        d = np.array([min(_distance(coal_ball, _tf(centers[e], [1, 0, 0, 0]), s, _tf(pos[e, o], quat[e, o]))
+        d = np.array([min(coal_distance(coal_ball, coal_tf(centers[e], [1, 0, 0, 0]), s, coal_tf(pos[e, o], quat[e, o]))
                           for o, s in enumerate(shapes)) for e in range(N_ENVS)])
         ours = ball.collision_distance(q)
         clear = d > 1e-3
@@ -232,7 +205,7 @@ def test_a_mesh_is_spheres_that_bound_coal_from_below(torus_file):
     assert np.all(gap.min(axis=1) <= 1e-9)  # every vertex inside a sphere
 
     rng = np.random.default_rng(1)
-    bvh, coal_ball = _coal_mesh(torus_file, 1.5), coal.Sphere(BALL)
+    bvh, coal_ball = coal_mesh(torus_file, 1.5), coal.Sphere(BALL)
     pos = mesh.pos + rng.uniform(-0.2, 0.2, (N_ENVS, 3))
     quat = _random_quats(rng, N_ENVS)
     torus.set_pos(pos)
@@ -240,7 +213,7 @@ def test_a_mesh_is_spheres_that_bound_coal_from_below(torus_file):
     centers = pos + rng.normal(size=(N_ENVS, 3)) * 0.35
     q = _ball_qpos(centers)
     ours, pair = ball.collision_distance(q, return_pair=True)
-    theirs = np.array([_distance(coal_ball, _tf(centers[e], [1, 0, 0, 0]), bvh, _tf(pos[e], quat[e]))
+    theirs = np.array([coal_distance(coal_ball, coal_tf(centers[e], [1, 0, 0, 0]), bvh, coal_tf(pos[e], quat[e]))
                        for e in range(N_ENVS)])
     assert {p[1] for p in pair} == {"mesh#1"}
     assert np.all(ours <= theirs + 1e-5), np.max(ours - theirs)
@@ -288,23 +261,22 @@ def panda_scene(f32, torus_file):
 
 def test_panda_against_a_mesh_moved_per_env_bounds_coal(panda_scene, torus_file):
     import pinocchio as pin
-    from test_collision_reference import _coal
 
     scene, panda, torus, box, poses = panda_scene
-    ref, geom = _coal(panda.tree)
+    ref, geom = pin_coal(panda.tree)
     keep = world_links(panda.tree, fixed_base=True)
     names = panda.tree.link_names()
     qpos = sample_qpos(panda.tree, N_ENVS, seed=4)
     ours = panda.collision_distance(qpos, self_collision=False)
-    bvh, coal_box = _coal_mesh(torus_file, 1.0), coal.Box(*box.morph.size)
+    bvh, coal_box = coal_mesh(torus_file, 1.0), coal.Box(*box.morph.size)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
     mesh = np.empty(N_ENVS)
     for e, q in enumerate(qpos):
         pin.framesForwardKinematics(ref.model, data, ref.pin_q(q))
         pin.updateGeometryPlacements(ref.model, data, geom, gdata)
-        obstacles = [(bvh, _tf(poses["torus"][0][e], poses["torus"][1][e])),
-                     (coal_box, _tf(poses["box"][0][e], poses["box"][1][e]))]
-        mesh[e] = min(_distance(obj.geometry, coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation),
+        obstacles = [(bvh, coal_tf(poses["torus"][0][e], poses["torus"][1][e])),
+                     (coal_box, coal_tf(poses["box"][0][e], poses["box"][1][e]))]
+        mesh[e] = min(coal_distance(obj.geometry, coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation),
                                 shape, tf) for g, obj in enumerate(geom.geometryObjects)
                       if keep[names.index(ref.model.frames[obj.parentFrame].name)] for shape, tf in obstacles)
     assert np.all(ours <= np.maximum(mesh, 0.0) + 1e-5), np.max(ours - mesh)
@@ -318,7 +290,7 @@ def test_kernel_tables_and_numpy_twin_agree_with_mesh_obstacles(panda_scene):
     scene, panda, torus, box, poses = panda_scene
     model = panda.collision_model()
     qpos = sample_qpos(panda.tree, N_ENVS, seed=8)
-    pose = panda._fk_poses(qpos)
+    pose = panda.configuration.fk_poses(qpos)
     envs = np.arange(N_ENVS)
     obstacles = scene_obstacles(scene, panda)
     assert len(obstacles) == MESH_SPHERES + 1

@@ -8,7 +8,7 @@ import pytest
 from _backend import init_engine
 
 import engine as gs
-from engine.collision import adjacent
+from engine.collision.robot import adjacent
 
 SAMPLED_URDF = """<robot name="s">
   <link name="base"><collision><geometry><sphere radius="0.1"/></geometry></collision></link>
@@ -112,12 +112,12 @@ def test_check_arguments():
 
 
 def test_kernel_matches_numpy():
-    from engine.collision import sample_qpos
+    from engine.collision.robot import sample_qpos
 
     robot = _robot("erd:panda", n_envs=64)
     model = robot.collision_model()
     qpos = sample_qpos(robot.tree, 64, seed=11)
-    pose = robot._fk_poses(qpos)
+    pose = robot.configuration.fk_poses(qpos)
     d_kernel, w_kernel = robot.collision_distance(qpos, return_pair=True, world=False)
     d_numpy, w_numpy = model.distance_numpy(pose)
     np.testing.assert_allclose(d_kernel, d_numpy, atol=2e-6)

@@ -9,12 +9,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
-from pinref import PinReference
+from _coal import pin_coal
 
 import engine as gs
-from engine.assets import erd_robots_dir
-from engine.collision import sample_qpos
-from engine.model.srdf import find_srdf
+from engine.collision.robot import sample_qpos
 
 N_CONFIGS = 300
 
@@ -32,16 +30,6 @@ def panda(f32):
     return robot
 
 
-def _coal(tree):
-    ref = PinReference(tree)
-    path = str(tree.source)
-    geom = pin.buildGeomFromUrdf(ref.model, path, pin.GeometryType.COLLISION,
-                                 package_dirs=[str(erd_robots_dir().parent.parent)])
-    geom.addAllCollisionPairs()
-    pin.removeCollisionPairs(ref.model, geom, str(find_srdf(path)))
-    return ref, geom
-
-
 def _link_of(ref, geom, index):
     return ref.model.frames[geom.geometryObjects[index].parentFrame].name
 
@@ -49,7 +37,7 @@ def _link_of(ref, geom, index):
 @pytest.mark.parametrize("spheres_per_link", [8, 16])
 def test_spheres_are_conservative_against_coal(panda, spheres_per_link):
     panda.collision_model(spheres_per_link=spheres_per_link)
-    ref, geom = _coal(panda.tree)
+    ref, geom = pin_coal(panda.tree)
     ours = {frozenset(p) for p in panda.collision_pairs()}
     theirs = {frozenset((_link_of(ref, geom, cp.first), _link_of(ref, geom, cp.second))) for cp in geom.collisionPairs}
     assert ours == theirs  # adjacency + the SRDF select the same link pairs as Pinocchio does

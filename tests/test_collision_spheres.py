@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from engine.assets import list_robots
+from engine.collision.geometry import collision_geometry
+from engine.collision.spheres import fit_spheres, link_mesh, sphere_model
 from engine.model import ModelLoadError, load
-from engine.model.collision import collision_geometry
-from engine.model.spheres import fit_spheres, link_mesh, sphere_model
 from engine.morphs import MJCF, URDF
 
 POINTS_PER_LINK = 300

@@ -9,11 +9,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
+from _coal import coal_tf, coal_world_shape, pin_coal
 
 import engine as gs
-from engine.collision import sample_qpos
-from engine.collision_world import scene_obstacles, signed_distance, world_links
-from engine.transforms import quat_to_matrix
+from engine.collision.robot import sample_qpos
+from engine.collision.world import scene_obstacles, signed_distance, world_links
+from engine.runtime import state as runtime_state
 
 N_CONFIGS = 200
 
@@ -76,21 +77,10 @@ def cluttered(f32):
     return panda, shapes
 
 
-def _coal_shape(morph):
-    if morph.kind == "box":
-        return coal.Box(*morph.size)
-    if morph.kind == "sphere":
-        return coal.Sphere(morph.radius)
-    if morph.kind == "cylinder":
-        return coal.Cylinder(morph.radius, morph.height)
-    return coal.Halfspace(np.asarray(morph.normal, float), float(np.dot(morph.normal, morph.pos)))
-
-
 def test_world_distance_is_a_lower_bound_of_coal(cluttered):
-    from test_collision_reference import _coal
 
     panda, shapes = cluttered
-    ref, geom = _coal(panda.tree)
+    ref, geom = pin_coal(panda.tree)
     keep = world_links(panda.tree, fixed_base=True)
     names = panda.tree.link_names()
     assert not keep[names.index("panda_link0")] and keep[names.index("panda_link1")]
@@ -98,7 +88,7 @@ def test_world_distance_is_a_lower_bound_of_coal(cluttered):
     world_dist = panda.collision_distance(qpos, self_collision=False)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
     request, mesh = coal.DistanceRequest(), np.empty(N_CONFIGS)
-    objects = [(_coal_shape(m), coal.Transform3s(quat_to_matrix(m.quat), np.asarray(m.pos, float))) for m in shapes]
+    objects = [(coal_world_shape(m), coal_tf(m.pos, m.quat)) for m in shapes]
     for i, q in enumerate(qpos):
         pin.framesForwardKinematics(ref.model, data, ref.pin_q(q))
         pin.updateGeometryPlacements(ref.model, data, geom, gdata)
@@ -119,12 +109,12 @@ def test_world_distance_is_a_lower_bound_of_coal(cluttered):
 
 
 def test_world_kernel_matches_numpy(cluttered):
-    from engine.collision_world import world_distance_numpy
+    from engine.collision.world import world_distance_numpy
 
     panda, _ = cluttered
     model = panda.collision_model()
     qpos = sample_qpos(panda.tree, N_CONFIGS, seed=9)
-    pose = panda._fk_poses(qpos)
+    pose = panda.configuration.fk_poses(qpos)
     envs = np.arange(N_CONFIGS)
     d_kernel, w_kernel = panda.collision_distance(qpos, envs_idx=envs, return_pair=True, self_collision=False)
     d_numpy, w_numpy = world_distance_numpy(model, panda, pose, envs)
@@ -136,7 +126,8 @@ def test_world_kernel_matches_numpy(cluttered):
 def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monkeypatch):
     """Where a software Vulkan device would stop the distance kernel's loops, collision_distance
     and IK's check of its answers take the numpy twins: the same distances and pairs."""
-    from engine import backend, collision_world, dispatch
+    from engine.collision import world as collision_world
+    from engine.runtime import dispatch
 
     panda, _ = cluttered
     qpos = sample_qpos(panda.tree, N_CONFIGS, seed=21)
@@ -151,7 +142,7 @@ def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monk
         return r.min_distance, r.min_pair
 
     kernel = [f() for f in calls] + [solve()]
-    monkeypatch.setattr(backend.STATE, "software", True)
+    monkeypatch.setattr(runtime_state.STATE, "software", True)
     monkeypatch.setattr(dispatch, "SOFTWARE_LOOP_LIMIT", 0)
     used = []
     twin = collision_world.world_distance_numpy

@@ -7,7 +7,8 @@ import gc
 import numpy as np
 
 import engine
-from engine import dispatch, morphs
+from engine import morphs
+from engine.runtime import dispatch
 
 
 def test_kept_results_are_never_overwritten_and_recycled_ones_are_right():

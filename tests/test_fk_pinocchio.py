@@ -25,7 +25,8 @@ from _backend import init_engine
 from pinref import PinReference
 
 import engine
-from engine import assets, dispatch, model, morphs
+from engine import assets, model, morphs
+from engine.runtime import dispatch
 from engine.transforms import quat_to_matrix
 
 N_ENVS = 3
@@ -155,7 +156,7 @@ def test_per_robot_fk_matches_pinocchio(name, precision, monkeypatch):
         warnings.simplefilter("ignore")
         robot = scene.add_entity(morphs.URDF(file=ref.tree.source, fixed=True))
     scene.build(n_envs=PER_ROBOT_ROWS)
-    assert robot._spec is not None, f"{name} should qualify for the per-robot kernels"
+    assert robot.configuration.spec is not None, f"{name} should qualify for the per-robot kernels"
     qpos = ref.tree.apply_mimic(random_qpos(ref.tree, np.random.default_rng(zlib.crc32(name.encode())),
                                             PER_ROBOT_ROWS))
     pos, quat = robot.forward_kinematics(qpos)

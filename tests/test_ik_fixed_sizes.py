@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import engine as ik
-from engine import dispatch
+from engine.runtime import dispatch
 
 N = 300  # above MIN_FIXED_ENVS
 
@@ -31,17 +31,17 @@ def test_fixed_and_generic_solvers_agree(panda, monkeypatch):
     pos, quat = panda.forward_kinematics(q)
     # kernel='auto' on a robot without a per-robot solver (this one has one: hidden for the test) runs the
     # generic solver, with the exact sizes for a batch this large; kernel='generic' never takes them
-    monkeypatch.setattr(panda, "_spec", None)
-    panda._ik_plans.clear()
+    monkeypatch.setattr(panda.configuration, "spec", None)
+    panda.ik_state.plans.clear()
     target = dict(pos=pos[:, hand.idx_local], quat=quat[:, hand.idx_local], seed=0, return_info=True,
                   kernel="auto")
     fixed = panda.inverse_kinematics(hand, **target)
-    plan_fixed = panda._ik_plans.values()[-1]
+    plan_fixed = panda.ik_state.plans.values()[-1]
     assert plan_fixed.spec is None and plan_fixed.fixed == (6, panda.n_dofs, 1)
     monkeypatch.setattr(dispatch, "MIN_FIXED_ENVS", 10**9)
-    panda._ik_plans.clear()  # plans keep their sizes
+    panda.ik_state.plans.clear()  # plans keep their sizes
     generic = panda.inverse_kinematics(hand, **target)
-    assert panda._ik_plans.values()[-1].fixed == (0, 0, 0)
+    assert panda.ik_state.plans.values()[-1].fixed == (0, 0, 0)
     for res in (fixed, generic):
         got, _ = panda.forward_kinematics(res.qpos)
         err = np.linalg.norm(got[:, hand.idx_local] - target["pos"], axis=-1)

@@ -19,6 +19,7 @@ import pytest
 from _backend import init_engine
 
 import engine
+from engine.runtime import state as runtime_state
 from engine.transforms import quat_conj, quat_mul
 
 POS_TOL, ROT_TOL = 5e-4, 5e-3
@@ -121,17 +122,17 @@ def test_answers_do_not_depend_on_how_many_restart_slots_run_side_by_side(scenes
     """One thread running samples 0..5 in turn, or six threads each running one, or three running two:
     every env gets the same answer bit for bit (its lowest successful sample), however the threads
     share the progress hint. Targets far from the start make several envs need restarts."""
-    from engine import dispatch
+    from engine.runtime import dispatch
 
     robot, pos, quat = scenes[64]
     answers = []
     for slots in (1, 6, 3):
         monkeypatch.setattr(dispatch, "restart_slots", lambda n_envs, max_samples, k=slots: min(k, max_samples))
-        robot._ik_plans.clear()  # plans keep their slot count
+        robot.ik_state.plans.clear()  # plans keep their slot count
         res = robot.inverse_kinematics(link="hand", pos=pos, quat=quat, seed=3, kernel=kernel, return_info=True,
                                        max_samples=6, max_solver_iters=8)
         answers.append(res)
-    robot._ik_plans.clear()
+    robot.ik_state.plans.clear()
     assert (answers[0].sample > 0).sum() >= 5, "too few envs needed a restart for this test to mean anything"
     for res in answers[1:]:
         for name in ("qpos", "error", "success", "iterations", "sample"):
@@ -139,11 +140,11 @@ def test_answers_do_not_depend_on_how_many_restart_slots_run_side_by_side(scenes
 
 
 def test_the_choice_among_restart_slots():
-    """engine.kernels.choose on hand-made slots (3 envs x 3 slots; thread t = env + 3 * slot)."""
-    from engine.kernels.choose import choose
+    """engine.kernels.answers on hand-made slots (3 envs x 3 slots; thread t = env + 3 * slot)."""
+    from engine.kernels.answers import choose
 
     B, K, n_qs = 3, 3, 2
-    dt = engine.backend.float_dtype()
+    dt = runtime_state.float_dtype()
     best_q = np.zeros((K * B, n_qs + 2), dt)
     best_i = np.full((K * B, 3), -1, np.int32)
     for t in range(K * B):

@@ -1,5 +1,5 @@
 """IK with avoidance among obstacles that move between calls, one pose per env, a primitive or a
-mesh: the whole path (``set_pos`` -> :func:`engine.collision_world.world_tables` -> the solver's
+mesh: the whole path (``set_pos`` -> :func:`engine.collision.world.world_tables` -> the solver's
 COLLIDE task), judged at mesh level by coal, with nothing compiled for the move."""
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ import pinocchio as pin
 import pytest
 import trimesh
 from _backend import init_engine
-from test_collision_obstacles import _coal_mesh, _coal_primitive, _distance, _tf
-from test_collision_reference import _coal
+from _coal import coal_body_shape, coal_distance, coal_mesh, coal_tf, pin_coal
 
 import engine as gs
-from engine.kernels import launch
+from engine.runtime import launch
 
 N_ENVS = 12
 MARGIN = 0.01  # m
@@ -69,7 +68,7 @@ def test_an_obstacle_moved_onto_each_envs_elbow_is_avoided(kind, post_file, monk
     first = solve(0)
     assert first.success.all()
     panda.set_qpos(first.qpos)
-    solve(1)  # both launch modes compiled (engine.kernels.threads) before counting
+    solve(1)  # both launch modes compiled (engine.runtime.threads) before counting
     panda.set_qpos(first.qpos)
     rng = np.random.default_rng(3)
     pos = panda.get_links_pos()[:, elbow.idx_local] + rng.uniform(-0.02, 0.02, (N_ENVS, 3))  # a pose per env
@@ -85,13 +84,13 @@ def test_an_obstacle_moved_onto_each_envs_elbow_is_avoided(kind, post_file, monk
     assert np.all(second.min_distance[ok] >= MARGIN - 1e-5)
     np.testing.assert_allclose(panda.collision_distance(second.qpos)[ok], second.min_distance[ok], atol=1e-5)
 
-    ref, geom = _coal(panda.tree)
+    ref, geom = pin_coal(panda.tree)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
-    shape = _coal_primitive(morph) if kind == "cylinder" else _coal_mesh(post_file, 1.0)
+    shape = coal_body_shape(morph) if kind == "cylinder" else coal_mesh(post_file, 1.0)
     for e in np.flatnonzero(ok):  # each env judged against its own pose of the post
         pin.framesForwardKinematics(ref.model, data, ref.pin_q(second.qpos[e]))
         pin.updateGeometryPlacements(ref.model, data, geom, gdata)
-        gap = min(_distance(obj.geometry, coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation), shape,
-                            _tf(pos[e], quat[e])) for g, obj in enumerate(geom.geometryObjects))
+        gap = min(coal_distance(obj.geometry, coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation), shape,
+                            coal_tf(pos[e], quat[e])) for g, obj in enumerate(geom.geometryObjects))
         assert gap > 0.0, (e, gap)
     scene.destroy()

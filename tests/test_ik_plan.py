@@ -1,4 +1,4 @@
-"""Repeated IK calls reuse a validated request (engine.ik_request) and its plan (engine.ik_plan)
+"""Repeated IK calls reuse a validated request (engine.ik.request) and its plan (engine.ik.plan)
 without changing what a call returns.
 
 * a sequence of calls on one entity answers exactly as each call does on a fresh entity;
@@ -49,7 +49,7 @@ def test_repeated_calls_answer_as_fresh_ones(panda):
     kept = [a.qpos.copy() for a in answers]
     for seed, answer, q in zip(range(3), answers, kept):
         np.testing.assert_array_equal(answer.qpos, q)  # later calls did not write into earlier results
-        panda._ik_plans.clear()  # a fresh plan
+        panda.ik_state.plans.clear()  # a fresh plan
         fresh = _solve(panda, *_targets(panda, seed))
         np.testing.assert_array_equal(fresh.qpos, answer.qpos)
         np.testing.assert_array_equal(fresh.error, answer.error)
@@ -60,14 +60,14 @@ def test_repeated_calls_answer_as_fresh_ones(panda):
 
 
 def test_plans_are_keyed_by_value(panda):
-    panda._ik_plans.clear()
+    panda.ik_state.plans.clear()
     pos, quat = _targets(panda, 0)
     _solve(panda, pos, quat, rot_mask=[False, False, True])
     _solve(panda, pos.copy(), quat.copy(), rot_mask=(False, False, True))  # equal values, new objects
-    assert len(panda._ik_plans) == 1
+    assert len(panda.ik_state.plans) == 1
     _solve(panda, pos, quat, rot_mask=[False, True, False])
     _solve(panda, pos, quat, pos_mask=[True, True, False], rot_mask=[False, False, True])
-    assert len(panda._ik_plans) == 3
+    assert len(panda.ik_state.plans) == 3
 
 
 def test_bad_targets_on_a_cached_plan(panda):
@@ -97,13 +97,13 @@ def test_a_bad_parameter_is_never_cached(panda):
 
 
 def test_unseeded_calls_draw_new_seeds(panda):
-    panda._ik_plans.clear()
+    panda.ik_state.plans.clear()
     pos, quat = _targets(panda, 3)
     seeds = []
     for _ in range(3):
         panda.inverse_kinematics("hand", pos, quat, kernel="generic")
-        (plan,) = panda._ik_plans.values()  # one plan serves every call
+        (plan,) = panda.ik_state.plans.values()  # one plan serves every call
         seeds.append(int(plan.task_i[0, SOLVE_I.seed]))
     assert len(set(seeds)) == 3
     panda.inverse_kinematics("hand", pos, quat, kernel="generic", seed=7)
-    assert int(panda._ik_plans.values()[-1].task_i[0, SOLVE_I.seed]) == 7
+    assert int(panda.ik_state.plans.values()[-1].task_i[0, SOLVE_I.seed]) == 7

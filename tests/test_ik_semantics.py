@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _backend import init_engine
+from _robots import axis_angle, rotation_angle
 
 import engine
 from engine import morphs
 from engine.ik import IKResult
-from engine.transforms import quat_conj, quat_from_axis_angle, quat_mul, quat_to_matrix
+from engine.transforms import quat_from_axis_angle, quat_mul, quat_to_matrix
 
 N_ENVS = 64
 POS_TOL = 5e-4
@@ -75,17 +76,6 @@ def poses(robot, q, link, envs_idx=None):
     links_pos, links_quat = robot.forward_kinematics(q, envs_idx=envs_idx)
     i = robot.get_link(link).idx_local
     return links_pos[..., i, :], links_quat[..., i, :]
-
-
-def rotation_angle(qa, qb):
-    d = quat_mul(qa, quat_conj(qb))
-    return 2.0 * np.arctan2(np.linalg.norm(d[..., 1:], axis=-1), np.abs(d[..., 0]))
-
-
-def axis_angle(qa, qb, axis):
-    a = quat_to_matrix(qa)[..., axis]
-    b = quat_to_matrix(qb)[..., axis]
-    return np.arccos(np.clip(np.sum(a * b, axis=-1), -1.0, 1.0))
 
 
 def within_limits(robot, q):

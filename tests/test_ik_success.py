@@ -19,10 +19,10 @@ import functools
 import numpy as np
 import pytest
 from _backend import init_engine
+from _robots import axis_angle, rotation_angle
 
 import engine
 from engine import morphs
-from engine.transforms import quat_conj, quat_mul, quat_to_matrix
 
 N_TARGETS = 10_000
 POS_TOL = 5e-4
@@ -71,19 +71,6 @@ class Robots:
 @pytest.fixture(scope="module")
 def robots(f32):
     return Robots()
-
-
-def rotation_angle(qa, qb):
-    """Angle (rad) of the rotation between unit quaternions ``(..., 4)``."""
-    d = quat_mul(qa, quat_conj(qb))
-    return 2.0 * np.arctan2(np.linalg.norm(d[..., 1:], axis=-1), np.abs(d[..., 0]))
-
-
-def axis_angle(qa, qb, axis: int):
-    """Angle (rad) between local axis ``axis`` of the frames ``qa`` and ``qb`` ``(..., 4)``."""
-    a = quat_to_matrix(qa)[..., axis]
-    b = quat_to_matrix(qb)[..., axis]
-    return np.arccos(np.clip(np.sum(a * b, axis=-1), -1.0, 1.0))
 
 
 def fk_success(robot, qpos, link_idx, target_pos, target_quat, z_only: bool):

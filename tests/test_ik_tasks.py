@@ -1,4 +1,4 @@
-"""``solve_ik`` over tasks (engine.tasks): closed chains, the centre of mass, mixed batches.
+"""``solve_ik`` over tasks (engine.ik.tasks): closed chains, the centre of mass, mixed batches.
 
 Every answer is judged by forward kinematics of the returned qpos, never by the solver's own error:
 relative poses from the FK of both links, the centre of mass against Pinocchio's ``centerOfMass``
@@ -11,11 +11,12 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
+from _robots import rotation_angle
 from pinref import PinReference
 
 import engine
 from engine import morphs
-from engine.tasks import ComTask, PoseTask, PostureTask, RelativePoseTask
+from engine.ik.tasks import ComTask, PoseTask, PostureTask, RelativePoseTask
 from engine.transforms import quat_conj, quat_mul, quat_rotate
 
 POS_TOL = 5e-4
@@ -49,12 +50,6 @@ def _poses(robot, qpos, name):
     pos, quat = robot.forward_kinematics(qpos)
     i = robot.get_link(name).idx_local
     return pos[:, i].astype(float), quat[:, i].astype(float)
-
-
-def _angle(q1, q2):
-    """Rotation angle between unit quaternions (n, 4), rad."""
-    d = quat_mul(q1, quat_conj(q2))
-    return 2.0 * np.arctan2(np.linalg.norm(d[:, 1:], axis=-1), np.abs(d[:, 0]))
 
 
 def _relative(robot, qpos, link, ref):
@@ -91,10 +86,10 @@ def test_closed_chain_holds_one_hand_in_the_others_frame(dual, kernel):
     ok = res.success
     got_pos, got_quat = _poses(dual, res.qpos, "right_hand")
     assert np.all(np.linalg.norm(got_pos - right_pos, axis=-1)[ok] <= POS_TOL)
-    assert np.all(_angle(got_quat, right_quat)[ok] <= ROT_TOL)
+    assert np.all(rotation_angle(got_quat, right_quat)[ok] <= ROT_TOL)
     rel_pos, rel_quat = _relative(dual, res.qpos, "left_hand", "right_hand")
     assert np.all(np.linalg.norm(rel_pos - grip_pos, axis=-1)[ok] <= POS_TOL)
-    assert np.all(_angle(rel_quat, np.tile(grip_quat, (N, 1)))[ok] <= ROT_TOL)
+    assert np.all(rotation_angle(rel_quat, np.tile(grip_quat, (N, 1)))[ok] <= ROT_TOL)
     assert res.error.shape == (N, 2, 6)
 
 
@@ -147,7 +142,7 @@ def test_centre_of_mass_moves_while_the_feet_stay(talos):
     for task in feet:
         got_pos, got_quat = _poses(talos, res.qpos, task.link)
         assert np.linalg.norm(got_pos - task.pos, axis=-1).max() <= POS_TOL
-        assert _angle(got_quat, task.quat).max() <= ROT_TOL
+        assert rotation_angle(got_quat, task.quat).max() <= ROT_TOL
 
 
 def test_com_mask_and_mixed_shared_and_per_env_targets(talos):
@@ -281,9 +276,9 @@ def test_every_engine_error_has_one_root(dual):
 @pytest.mark.parametrize("budget", [1, 3])
 def test_a_solve_split_over_launches_answers_as_one(talos, budget, monkeypatch):
     """On a software Vulkan device the generic solver runs a few iterations per launch (lavapipe
-    stops a shader's loops after ~65535 iterations: engine.dispatch.solver_budget); the answers are
+    stops a shader's loops after ~65535 iterations: engine.runtime.dispatch.solver_budget); the answers are
     the same bit for bit wherever the launches split the work."""
-    from engine import dispatch
+    from engine.runtime import dispatch
 
     q0 = talos.get_qpos()
     feet = [PoseTask(name, *_poses(talos, q0, name)) for name in ("left_sole_link", "right_sole_link")]
@@ -291,12 +286,12 @@ def test_a_solve_split_over_launches_answers_as_one(talos, budget, monkeypatch):
     reach = PoseTask("arm_left_7_link", talos.forward_kinematics(q0)[0][:, hand] + [0.05, 0.05, 0.0])
     tasks = feet + [reach]
     monkeypatch.setattr(dispatch, "solver_budget", lambda *args: 0)
-    talos._ik_plans.clear()  # a plan keeps its budget
+    talos.ik_state.plans.clear()  # a plan keeps its budget
     whole = talos.solve_ik(tasks, seed=0, max_samples=3)
     monkeypatch.setattr(dispatch, "solver_budget", lambda *args: budget)
-    talos._ik_plans.clear()
+    talos.ik_state.plans.clear()
     split = talos.solve_ik(tasks, seed=0, max_samples=3)
-    assert talos._ik_plans.values()[-1].budget == budget
+    assert talos.ik_state.plans.values()[-1].budget == budget
     for name in ("qpos", "error", "success", "iterations", "sample"):
         np.testing.assert_array_equal(getattr(split, name), getattr(whole, name), err_msg=name)
     assert whole.success.all()

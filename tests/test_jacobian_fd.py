@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _backend import init_engine
+from _robots import TEST_MJCF, random_qpos
 from scipy.spatial.transform import Rotation
-from test_fk_mujoco import TEST_MJCF, random_qpos
 
 import engine
 from engine import morphs

@@ -1,10 +1,11 @@
-"""The fast launch path (engine.kernels.launch) gives what taichi's own launch path gives."""
+"""The fast launch path (engine.runtime.launch) gives what taichi's own launch path gives."""
 
 import numpy as np
 import pytest
 
 import engine as ik
 from engine.kernels import fk
+from engine.runtime import state as runtime_state
 
 
 @pytest.fixture(scope="module")
@@ -23,29 +24,29 @@ def test_fast_path_matches_taichi_path_across_shapes(panda):
         # new shapes reuse the cached launch context; the serial (calling-thread) and parallel
         # variants compute the same poses
         q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (batch, panda.n_qs))))
-        fast_pose = np.zeros((batch, panda._packed.pose_rows, 7))
+        fast_pose = np.zeros((batch, panda.configuration.packed.pose_rows, 7))
         slow_pose = np.zeros_like(fast_pose)
         other_pose = np.zeros_like(fast_pose)
-        fk.forward_kinematics(q, *panda._packed.args(), fast_pose, serial)
-        fk.forward_kinematics.kernel(q, *panda._packed.args(), slow_pose, serial)
-        fk.forward_kinematics(q, *panda._packed.args(), other_pose, not serial)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), fast_pose, serial)
+        fk.forward_kinematics.kernel(q, *panda.configuration.packed.args(), slow_pose, serial)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), other_pose, not serial)
         np.testing.assert_array_equal(fast_pose, slow_pose)
         np.testing.assert_array_equal(fast_pose, other_pose)
         assert np.abs(fast_pose).sum() > 0
 
 
 def test_small_batches_run_serially_on_the_cpu_only():
-    from engine import dispatch
+    from engine.runtime import dispatch
 
     assert dispatch.serial(16) and not dispatch.serial(100_000)
 
 
 def test_fast_path_rejects_non_contiguous(panda):
     q = np.zeros((4, panda.n_qs * 2))[:, ::2]
-    pose = np.zeros((4, panda._packed.pose_rows, 7))
-    fk.forward_kinematics(np.zeros((4, panda.n_qs)), *panda._packed.args(), pose, True)  # compile it
+    pose = np.zeros((4, panda.configuration.packed.pose_rows, 7))
+    fk.forward_kinematics(np.zeros((4, panda.n_qs)), *panda.configuration.packed.args(), pose, True)  # compile it
     with pytest.raises(ValueError, match="C-contiguous"):
-        fk.forward_kinematics(q, *panda._packed.args(), pose, True)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), pose, True)
 
 
 def test_reused_and_replaced_arrays_are_bound_right(panda):
@@ -53,7 +54,7 @@ def test_reused_and_replaced_arrays_are_bound_right(panda):
     when it takes a dead array's place in memory, and in-place changes are seen."""
     rng = np.random.default_rng(1)
     lo, hi = panda.q_limits
-    pose = np.zeros((3, panda._packed.pose_rows, 7))
+    pose = np.zeros((3, panda.configuration.packed.pose_rows, 7))
     want = np.zeros_like(pose)
     q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (3, panda.n_qs))))
     for step in range(6):
@@ -62,16 +63,15 @@ def test_reused_and_replaced_arrays_are_bound_right(panda):
         else:
             q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (3, panda.n_qs))))  # new object
             pose = np.zeros_like(pose)
-        fk.forward_kinematics(q, *panda._packed.args(), pose, True)
-        fk.forward_kinematics.kernel(q.copy(), *panda._packed.args(), want, True)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), pose, True)
+        fk.forward_kinematics.kernel(q.copy(), *panda.configuration.packed.args(), want, True)
         np.testing.assert_array_equal(pose, want)
 
 
 def test_compiled_kernels_are_bounded_and_dropped_with_their_program():
-    """engine.kernels.launch.CompiledCache: one build per key, least recently used dropped beyond its
+    """engine.runtime.launch.CompiledCache: one build per key, least recently used dropped beyond its
     size, and every kernel of an earlier engine.init dropped once a later one asks."""
-    from engine import backend
-    from engine.kernels.launch import CompiledCache
+    from engine.runtime.launch import CompiledCache
 
     cache, built = CompiledCache(max_size=2), []
 
@@ -87,8 +87,8 @@ def test_compiled_kernels_are_bounded_and_dropped_with_their_program():
     assert len(cache) == 2 and built == ["a", "b", "c"]
     cache.get("b", lambda: build("b2"))
     assert built[-1] == "b2"
-    backend.STATE.generation += 1  # what engine.init does
+    runtime_state.STATE.generation += 1  # what engine.init does
     try:
         assert cache.get("b", lambda: build("b3")) is not None and built[-1] == "b3" and len(cache) == 1
     finally:
-        backend.STATE.generation -= 1
+        runtime_state.STATE.generation -= 1

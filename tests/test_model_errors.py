@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import engine
-from engine import assets, backend, model, morphs
+from engine import assets, model, morphs
 from engine.model import ModelLoadError
+from engine.runtime import state as runtime_state
 
 _GOOD_URDF = """<?xml version="1.0"?>
 <robot name="two_link">
@@ -207,10 +208,11 @@ def _panda_fk(n_envs=None):
 
 def test_init_cpu():
     assert engine.init(backend="cpu") == "cpu"
-    assert backend.STATE.initialised and backend.STATE.arch == "cpu" and backend.STATE.precision == "32"
-    assert backend.float_dtype() == np.float32
+    st = runtime_state.STATE
+    assert st.initialised and st.arch == "cpu" and st.precision == "32"
+    assert runtime_state.float_dtype() == np.float32
     assert engine.init(backend="cpu", precision=64) == "cpu"  # an int works too
-    assert backend.STATE.precision == "64" and backend.float_dtype() == np.float64
+    assert runtime_state.STATE.precision == "64" and runtime_state.float_dtype() == np.float64
 
 
 @pytest.mark.parametrize(("kwargs", "arg"), [
@@ -221,12 +223,12 @@ def test_init_cpu():
 ])
 def test_init_rejects_bad_arguments(kwargs, arg):
     engine.init(backend="cpu")
-    before = (backend.STATE.generation, backend.STATE.arch, backend.STATE.precision)
+    before = (runtime_state.STATE.generation, runtime_state.STATE.arch, runtime_state.STATE.precision)
     with pytest.raises(ValueError, match=rf"^{arg}\b") as info:
         engine.init(**kwargs)
     assert repr(next(iter(kwargs.values())) if arg == "backend" else kwargs["precision"]) in str(info.value)
     # nothing half-applied: taichi was not reset
-    assert (backend.STATE.generation, backend.STATE.arch, backend.STATE.precision) == before
+    assert (runtime_state.STATE.generation, runtime_state.STATE.arch, runtime_state.STATE.precision) == before
 
 
 def test_init_gpu_falls_back_to_cpu_with_one_warning():
@@ -241,17 +243,17 @@ def test_init_gpu_falls_back_to_cpu_with_one_warning():
         assert runtime[0].filename == __file__  # the warning points at the caller's line
     else:  # a GPU machine: no fallback, no warning
         assert runtime == [], [str(w.message) for w in runtime]
-    assert backend.STATE.arch == arch
+    assert runtime_state.STATE.arch == arch
     pos, quat = _panda_fk()  # the backend it picked runs kernels
     assert pos.shape == (11, 3) and np.isfinite(pos).all()
 
 
 def test_init_twice_reinitialises_cleanly():
     engine.init(backend="cpu")
-    generation = backend.STATE.generation
+    generation = runtime_state.STATE.generation
     pos1, quat1 = _panda_fk()
     engine.init(backend="cpu")
-    assert backend.STATE.generation == generation + 1
+    assert runtime_state.STATE.generation == generation + 1
     pos2, quat2 = _panda_fk()  # a scene built after the second init works, same result
     np.testing.assert_allclose(pos2, pos1, atol=1e-6)
     np.testing.assert_allclose(quat2, quat1, atol=1e-6)

@@ -35,5 +35,5 @@ def test_ten_thousand_ik_calls_of_varying_batch_sizes_keep_memory_flat():
     gc.collect()
     grown = rss_mb() - base
     assert grown < 2.0, f"RSS grew {grown:.1f} MB over 9,000 IK calls"
-    assert len(robot._ik_plans) <= 16
+    assert len(robot.ik_state.plans) <= 16
     scene.destroy()

@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
+from _coal import coal_body_shape, coal_distance, coal_tf, pin_coal
 
 from engine import morphs, scenefile
-from engine.collision_world import scene_obstacles, world_tables
+from engine.collision.world import scene_obstacles, world_tables
 from engine.scenefile import SceneFileError
 from engine.transforms import quat_from_euler
 
@@ -212,8 +213,6 @@ def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
     meshes (coal) clear of the obstacles; without, the same targets put the arm through one."""
     import coal
     import pinocchio as pin
-    from test_collision_obstacles import _coal_primitive, _distance, _tf
-    from test_collision_reference import _coal
 
     spec = scenefile.load(REPO / "scenes" / "panda_clutter.yaml")
     assert spec.solver.avoid_collisions and spec.solver.collision_margin == 0.01
@@ -234,9 +233,9 @@ def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
             assert np.sum(world.min(axis=1) < 0) >= 5  # the scene asks for avoidance: plain IK collides
         scene.destroy()
 
-    ref, geom = _coal(robot.tree)
+    ref, geom = pin_coal(robot.tree)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
-    shapes = [(_coal_primitive(m), _tf(m.pos, m.quat)) for m in morphs_]
+    shapes = [(coal_body_shape(m), coal_tf(m.pos, m.quat)) for m in morphs_]
     base = robot.tree.link_names().index("panda_link0")
     worst = np.inf
     for q in answers[True][::3]:
@@ -246,5 +245,5 @@ def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
             if ref.model.frames[obj.parentFrame].name == robot.tree.link_names()[base]:
                 continue  # the base stands on the table
             tf = coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation)
-            worst = min(worst, min(_distance(obj.geometry, tf, s, stf) for s, stf in shapes))
+            worst = min(worst, min(coal_distance(obj.geometry, tf, s, stf) for s, stf in shapes))
     assert worst > 0.0, worst  # no answer touches an obstacle at mesh level

@@ -14,9 +14,9 @@ import weakref
 import numpy as np
 import pytest
 from _backend import init_engine
+from _robots import TEST_MJCF
+from _robots import random_qpos as _random_qpos
 from _support import rss_mb
-from test_fk_mujoco import TEST_MJCF
-from test_fk_mujoco import random_qpos as _random_qpos
 
 import engine
 from engine import morphs

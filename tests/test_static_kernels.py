@@ -1,4 +1,4 @@
-"""The kernels compiled per robot (engine.kernels.static_fk / static_ik) against independent
+"""The kernels compiled per robot (engine.kernels.per_robot_fk / static_ik) against independent
 references and against the generic kernels.
 
 * ``sincos_half`` (the FK's inlined sine / cosine) against numpy over many turns, and
@@ -17,14 +17,15 @@ import numpy as np
 import pytest
 import taichi as ti
 from _backend import init_engine
-from test_fk_mujoco import TEST_MJCF, random_qpos
+from _robots import TEST_MJCF, random_qpos
 
 import engine
-from engine import dispatch, morphs
-from engine.kernels import static_fk
+from engine import morphs
+from engine.kernels import per_robot_fk as static_fk
 from engine.kernels.quat import atan2_upper
 from engine.kernels.spec import robot_spec
 from engine.kernels.traced import sincos_half
+from engine.runtime import dispatch
 from engine.transforms import quat_to_matrix
 
 # TEST_MJCF without its free and ball joints, plus a mimic (joint equality): the per-robot kernels
@@ -101,13 +102,14 @@ def test_per_robot_fk_matches_mujoco(hinge_model, precision, monkeypatch):
     monkeypatch.setattr(dispatch, "STATIC_FK_MIN_ROWS", 1)
     n = 13  # one full block of SIMD lanes and a partial one
     scene, robot = _scene(hinge_model, n, precision)
-    assert robot._spec is not None
+    assert robot.configuration.spec is not None
     assert any(j.mimic is not None for j in robot.tree.joints)
     m = mujoco.MjModel.from_xml_path(str(hinge_model))
     d = mujoco.MjData(m)
     qpos = robot.tree.apply_mimic(random_qpos(robot, np.random.default_rng(5), n))
     pos, quat = robot.forward_kinematics(qpos)
-    assert pos.dtype == robot._dtype and pos.shape == (n, robot.n_links, 3) and quat.shape == (n, robot.n_links, 4)
+    assert pos.dtype == robot.configuration.dtype
+    assert pos.shape == (n, robot.n_links, 3) and quat.shape == (n, robot.n_links, 4)
     for e in range(n):
         d.qpos[:] = qpos[e]
         mujoco.mj_kinematics(m, d)
@@ -120,8 +122,9 @@ def test_per_robot_fk_matches_mujoco(hinge_model, precision, monkeypatch):
     np.testing.assert_array_equal(sel_quat, quat[[3, 1]][:, [4, 0]])
     # the one-row kernel (what a GPU runs) gives the same poses
     one_pos, one_quat = np.empty_like(pos), np.empty_like(quat)
-    static_fk.fk_kernel(robot._spec)(qpos.astype(robot._dtype).reshape(-1), one_pos.reshape(-1),
-                                     one_quat.reshape(-1), len(qpos), True)
+    cfg = robot.configuration
+    static_fk.fk_kernel(cfg.spec)(qpos.astype(cfg.dtype).reshape(-1), one_pos.reshape(-1), one_quat.reshape(-1),
+                                  len(qpos), True)
     np.testing.assert_allclose(one_pos, pos, atol=TOL[precision], rtol=0)
     np.testing.assert_allclose(one_quat, quat, atol=TOL[precision], rtol=0)
     scene.destroy()
@@ -161,12 +164,12 @@ def test_which_robots_qualify(hinge_model, tmp_path):
         scene = engine.Scene()
         robot = scene.add_entity(morphs.URDF(file="ur5", fixed=True) if file == "ur5" else morphs.MJCF(file=file))
         scene.build()
-        assert (robot._spec is not None) == expected, file
+        assert (robot.configuration.spec is not None) == expected, file
         scene.destroy()
     scene = engine.Scene()
     robot = scene.add_entity(morphs.MJCF(file="panda"))
     scene.build()
-    spec = robot_spec(robot._packed)
+    spec = robot_spec(robot.configuration.packed)
     hand = robot.get_link("hand").idx_local
     arm = {robot.get_joint(f"joint{i}").idx_local for i in range(1, 8)}
     assert {j for j in range(robot.n_joints) if spec.ancestor_mask(hand) >> j & 1} == arm

@@ -1,4 +1,4 @@
-"""The serial / parallel choice of CPU launches (``engine.kernels.threads``).
+"""The serial / parallel choice of CPU launches (``engine.runtime.threads``).
 
 The choice is driven by recorded launch times; these tests feed it chosen times (nothing here is
 timed) and check that it tries both modes, runs the faster, keeps checking the slower, follows a
@@ -8,9 +8,10 @@ change, and that the FK answers the same in both modes.
 import numpy as np
 
 import engine
-from engine import backend, morphs
-from engine.kernels import threads
-from engine.kernels.threads import ThreadChoice
+from engine import morphs
+from engine.runtime import state as runtime_state
+from engine.runtime import threads
+from engine.runtime.threads import ThreadChoice
 
 
 def drive(choice: ThreadChoice, key, serial_s: float, parallel_s: float, launches: int) -> list[bool]:
@@ -69,12 +70,12 @@ def test_keeps_a_bounded_number_of_keys():
 
 
 def test_small_batches_run_serially_and_gpus_in_parallel_untimed(monkeypatch):
-    monkeypatch.setattr(backend.STATE, "arch", "cpu")
+    monkeypatch.setattr(runtime_state.STATE, "arch", "cpu")
     choice = ThreadChoice()
     seen = []
     choice.launch("k", rows=16, run=seen.append, max_rows=256)
     assert seen == [True] and not choice._times
-    monkeypatch.setattr(backend.STATE, "arch", "cuda")
+    monkeypatch.setattr(runtime_state.STATE, "arch", "cuda")
     choice.launch("k", rows=100_000, run=seen.append)
     assert seen == [True, False] and not choice._times
 
@@ -113,5 +114,5 @@ def test_fk_and_jacobian_answer_the_same_in_both_modes(monkeypatch):
     monkeypatch.setattr(threads, "CHOICE", ThreadChoice())
     for _ in range(2 * (threads.MIN_SAMPLES + 1)):  # + 1: the first launch of a mode is not counted
         robot.forward_kinematics(q)
-    assert threads.CHOICE.preferred(threads.size_class(("lane_fk", id(robot._spec)), n)) is not None
+    assert threads.CHOICE.preferred(threads.size_class(("lane_fk", id(robot.configuration.spec)), n)) is not None
     scene.destroy()

@@ -119,7 +119,7 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
     else:
         arch = _local_engine(backend, precision, init)
         gpu = arch != "cpu"
-        from .. import backend as engine_backend
+        from ..runtime import backend as engine_backend
 
         worker_backend, worker_precision = arch, engine_backend.STATE.precision
     try:
@@ -287,7 +287,7 @@ def _positive(n):
 
 def _local_engine(backend, precision, init=None) -> str:
     """Initialise the engine for an in-process job if asked (see :func:`solve`); returns its arch."""
-    from .. import backend as engine_backend
+    from ..runtime import backend as engine_backend
 
     if init is None:
         from .. import init

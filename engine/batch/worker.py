@@ -50,7 +50,7 @@ class ChunkSolver:
         self.scene.build(n_envs=job.envs)
         self.links = [self.robot.get_link(name) for name in job.links]
         self.q0 = self.robot.get_qpos()  # (envs, n_qs): every call starts from the default pose
-        self.backend = engine.backend.current().describe()
+        self.backend = engine.runtime.backend.current().describe()
         self.warm_up()
 
     def close(self) -> None:
@@ -93,7 +93,7 @@ class ChunkSolver:
                 link=self.links[0], pos=pos[0], quat=quat[0], init_qpos=self.q0, seed=seed,
                 pos_mask=job.pos_masks[0], rot_mask=job.rot_masks[0], return_info=True, **solver)
         else:
-            from engine.tasks import PoseTask, PostureTask
+            from engine.ik.tasks import PoseTask, PostureTask
 
             rest_weight = solver.pop("rest_weight")
             tasks = [PoseTask(link, p, q, pos_mask=pm, rot_mask=rm) for link, p, q, pm, rm in

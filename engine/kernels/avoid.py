@@ -1,9 +1,9 @@
 """The collision-avoidance task of the IK solver: the rows of a COLLIDE task (:mod:`engine.kernels.solver`).
 
 The robot is its sphere model (:mod:`engine.collision`): the counted self-collision pairs and the
-obstacles of the scene (:mod:`engine.collision_world`), in the tables named in
+obstacles of the scene (:mod:`engine.collision.world`), in the tables named in
 :mod:`engine.kernels.tables` (``coll_i``, ``coll_f``, ``shape_pose``; packed by
-:mod:`engine.avoidance`). Each iteration, at the iterate's link poses:
+:mod:`engine.collision.checks`). Each iteration, at the iterate's link poses:
 
 1. **Search.** Every counted link pair and every (checked link, obstacle) whose bounding balls are
    within ``margin + SLACK`` of each other is searched sphere by sphere for its closest spheres
@@ -31,8 +31,8 @@ from collections import namedtuple
 
 import taichi as ti
 
+from ..runtime.launch import fast
 from .collide import shape_distance
-from .launch import fast
 from .quat import qconj, qmul, qrot
 from .solver import STALL_NEAR
 from .tables import (

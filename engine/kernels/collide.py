@@ -1,10 +1,10 @@
 """Signed distances to the obstacle shapes, in taichi (the collision avoidance search of
-:mod:`engine.kernels.avoid` reads them; :func:`engine.collision_world.signed_distance` is the same in
+:mod:`engine.kernels.avoid` reads them; :func:`engine.collision.world.signed_distance` is the same in
 numpy)."""
 
 import taichi as ti
 
-BOX, SPHERE, CYLINDER, PLANE = 0, 1, 2, 3  # obstacle kinds (engine.collision_world.KINDS order)
+BOX, SPHERE, CYLINDER, PLANE = 0, 1, 2, 3  # obstacle kinds (engine.collision.world.KINDS order)
 
 
 @ti.func

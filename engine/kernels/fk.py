@@ -6,7 +6,7 @@ pose buffers as in :mod:`engine.kernels.layout`.
 
 import taichi as ti
 
-from .launch import fast
+from ..runtime.launch import fast
 from .quat import qaxis_angle, qcolumn, qmul, qnormalize, qrot
 from .tables import JOINT_F, JOINT_I, LINK_F, LINK_I, POSE, ROBOT_HEAD, joint_row_f, joint_row_i, link_row_i
 
@@ -198,7 +198,7 @@ def point_of(r, link, local: ti.template(), i, pose: ti.template()):
 def forward_kinematics(q: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot_f: ti.types.ndarray(),
                        pose: ti.types.ndarray(), serial: ti.template()):
     """FK of every row of ``q`` (B, n_qs) into the link rows of ``pose`` (B, L [+ J], 7); ``serial``
-    (:func:`engine.dispatch.serial`) runs the rows in the calling thread."""
+    (:func:`engine.runtime.dispatch.serial`) runs the rows in the calling thread."""
     ti.loop_config(serialize=serial)
     for r in range(q.shape[0]):
         fk_row(r, q, robot_i, robot_f, pose, False)
@@ -213,9 +213,3 @@ def jacobian(q: ti.types.ndarray(), link: ti.i32, local: ti.types.ndarray(), rob
     for r in range(q.shape[0]):
         fk_row(r, q, robot_i, robot_f, pose)
         jacobian_row(r, link, point_of(r, link, local, 0, pose), 0, robot_i, robot_f, pose, J, J.shape[2])
-
-
-@ti.kernel
-def touch(a: ti.types.ndarray()):
-    """Writes 1 to a[0]: the first kernel :func:`engine.backend.init` runs, in its own thread."""
-    a[0] = 1

@@ -1,6 +1,6 @@
 """Forward kinematics of one robot over SIMD lanes: each CPU thread runs ``LANES`` rows at once.
 
-The per-robot FK of :mod:`engine.kernels.static_fk` runs one row per loop iteration, and taichi's
+The per-robot FK of :mod:`engine.kernels.per_robot_fk` runs one row per loop iteration, and taichi's
 CPU range-for calls its body through a function pointer per row, so LLVM never vectorises across
 rows: that kernel is bound by scalar arithmetic (~90 ns per Panda configuration here). This one
 holds every scalar of the FK (joint values, sines, link positions and quaternions) as a taichi
@@ -20,7 +20,7 @@ arrays are 16-B aligned, rows of 3 doubles are 24 B apart, so float64 results ar
 scalar (a float32 vec3 store is split into 8 + 4 bytes, which need no alignment).
 
 CPU only: on a GPU one thread per row is already the right shape, and :func:`run_fk` uses
-:func:`engine.kernels.static_fk.fk_kernel` there.
+:func:`engine.kernels.per_robot_fk.fk_kernel` there.
 """
 
 import functools
@@ -29,10 +29,10 @@ import numpy as np
 import taichi as ti
 from taichi.lang import impl
 
-from .. import backend
-from .launch import CompiledCache, fast
+from ..runtime.launch import CompiledCache, fast
+from ..runtime.state import STATE
+from .per_robot_fk import UNROLLED_COMPILE, fk_kernel
 from .spec import RobotSpec
-from .static_fk import UNROLLED_COMPILE, fk_kernel
 from .traced import bind, const, trace_fk
 
 _CACHE = CompiledCache()
@@ -70,7 +70,7 @@ def lane_fk_kernel(spec: RobotSpec):
     """``kernel(q, pos, quat, rows, serial)``: q (B * n_qs,) flat, ``rows`` = B; in float32 ``pos``
     (B * L, 3) and ``quat`` (B * L, 4) are written one row vector at a time, in float64 (whose
     vector stores would need 32-B alignment, see above) they are flat (B * L * 3,) / (B * L * 4,)."""
-    precision = backend.STATE.precision
+    precision = STATE.precision
     return _CACHE.get(spec.key, lambda: _build(spec, precision))
 
 
@@ -99,9 +99,9 @@ def run_fk(spec: RobotSpec, q: np.ndarray, pos: np.ndarray, quat: np.ndarray, se
     """FK of the rows of ``q`` (B, n_qs) into ``pos`` (B, L, 3) and ``quat`` (B, L, 4), all
     C-contiguous in the engine's precision: the lane kernel on a CPU, one row per thread elsewhere."""
     rows = q.shape[0]
-    if backend.STATE.arch != "cpu":
+    if STATE.arch != "cpu":
         fk_kernel(spec)(q.reshape(-1), pos.reshape(-1), quat.reshape(-1), rows, serial)
-    elif backend.STATE.precision == "32":
+    elif STATE.precision == "32":
         lane_fk_kernel(spec)(q.reshape(-1), pos.reshape(-1, 3), quat.reshape(-1, 4), rows, serial)
     else:
         lane_fk_kernel(spec)(q.reshape(-1), pos.reshape(-1), quat.reshape(-1), rows, serial)

@@ -11,7 +11,7 @@ import math
 
 import taichi as ti
 
-from .. import backend
+from ..runtime.state import STATE
 
 PI = 3.141592653589793
 # Taylor coefficients of sin(r) / r - 1 and cos(r) - 1 in powers of r^2 (r^2, r^4, ...): on
@@ -54,7 +54,7 @@ def atan2_upper(y, x):
     ax = ti.abs(x)
     t = ti.min(y, ax) / ti.max(ti.max(y, ax), 1e-30)
     a = 0.0 * t
-    if ti.static(backend.STATE.precision == "64"):
+    if ti.static(STATE.precision == "64"):
         shifted = t > TAN_PI_8
         if shifted:
             t = (t - 1.0) / (t + 1.0)
@@ -80,7 +80,7 @@ def sincos_half(angle):
     m = ti.floor(h * (1.0 / PI) + 0.5)
     r = ti.min(ti.max(h - m * PI, -0.5 * PI), 0.5 * PI)  # past ~1e7 rad (float32) the reduction is noise: stay finite
     r2 = r * r
-    n_sin, n_cos = ti.static(SINCOS_TERMS[backend.STATE.precision])
+    n_sin, n_cos = ti.static(SINCOS_TERMS[STATE.precision])
     ps = _poly(r2, ti.static(SIN_COEFFS[:n_sin]))
     pc = _poly(r2, ti.static(COS_COEFFS[:n_cos]))
     sign = 1.0 - 2.0 * (m - 2.0 * ti.floor(0.5 * m))  # (-1)^m

@@ -6,7 +6,7 @@ others from a uniform draw within the joint limits made by a counter-based hash 
 sample, qpos index), so results do not depend on thread scheduling. A thread stops at its own
 first success; ``done[e]`` is a hint shared by env e's threads: some sample index that met the
 tolerances (or :data:`BIG`), and a sample above it is skipped. The env's answer is the lowest
-successful sample (or, if none, the lowest-score one; :mod:`engine.kernels.choose`), so the
+successful sample (or, if none, the lowest-score one; :mod:`engine.kernels.answers`), so the
 output is deterministic: every sample below the lowest success runs, whatever the hint holds when.
 
 ``done`` is read and written with plain loads and stores, never atomics: any value a thread sees
@@ -23,8 +23,8 @@ and it is solved again (an active set). The step is scaled so that no dof moves 
 clamped to the limits. A sample that stalls far from its target gives way to the next.
 
 **Forms.** Where the quantities live is the *form*'s business, and the only thing the two solvers
-differ in: :mod:`engine.kernels.ik` (generic: the robot read from arrays at run time, the working
-set in global memory, one compiled kernel for every robot) and :mod:`engine.kernels.static_ik`
+differ in: :mod:`engine.kernels.generic` (generic: the robot read from arrays at run time, the working
+set in global memory, one compiled kernel for every robot) and :mod:`engine.kernels.per_robot`
 (compiled for one robot and task structure: FK unrolled, the working set in registers). A form is
 a class of ``ti.func`` static methods, all taking ``(ctx, S, t, ...)``: ``ctx`` the form's arrays
 and sizes (a tuple, a compile-time argument), ``S`` the thread's local state (a tuple of local
@@ -60,7 +60,7 @@ STEP, PULL = 0, 1      # the two per-dof vectors of a step: the task step, the p
 def loop_block_dim() -> int:
     """Threads per block of the solve loop: small on the CPU so that the workers stay on nearby
     (env, sample) items; a GPU-sized block elsewhere."""
-    from ..backend import STATE
+    from ..runtime.state import STATE
 
     return 4 if STATE.arch == "cpu" else 128
 

@@ -1,10 +1,10 @@
 """A robot's structure and constants as plain Python values, for kernels compiled per robot.
 
-The generic kernels (:mod:`engine.kernels.fk`, :mod:`engine.kernels.ik`) read the robot from two
+The generic kernels (:mod:`engine.kernels.fk`, :mod:`engine.kernels.generic`) read the robot from two
 arrays at run time, so one compiled kernel serves every robot, at the price of loops with run-time
 trip counts, branches on joint types and per-row scratch in global memory. A :class:`RobotSpec`
-holds the same robot as Python constants: a kernel built from it (:mod:`engine.kernels.static_fk`,
-:mod:`engine.kernels.static_ik`) unrolls the tree at compile time, so joint types, parents, axes
+holds the same robot as Python constants: a kernel built from it (:mod:`engine.kernels.per_robot_fk`,
+:mod:`engine.kernels.per_robot`) unrolls the tree at compile time, so joint types, parents, axes
 and offsets become constants and every intermediate stays in registers. Robots made of hinges,
 slides and fixed joints (mimic allowed) up to :data:`MAX_DOFS` dofs qualify; others use the generic
 kernels.

@@ -3,7 +3,7 @@
 The kernels read a robot and an IK request from a few 2-D arrays (few, large arguments keep a
 launch cheap). Each array stacks row *sections* (a header row, one row per link, per joint, ...)
 and each section has its own columns. A :class:`Columns` names them; the packers
-(:mod:`engine.kernels.layout`, :mod:`engine.ik_request`) write through these names and the kernels
+(:mod:`engine.kernels.layout`, :mod:`engine.ik.request`) write through these names and the kernels
 read through them (a plain int at trace time, so a read costs what a literal does). A field of
 width 3 or 4 (a vector) is named by its first column.
 
@@ -16,7 +16,7 @@ Robot tables (:func:`engine.kernels.layout.pack_tree`), for L links, J joints, n
 
 The row helpers (``link_row_i`` ...) are ``ti.pyfunc``: the same arithmetic in a kernel and in numpy.
 
-Request tables (:mod:`engine.ik_request`), for Lt tasks with rows, n dofs:
+Request tables (:mod:`engine.ik.request`), for Lt tasks with rows, n dofs:
 
 - ``task_i`` int32 (1 + Lt + n, :data:`TASK_I_WIDTH`): row 0 :data:`SOLVE_I`; row 1 + i
   :data:`TASK_I`; row 1 + Lt + d :data:`DOF_I`.
@@ -116,12 +116,12 @@ TARGET = Columns(pos=3, quat=4)
 BEST_I = Columns(success=1, iters=1, samples=1)
 # after a kept qpos in ``best_q`` (T, n_qs + KEPT_F.width): its score and distance to the rest posture
 KEPT_F = Columns(score=1, rest_dist=1)
-# a thread's place in its samples between launches of a solve split into several (engine.dispatch.
+# a thread's place in its samples between launches of a solve split into several (engine.runtime.dispatch.
 # solver_budget): ``resume_i`` (T, RESUME_I.width) the sample it is on (>= n_samples: finished) and
 # its iteration; ``resume_f`` (T, RESUME_F.width) the scores of the two iterations before
 RESUME_I = Columns(sample=1, iter=1)
 RESUME_F = Columns(lag1=1, lag2=1)
-# choice of each env (engine.kernels.choose) ``info_out`` (n_envs, CHOICE_I.width)
+# choice of each env (engine.kernels.answers) ``info_out`` (n_envs, CHOICE_I.width)
 CHOICE_I = Columns(sample=1, iters=1)
 
 
@@ -143,7 +143,7 @@ def rest_row(Lt, i):
     return 1 + Lt + i
 
 
-# -- collision tables (engine.avoidance; read by engine.kernels.avoid) --
+# -- collision tables (engine.collision.checks; read by engine.kernels.avoid) --
 # For P counted link pairs, L links, O obstacles and S spheres:
 #
 # - ``coll_i`` int32 (1 + P + L + O, COLL_I_WIDTH): row 0 AVOID_HEAD; row pair_row(p) PAIR_I; row
@@ -156,7 +156,7 @@ AVOID_HEAD = Columns(n_pairs=1, n_links=1, n_shapes=1, n_spheres=1)
 PAIR_I = Columns(link_a=1, link_b=1, a0=1, a1=1, b0=1, b1=1)
 # a link's sphere index range [s0, s1) (empty: no spheres) and whether it is checked against obstacles
 LINK_C = Columns(s0=1, s1=1, world=1)
-SHAPE_I = Columns(kind=1)  # engine.collision_world.KINDS index (box, sphere, cylinder, plane)
+SHAPE_I = Columns(kind=1)  # engine.collision.world.KINDS index (box, sphere, cylinder, plane)
 SPHERE_F = Columns(link=1, center=3, radius=1)  # a robot sphere: its link (as a float), centre (link frame, m), radius
 BOUND_F = Columns(center=3, radius=1)  # a link's bounding ball of its spheres (link frame; radius < 0: none)
 # box half extents; sphere radius; cylinder radius, half height; plane unit normal; the radius of a

@@ -5,7 +5,7 @@ Plain Python functions that build a kernel's IR while taichi traces it (call the
 a zero quaternion entry) or a taichi expression, scalar or vector (then one entry per SIMD lane,
 see :mod:`engine.kernels.lane_fk`). Products with 0 or 1 and sums with 0 are folded away here:
 taichi's fast math keeps NaN semantics, so LLVM would not fold ``x * 0.0`` itself. Against the
-generic quaternion code of :mod:`engine.kernels.static_fk` a z-axis hinge composes in 12 flops
+generic quaternion code of :mod:`engine.kernels.per_robot_fk` a z-axis hinge composes in 12 flops
 instead of 28.
 
 Taichi 1.7's non-scalarised code generation lacks a few operations on vectors (unary minus,
@@ -16,7 +16,7 @@ the sign of sin/cos after range reduction comes from arithmetic.
 import taichi as ti
 from taichi.lang import impl
 
-from .. import backend
+from ..runtime.state import STATE
 from .fk import HINGE
 from .quat import COS_COEFFS, PI, SIN_COEFFS, SINCOS_TERMS
 from .spec import RobotSpec
@@ -104,7 +104,7 @@ def sincos_half(angle):
     m = bind(ti.floor(h * (1.0 / PI) + 0.5))
     r = bind(ti.min(ti.max(h - m * PI, -0.5 * PI), 0.5 * PI))  # huge angles: noise, but finite (see quat.sincos_half)
     r2 = bind(r * r)
-    n_sin, n_cos = SINCOS_TERMS[backend.STATE.precision]
+    n_sin, n_cos = SINCOS_TERMS[STATE.precision]
     ps, pc = SIN_COEFFS[n_sin - 1], COS_COEFFS[n_cos - 1]
     for i in range(n_sin - 2, -1, -1):
         ps = ps * r2 + SIN_COEFFS[i]

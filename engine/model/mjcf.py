@@ -40,7 +40,7 @@ def _visual_geoms(model) -> np.ndarray:
     return visual_only if visual_only.any() else np.ones(model.ngeom, dtype=bool)
 
 
-def _visual(model, g: int, scale: float) -> Visual | None:
+def geom_visual(model, g: int, scale: float) -> Visual | None:
     kind = _GEOM_KIND.get(int(model.geom_type[g]))
     if kind is None:
         return None
@@ -87,7 +87,7 @@ def load_mjcf(morph) -> KinematicTree:
             pos, quat = morph.pos + quat_rotate(morph.quat, pos), quat_mul(morph.quat, quat)
         geoms = [g for g in range(model.body_geomadr[b], model.body_geomadr[b] + model.body_geomnum[b])
                  if visual_mask[g]]
-        visuals = [v for v in (_visual(model, g, scale) for g in geoms) if v is not None]
+        visuals = [v for v in (geom_visual(model, g, scale) for g in geoms) if v is not None]
         links.append(Link(model.body(b).name or _free_name(model, "body", b), parent, pos, quat, visuals,
                           float(model.body_mass[b]), model.body_ipos[b] * scale))
 

@@ -21,7 +21,7 @@ _URDF_TYPES = {"fixed": "fixed", "revolute": "revolute", "continuous": "continuo
                "prismatic": "prismatic", "floating": "free"}
 
 
-def _pose(origin) -> tuple[np.ndarray, np.ndarray]:
+def origin_pose(origin) -> tuple[np.ndarray, np.ndarray]:
     if origin is None:
         return np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
     origin = np.asarray(origin, dtype=float)
@@ -49,10 +49,10 @@ def _material_rgba(visual, materials: dict) -> np.ndarray:
     return np.array([0.7, 0.7, 0.7, 1.0])
 
 
-def _visual(visual, link_name: str, urdf_path: Path, materials: dict, scale: float) -> Visual | None:
+def urdf_visual(visual, link_name: str, urdf_path: Path, materials: dict, scale: float) -> Visual | None:
     from ..assets import resolve_package_uri
 
-    pos, quat = _pose(visual.origin)
+    pos, quat = origin_pose(visual.origin)
     pos = pos * scale
     rgba = _material_rgba(visual, materials)
     geom = visual.geometry
@@ -75,7 +75,7 @@ def _visual(visual, link_name: str, urdf_path: Path, materials: dict, scale: flo
     return None
 
 
-def _parse(path: Path):
+def parse_urdf(path: Path):
     import yourdfpy
     from lxml import etree
 
@@ -93,7 +93,7 @@ def _parse(path: Path):
 def load_urdf(morph) -> KinematicTree:
     """Build the tree of a :class:`engine.morphs.URDF` (its file, base pose, scale, fixed base)."""
     path = Path(morph.file)
-    robot = _parse(path)
+    robot = parse_urdf(path)
     link_by_name = {link.name: link for link in robot.links}
     if not link_by_name:
         raise ModelLoadError(f"{path}: <robot> has no <link> element")
@@ -130,7 +130,7 @@ def load_urdf(morph) -> KinematicTree:
     while stack:  # depth-first, children in file order
         name, parent = stack.pop()
         urdf_joint = parent_joint.get(name)
-        pos, quat = _pose(urdf_joint.origin) if urdf_joint is not None else (np.zeros(3), np.eye(4)[0])
+        pos, quat = origin_pose(urdf_joint.origin) if urdf_joint is not None else (np.zeros(3), np.eye(4)[0])
         pos = pos * morph.scale
         idx = len(links)
         if parent < 0:
@@ -139,7 +139,7 @@ def load_urdf(morph) -> KinematicTree:
             else:
                 joints.append(Joint("root_joint", "free", idx, np.zeros(3), np.zeros(3)))
                 joint_source.append(None)
-        visuals = [v for v in (_visual(vis, name, path, materials, morph.scale)
+        visuals = [v for v in (urdf_visual(vis, name, path, materials, morph.scale)
                                for vis in link_by_name[name].visuals) if v is not None]
         mass, com = _inertial(link_by_name[name], morph.scale)
         links.append(Link(name, parent, pos, quat, visuals, mass, com))

@@ -4,7 +4,7 @@ engine bodies they build into.
 Each obstacle becomes a fixed single body of the scene (``engine.morphs.Box`` / ``Sphere`` /
 ``Cylinder`` / ``Plane`` / ``Mesh`` with ``fixed=True``, coloured by a ``Default`` surface when
 the file gives ``color``), which the collision checks and IK with ``avoid_collisions`` see as an
-obstacle (:mod:`engine.collision_world`). A mesh file is looked for relative to the scene file's
+obstacle (:mod:`engine.collision.world`). A mesh file is looked for relative to the scene file's
 folder, then among the engine's own meshes (``meshes/axis.obj``).
 """
 

@@ -115,7 +115,7 @@ class Visualizer:
     # -- camera ---------------------------------------------------------------------------------------
     def scene_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Axis-aligned box (lo, hi) around every env's links, the ground at z = 0 included, m."""
-        self._scene._require_built()
+        self._scene.require_built()
         offsets = self._scene.envs_offset()
         lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
         for entity in self._scene.entities:
@@ -210,7 +210,7 @@ class Visualizer:
     def set_env_tint(self, envs_idx, rgba) -> None:
         """Tint the robots of ``envs_idx`` (None: all envs) with ``rgba`` (3 or 4 numbers in [0, 1]),
         or remove their tint with ``rgba=None``. Fixed bodies (obstacles, a Plane) keep their colour."""
-        self._scene._require_built()
+        self._scene.require_built()
         n = self._scene.n_batch
         idx = inputs.as_index_list("envs_idx", envs_idx, n, "env")
         idx = np.arange(n) if idx is None else idx
@@ -228,7 +228,7 @@ class Visualizer:
     def _ensure_meshes(self) -> None:
         if self._link_specs is not None:
             return
-        self._scene._require_built()
+        self._scene.require_built()
         lod, link_specs = self.lod, []
         for e, entity in enumerate(self._scene.entities):
             for i, (link_idx, spec) in enumerate(meshes.link_specs(entity.tree, lod, self.max_faces_per_mesh)):
@@ -259,7 +259,7 @@ class Visualizer:
         poses: dict = {}
         link_T = {}
         for e, entity in enumerate(scene.entities):
-            with entity._lock:  # one state: another thread's set_qpos cannot fall between the two reads
+            with entity.lock:  # one state: another thread's set_qpos cannot fall between the two reads
                 pos = entity.get_links_pos().reshape(n, -1, 3)
                 quat = entity.get_links_quat().reshape(n, -1, 4)
             T = pose_to_matrix(pos, quat).astype(np.float32)

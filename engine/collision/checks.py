@@ -1,9 +1,9 @@
 """Collision avoidance in IK, and every sphere-distance check: the tables the kernels read, and the
 distances they give.
 
-A solve with avoidance (``avoid_collisions=True``, or a :class:`~engine.tasks.CollisionTask`)
-reads the entity's sphere model (:meth:`~engine.collision_api.CollisionMethods.collision_model`:
-its spheres and counted pairs) and the scene's obstacles (:mod:`engine.collision_world`) through
+A solve with avoidance (``avoid_collisions=True``, or a :class:`~engine.ik.tasks.CollisionTask`)
+reads the entity's sphere model (:meth:`~engine.collision.api.CollisionMethods.collision_model`:
+its spheres and counted pairs) and the scene's obstacles (:mod:`engine.collision.world`) through
 the tables named in :mod:`engine.kernels.tables` (``coll_i``, ``coll_f``, ``shape_pose``); the
 kernel side is :mod:`engine.kernels.avoid`. The tables are packed again only when the model (pairs
 added or removed) or the set of obstacles changed; obstacle poses are copied in every call, so
@@ -14,15 +14,14 @@ kernel (the search of the avoidance task, exact). ``collision_distance`` and ``i
 use it, and so does the check of each IK answer (:func:`answer_distance`), which gives
 ``IKResult.min_distance`` and the pair that sets it: an answer closer than the margin is never
 reported as a success. Where a software Vulkan device would stop the kernel's loops
-(:data:`engine.dispatch.SOFTWARE_LOOP_LIMIT`) the same distances come from numpy.
+(:data:`engine.runtime.dispatch.SOFTWARE_LOOP_LIMIT`) the same distances come from numpy.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .collision_world import KINDS, scene_obstacles, world_links, world_tables
-from .kernels.tables import (
+from ..kernels.tables import (
     AVOID_HEAD,
     BOUND_F,
     COLL_F_WIDTH,
@@ -38,6 +37,7 @@ from .kernels.tables import (
     shape_row_f,
     shape_row_i,
 )
+from .world import KINDS, scene_obstacles, world_links, world_tables
 
 
 class AvoidTables:
@@ -64,7 +64,7 @@ class AvoidTables:
         copy the obstacles' poses in the envs ``envs``."""
         model = entity.collision_model()
         robot_tables = model.kernel_tables(self.dtype)  # a new tuple whenever the pairs change
-        obstacles = scene_obstacles(entity._scene, entity) if self.world else []
+        obstacles = scene_obstacles(entity.scene, entity) if self.world else []
         shapes, poses = world_tables(obstacles, envs, self.dtype)
         self.names = [o.name for o in obstacles]
         key = shapes.tobytes()
@@ -126,7 +126,7 @@ def shape_bound(kind: str, size) -> float:
 def loop_count(coll_i: np.ndarray) -> int:
     """Loop iterations one solver iteration's avoidance search may run at most (every pair close)
     over the packed tables ``coll_i`` (:func:`pack`), for the software-Vulkan launch budget
-    (:func:`engine.dispatch.solver_budget`): per self pair, its first link's spheres times one
+    (:func:`engine.runtime.dispatch.solver_budget`): per self pair, its first link's spheres times one
     more than its second's; per link, one more than the obstacles; per sphere, the obstacles."""
     head = coll_i[0]
     P, L, O, S = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes,
@@ -143,12 +143,12 @@ def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) ->
     what sets it (``(link, link)`` or ``(link, obstacle)``; None when there is nothing to check,
     then the distance is inf): one kernel (:func:`engine.kernels.avoid.answer_distance`), or numpy
     beyond a software Vulkan device's loop limit."""
-    from . import backend
-    from .dispatch import SOFTWARE_LOOP_LIMIT, serial
-    from .kernels import avoid
+    from ..kernels import avoid
+    from ..runtime.dispatch import SOFTWARE_LOOP_LIMIT, serial
+    from ..runtime.state import STATE
 
     n = len(pose)
-    if backend.STATE.software and tables.loops > SOFTWARE_LOOP_LIMIT:
+    if STATE.software and tables.loops > SOFTWARE_LOOP_LIMIT:
         return _distance_numpy(entity, pose, envs, tables)
     dist, which = np.empty(n, pose.dtype), np.empty((n, 3), np.int32)
     if n:
@@ -161,7 +161,7 @@ def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) ->
 
 def _distance_numpy(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
     """:func:`distance` in numpy (float64): the self pairs sphere by sphere, then the obstacles."""
-    from .collision_world import world_distance_numpy
+    from .world import world_distance_numpy
 
     model = entity.collision_model()
     dist, names = np.full(len(pose), np.inf), [None] * len(pose)
@@ -180,7 +180,8 @@ def _distance_numpy(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTab
 def answer_distance(entity, qpos: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
     """:func:`distance` of the answers ``qpos (n, n_qs)`` of the envs ``envs``: the distances
     ``collision_distance`` gives for them."""
-    return distance(entity, entity._fk_poses(np.ascontiguousarray(qpos, dtype=entity._dtype)), envs, tables)
+    cfg = entity.configuration
+    return distance(entity, cfg.fk_poses(np.ascontiguousarray(qpos, dtype=cfg.dtype)), envs, tables)
 
 
 __all__ = ["KINDS", "AvoidTables", "answer_distance", "distance", "loop_count", "pack", "shape_bound"]

@@ -1,8 +1,8 @@
 """The IK entry points, mixed into :class:`~engine.entity.RigidEntity` (kept apart so the entity
-module stays about state): ``solve_ik`` over :mod:`engine.tasks`, and Genesis'
+module stays about state): ``solve_ik`` over :mod:`engine.ik.tasks`, and Genesis'
 ``inverse_kinematics`` / ``inverse_kinematics_multilink``, thin wrappers that make PoseTasks.
 
-All three end in :func:`engine.ik.run` with an :class:`~engine.ik_request.IKRequest`. The Genesis
+All three end in :func:`engine.ik.run` with an :class:`~engine.ik.request.IKRequest`. The Genesis
 calls are what interactive loops repeat with new targets, so each keeps the request its
 parameters made under a key of those parameters (their values and types; lists as tuples), and a
 repeated call skips the validation; a parameter that cannot be a key (an array) is validated
@@ -11,17 +11,15 @@ again each call, and finds its plan by the request's value.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
-from . import ik_first_call, inputs
-from .errors import InvalidTypeError, InvalidValueError
-from .ik import IKResult, run
-from .ik_request import make_request
-from .kernels.tables import FRAME
-from .locking import serialised
+from .. import inputs
+from ..errors import InvalidTypeError, InvalidValueError
+from ..kernels.tables import FRAME
+from ..runtime.locking import serialised
+from . import first_call
+from .request import make_request
+from .result import IKResult
+from .run import run
 from .tasks import CollisionTask, PostureTask, Task, TaskRow, rot_mode
-
-MAX_REQUESTS = 64  # kept per entity and call kind
 
 
 class IKMethods:
@@ -34,7 +32,7 @@ class IKMethods:
         """One configuration per env meeting every task of ``tasks`` together.
 
         Args:
-            tasks: :class:`~engine.tasks.PoseTask`, ``RelativePoseTask``, ``ComTask``,
+            tasks: :class:`~engine.ik.tasks.PoseTask`, ``RelativePoseTask``, ``ComTask``,
                 ``CollisionTask`` (at least one of these) and at most one ``PostureTask``; targets
                 ``(3,)`` / ``(4,)`` shared or ``(n_envs, 3)`` / ``(n_envs, 4)`` per env solved.
             init_qpos: start configuration ``([n_envs,] n_qs)``; None: the current state.
@@ -58,7 +56,7 @@ class IKMethods:
             if isinstance(task, PostureTask):
                 continue
             if not isinstance(task, Task):
-                raise InvalidTypeError(f"tasks[{i}]: expected a task of engine.tasks, got {type(task).__name__}")
+                raise InvalidTypeError(f"tasks[{i}]: expected a task of engine.ik.tasks, got {type(task).__name__}")
             rows.append(task.row(self, f"tasks[{i}]"))
             labels.append((f"tasks[{i}].pos", f"tasks[{i}].quat"))
             targets.append((task.pos, task.quat))
@@ -89,9 +87,9 @@ class IKMethods:
         the one nearest ``rest_qpos`` (default: the robot's default qpos), and pull toward it.
         ``kernel``: "auto" (the solver compiled for this robot where it qualifies: fastest, ~10 s to
         compile the first time), "per_robot" or "generic" (compiled once for every robot); see
-        :mod:`engine.dispatch`. ``avoid_collisions``: the answer keeps the robot's counted link
+        :mod:`engine.runtime.dispatch`. ``avoid_collisions``: the answer keeps the robot's counted link
         pairs and its spheres and the scene's fixed obstacles at least ``collision_margin`` (m)
-        apart, and success requires it (:class:`~engine.tasks.CollisionTask`; off by default, as
+        apart, and success requires it (:class:`~engine.ik.tasks.CollisionTask`; off by default, as
         in Genesis); ``return_info`` then also gives each answer's ``min_distance``.
         """
         return_error, return_info = _flags(return_error, return_info)
@@ -103,7 +101,7 @@ class IKMethods:
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
             kernel, avoid_collisions, collision_margin))
         result = run(self, request, [(pos, quat)], init_qpos, seed)
-        ik_first_call.check(self, [link], [pos], result.success)
+        first_call.check(self, [link], [pos], result.success)
         if return_info:
             return result
         if return_error:
@@ -140,7 +138,7 @@ class IKMethods:
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
             kernel, avoid_collisions, collision_margin))
         result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
-        ik_first_call.check(self, links, poss, result.success)
+        first_call.check(self, links, poss, result.success)
         if return_info:
             return result
         if return_error:
@@ -156,16 +154,7 @@ class IKMethods:
             hash(key)
         except TypeError:  # an array: validated every call (its request then finds its plan by value)
             return make()
-        kept: OrderedDict = self._ik_requests
-        request = kept.get(key)
-        if request is None:
-            request = make()
-            kept[key] = request
-            while len(kept) > MAX_REQUESTS:
-                kept.popitem(last=False)
-        else:
-            kept.move_to_end(key)
-        return request
+        return self.ik_state.kept_request(key, make)
 
     def _pose_request(self, links, poss, quats, local_points, single, respect_joint_limit, max_samples,
                       max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local,
@@ -181,7 +170,7 @@ class IKMethods:
         n = len(links)
         if n == 0:
             raise InvalidValueError("links: expected at least one link")
-        resolved = [self._own_link(link, link_label(i)) for i, link in enumerate(links)]
+        resolved = [self.own_link(link, link_label(i)) for i, link in enumerate(links)]
         for name, seq in (("poss", poss), ("quats", quats), ("local_points", local_points)):
             if len(seq) != n:
                 raise InvalidValueError(f"{name}: expected {n} entries (one per link), got {len(seq)}")

@@ -2,7 +2,7 @@
 Mesh entities (morph ``fixed=True``, ``collision=True``).
 
 A primitive is one obstacle, its exact shape. A Mesh stands for its surface through spheres
-fitted to it (:func:`obstacle_spheres`, :mod:`engine.model.spheres`: every point of the surface is
+fitted to it (:func:`obstacle_spheres`, :mod:`engine.collision.spheres`: every point of the surface is
 inside some sphere, so clearance from the spheres implies clearance from the mesh): one
 ``"sphere"`` obstacle per sphere, all named ``"mesh#<entity index>"``. Only the surface is
 covered: a robot sphere wholly inside a closed mesh, touching no sphere, is not seen.
@@ -27,8 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .collision import _rotate, rigid_groups
-from .errors import InvalidTypeError
+from ..errors import InvalidTypeError
+from ..transforms import quat_rotate_unit
+from .robot import rigid_groups
 
 KINDS = ("box", "sphere", "cylinder", "plane")
 MESH_SPHERES = 32  # spheres fitted to a Mesh obstacle unless obstacle_spheres() asked for another count
@@ -50,19 +51,19 @@ class Obstacle:
 
 
 def _fixed_body(entity) -> bool:
-    from .morphs import Shape
+    from ..morphs import Shape
 
     morph = entity.morph
     return isinstance(morph, Shape) and morph.fixed and morph.collision
 
 
 def obstacle_spheres(entity, spheres_per_link: int | None = None):
-    """The :class:`~engine.model.spheres.SphereModel` standing for a fixed Mesh entity as an
+    """The :class:`~engine.collision.spheres.SphereModel` standing for a fixed Mesh entity as an
     obstacle: at most ``spheres_per_link`` spheres (1..64; default: the ones fitted before, else
     :data:`MESH_SPHERES`) covering its surface, centres in its body frame (m). Fitted once per
     entity and count, cached on disk under the mesh file's hash."""
-    from .model.collision import collision_geometry
-    from .model.spheres import check_spheres_per_link, sphere_model
+    from .geometry import collision_geometry
+    from .spheres import check_spheres_per_link, sphere_model
 
     morph = getattr(entity, "morph", None)
     if morph is None or not (_fixed_body(entity) and morph.kind == "mesh"):
@@ -70,14 +71,14 @@ def obstacle_spheres(entity, spheres_per_link: int | None = None):
             f"an entity of a {type(morph).__name__}{'' if getattr(morph, 'fixed', True) else ' (not fixed)'}"
         raise InvalidTypeError(f"entity: expected a fixed, colliding Mesh entity (morphs.Mesh(..., fixed=True, "
                                f"collision=True)), got {got}")
-    with entity._lock:
-        entity._require_built()
-        kept = entity.__dict__.get("_obstacle_spheres")
+    with entity.lock:
+        state = entity.collision_state
+        kept = state.obstacle_spheres
         if kept is not None and spheres_per_link in (None, kept[0]):
             return kept[1]
         n = check_spheres_per_link(MESH_SPHERES if spheres_per_link is None else spheres_per_link)
         model = sphere_model(entity.tree, collision_geometry(entity.tree, morph), n, 0, morph.scale)
-        entity._obstacle_spheres = (n, model)
+        state.obstacle_spheres = (n, model)
         return model
 
 
@@ -114,17 +115,17 @@ def obstacle_poses(obstacles: list[Obstacle], envs: np.ndarray) -> np.ndarray:
     the envs ``envs``: each entity's current pose, moved to the obstacle's centre."""
     if not obstacles:
         return np.zeros((len(envs), 0, 7))
-    pose = np.stack([o.entity._pose[envs, 0] for o in obstacles], axis=1).astype(float)
+    pose = np.stack([o.entity.configuration.pose[envs, 0] for o in obstacles], axis=1).astype(float)
     offset = [k for k, o in enumerate(obstacles) if o.center is not None]
     if offset:
         centers = np.array([obstacles[k].center for k in offset], float)
         quat = pose[:, offset, 3:]
-        pose[:, offset, :3] += _rotate(quat, np.broadcast_to(centers, quat.shape[:-1] + (3,)))
+        pose[:, offset, :3] += quat_rotate_unit(quat, np.broadcast_to(centers, quat.shape[:-1] + (3,)))
     return pose
 
 
 def world_tables(obstacles: list[Obstacle], envs: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """The obstacles as the kernels take them (:func:`engine.avoidance.pack`): ``shapes (O, 4)``
+    """The obstacles as the kernels take them (:func:`engine.collision.checks.pack`): ``shapes (O, 4)``
     (kind index into :data:`KINDS`, size padded to 3) and their poses ``(len(envs), O, 7)`` (pos,
     quat wxyz; env-local world: :func:`obstacle_poses`) in the envs ``envs``, both in ``dtype``."""
     shapes = np.array([[KINDS.index(o.kind), *np.resize(o.size, 3)] for o in obstacles], dtype).reshape(-1, 4)
@@ -145,7 +146,7 @@ def signed_distance(kind: str, size: np.ndarray, pose: np.ndarray, points: np.nd
     (pos, quat wxyz; env-local world), negative inside."""
     pos, quat = pose[:, None, :3], pose[:, None, 3:]
     inverse = quat * np.array([1.0, -1.0, -1.0, -1.0])
-    local = _rotate(np.broadcast_to(inverse, points.shape[:-1] + (4,)), points - pos)
+    local = quat_rotate_unit(np.broadcast_to(inverse, points.shape[:-1] + (4,)), points - pos)
     if kind == "sphere":
         return np.linalg.norm(local, axis=-1) - size[0]
     if kind == "plane":
@@ -163,12 +164,12 @@ def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tu
     """Smallest distance ``(B,)`` m between ``robot``'s checked spheres (at link poses ``pose
     (B, n_links, 7)`` of envs ``envs``) and the scene's obstacles (inf without any), and per env
     the ``(link name, obstacle name)`` that sets it (None without obstacles), in numpy (float64):
-    the reference of the kernel's distances (:func:`engine.avoidance.distance`), and its stand-in
+    the reference of the kernel's distances (:func:`engine.collision.checks.distance`), and its stand-in
     where a software Vulkan device would stop the kernel's loops."""
     centers = model.world_centers(pose)
     B = centers.shape[0]
     best = np.full(B, np.inf)
-    obstacles = scene_obstacles(robot._scene, robot)
+    obstacles = scene_obstacles(robot.scene, robot)
     keep = world_links(robot.tree, not robot.is_free)[model.spheres.link]
     if not obstacles or not keep.any():
         return best, [None] * B

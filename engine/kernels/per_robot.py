@@ -21,13 +21,13 @@ from collections import namedtuple
 
 import taichi as ti
 
+from ..runtime.launch import CompiledCache, fast
 from .avoid import collision_task, link_ball
 from .fk import HINGE
-from .launch import CompiledCache, fast
+from .per_robot_fk import UNROLLED_COMPILE
 from .quat import qrot
 from .solver import STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
 from .spec import RobotSpec
-from .static_fk import UNROLLED_COMPILE
 from .tables import AVOID_HEAD, COLLIDE, COM, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, dof_row, rest_row, task_row
 from .traced import trace_fk
 

@@ -7,7 +7,7 @@ configurations, answers) and wasteful for the rest: the generic IK solver's per-
 set (4096 envs x 16 restart slots: ~70 MB), the per-thread results it reduces to one answer per
 env, the robot's constant tables. Those live in :func:`scratch` / :func:`constant` arrays: numpy
 arrays on the CPU (no copy either way) and ``ti.ndarray`` device arrays elsewhere, which stay
-on the device between calls. :class:`engine.kernels.launch.FastKernel` takes both kinds.
+on the device between calls. :class:`engine.runtime.launch.FastKernel` takes both kinds.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 import taichi as ti
 from taichi.lang._ndarray import ScalarNdarray
 
-from .. import backend
+from .state import LOCK, STATE
 
 _TI_DTYPES = {np.dtype(np.float32): ti.f32, np.dtype(np.float64): ti.f64, np.dtype(np.int32): ti.i32}
 
@@ -36,7 +36,7 @@ class _Orphaned(ScalarNdarray):
 
 
 def orphan_device_arrays() -> None:
-    """Called by :func:`engine.backend.init` just before ``ti.reset()``: the device arrays still
+    """Called by :func:`engine.runtime.backend.init` just before ``ti.reset()``: the device arrays still
     alive (held by scenes built before) will never free anything of the next program."""
     for arr in list(_live):
         if type(arr) is ScalarNdarray:
@@ -46,7 +46,7 @@ def orphan_device_arrays() -> None:
 
 def on_device() -> bool:
     """Whether the engine runs on a GPU (kernel arrays then live in device memory)."""
-    return backend.STATE.arch != "cpu"
+    return STATE.arch != "cpu"
 
 
 def scratch(shape: tuple[int, ...], dtype) -> np.ndarray | ti.Ndarray:
@@ -55,7 +55,7 @@ def scratch(shape: tuple[int, ...], dtype) -> np.ndarray | ti.Ndarray:
     shape = tuple(int(s) for s in shape)
     if not on_device():
         return np.zeros(shape, dtype)
-    with backend.LOCK:  # filling launches a taichi kernel (compiled on first use)
+    with LOCK:  # filling launches a taichi kernel (compiled on first use)
         arr = ti.ndarray(_TI_DTYPES[np.dtype(dtype)], shape)
         arr.fill(0)
         _live.add(arr)
@@ -68,7 +68,7 @@ def constant(values: np.ndarray) -> np.ndarray | ti.Ndarray:
     values = np.ascontiguousarray(values)
     if not on_device():
         return values
-    with backend.LOCK:  # the copy is a taichi kernel launch
+    with LOCK:  # the copy is a taichi kernel launch
         arr = ti.ndarray(_TI_DTYPES[values.dtype], values.shape)
         arr.from_numpy(values)
         _live.add(arr)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ModelLoadError
-from .tree import MAX_MODEL_NUMBER, Visual
+from ..model.errors import ModelLoadError
+from ..model.tree import MAX_MODEL_NUMBER, Visual
 
 GREY = np.array([0.6, 0.6, 0.65, 1.0])
 
@@ -40,7 +40,7 @@ def collision_geometry(tree, morph) -> list[list[Visual]]:
     elif isinstance(morph, MJCF):
         per_link = _mjcf(Path(morph.file), tree, float(morph.scale))
     elif isinstance(morph, Shape):
-        from .shapes import shape_visuals
+        from ..model.shapes import shape_visuals
 
         per_link = [shape_visuals(morph)]
     else:
@@ -77,15 +77,15 @@ def _check(geom: Visual, source, link: str) -> None:
 
 def _urdf(path: Path, tree, scale: float) -> list[list[Visual]]:
     from ..assets import resolve_package_uri
-    from .urdf import _parse, _pose
+    from ..model.urdf import origin_pose, parse_urdf
 
-    robot = _parse(path)
+    robot = parse_urdf(path)
     by_name = {link.name: link for link in robot.links}
     out = []
     for link in tree.links:
         geoms = []
         for col in getattr(by_name.get(link.name), "collisions", None) or []:
-            pos, quat = _pose(col.origin)
+            pos, quat = origin_pose(col.origin)
             pos = pos * scale
             g = col.geometry
             if g is None:
@@ -115,7 +115,7 @@ def _urdf(path: Path, tree, scale: float) -> list[list[Visual]]:
 
 
 def _mjcf(path: Path, tree, scale: float) -> list[list[Visual]]:
-    from .mjcf import _visual, compile_mjcf
+    from ..model.mjcf import compile_mjcf, geom_visual
 
     model = compile_mjcf(path)
     colliding = (model.geom_contype != 0) | (model.geom_conaffinity != 0)
@@ -123,7 +123,7 @@ def _mjcf(path: Path, tree, scale: float) -> list[list[Visual]]:
     for b in range(1, model.nbody):  # the loader keeps every body but the world, in order
         geoms = [g for g in range(model.body_geomadr[b], model.body_geomadr[b] + model.body_geomnum[b])
                  if colliding[g]]
-        out.append([v for v in (_visual(model, g, scale) for g in geoms) if v is not None])
+        out.append([v for v in (geom_visual(model, g, scale) for g in geoms) if v is not None])
     if len(out) != len(tree.links):
         raise ModelLoadError(f"{path}: {len(out)} bodies but the tree has {len(tree.links)} links")
     return out

@@ -2,7 +2,7 @@
 
 Taichi picks a Vulkan device by its own score and never says which, and a software Vulkan
 device (Mesa's lavapipe/llvmpipe, SwiftShader) is on most Linux desktops and servers: with no GPU
-it is all the Vulkan loader offers. :func:`engine.backend.init` uses this module to skip such a
+it is all the Vulkan loader offers. :func:`engine.runtime.backend.init` uses this module to skip such a
 device for ``backend="gpu"``, to refuse ``precision="64"`` on a device without float64 before it
 resets anything, and to name the device it runs on.
 
@@ -119,7 +119,7 @@ def best_vulkan_device(devices=None) -> VulkanDevice | None:
     """Of ``devices`` (default: all of them), the one taichi's Vulkan backend runs on: the one
     ``TI_VISIBLE_DEVICE`` names (by its loader index; None if it is not among them), else the
     best kind (discrete, then integrated, then virtual GPUs, then the rest; the first of a kind),
-    which is taichi's own order. :func:`engine.backend.init` sets ``TI_VISIBLE_DEVICE`` to the
+    which is taichi's own order. :func:`engine.runtime.backend.init` sets ``TI_VISIBLE_DEVICE`` to the
     device it chose, so that taichi runs on exactly that one."""
     devices = (vulkan_devices() if devices is None else devices) or ()
     if not devices:

@@ -12,7 +12,7 @@ moves its memory, and the check is by identity through a weak reference, so it n
 arrays alive nor mistakes a new array for a dead one.
 
 Arguments are numpy arrays, taichi device arrays (``ti.Ndarray``, which stay on a GPU between
-calls: :mod:`engine.kernels.memory`) and Python ints (what our kernels take). taichi is
+calls: :mod:`engine.runtime.memory`) and Python ints (what our kernels take). taichi is
 pinned to 1.7.4 (see pyproject), whose internals this relies on; the first call of every
 signature goes through the public path.
 
@@ -23,7 +23,7 @@ pointer. On any other arch each launch binds a fresh context (the per-array bind
 next to a GPU launch and its host-device copies); Vulkan runs that same path in the tests.
 
 Thread safety: a launch binds arguments into a context kept per signature, so every call holds
-:data:`engine.backend.LOCK` from binding to launch (and through a first call's compile). Taichi
+:data:`engine.LOCK` from binding to launch (and through a first call's compile). Taichi
 holds the GIL while a kernel runs, so this costs no parallelism.
 """
 
@@ -38,8 +38,8 @@ from taichi.lang import impl
 from taichi.lang._ndarray import Ndarray
 from taichi.types import template
 
-from .. import backend
 from ..errors import InvalidValueError
+from .state import LOCK, STATE
 
 
 class FastKernel:
@@ -66,13 +66,13 @@ class FastKernel:
         self._element_dims = [_element_ndim(a.annotation) for a in self._primal.arguments]
 
     def _signature(self, args) -> tuple:
-        return (backend.STATE.generation,) + tuple(
+        return (STATE.generation,) + tuple(
             a if tmpl else ((a.dtype.num, a.ndim) if isinstance(a, np.ndarray) else
                             ("device", a.dtype, len(a.shape)) if isinstance(a, Ndarray) else type(a))
             for a, tmpl in zip(args, self._is_template))
 
     def __call__(self, *args):
-        with backend.LOCK:  # the launch contexts, and taichi's runtime, are shared by all threads
+        with LOCK:  # the launch contexts, and taichi's runtime, are shared by all threads
             self._launch(args)
 
     def _launch(self, args) -> None:
@@ -84,7 +84,7 @@ class FastKernel:
                 self._cache[key] = self._prepare(args)
             return
         compiled, t_kernel, ctx, bound = entry
-        if backend.STATE.arch != "cpu":  # a launch there rewrites its context: never reuse one
+        if STATE.arch != "cpu":  # a launch there rewrites its context: never reuse one
             ctx, bound = t_kernel.make_launch_context(), [None] * len(bound)
         slot = 0
         for i, a in enumerate(args):
@@ -151,7 +151,7 @@ class CompiledCache:
     """Kernels compiled per robot (or per robot and task structure), kept for this process.
 
     ``get(key, build)`` returns the kernel under ``key`` for the current taichi program and
-    precision, building it once (under :data:`engine.backend.LOCK`, so two threads asking at once
+    precision, building it once (under :data:`engine.LOCK`, so two threads asking at once
     get one kernel). Kernels of an earlier ``engine.init`` are dropped as soon as a later one is
     asked for (they belong to a taichi program that no longer exists), and beyond ``max_size``
     the least recently used goes (a long session solving robot after robot keeps a bounded set).
@@ -166,8 +166,8 @@ class CompiledCache:
         return len(self._kernels)
 
     def get(self, key, build):
-        state = backend.STATE
-        with backend.LOCK:
+        state = STATE
+        with LOCK:
             if self._generation != state.generation:
                 self._kernels.clear()
                 self._generation = state.generation

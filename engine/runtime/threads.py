@@ -27,9 +27,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Hashable
 
-from .. import backend
-from ..dispatch import SERIAL_MAX_ROWS
-from ..dispatch import serial as serial_for
+from .dispatch import SERIAL_MAX_ROWS
+from .dispatch import serial as serial_for
+from .state import LOCK, STATE
 
 EXPLORE_EVERY = 16  # one launch in this many runs the mode not currently preferred
 WINDOW = 5  # launch times kept per mode and key
@@ -100,12 +100,12 @@ class ThreadChoice:
                max_rows: int = SERIAL_MAX_ROWS) -> None:
         """Call ``run(serial)`` for a batch of ``rows`` rows of ``kernel`` (any hashable naming the
         kernel and what it runs for), in the mode chosen for its :func:`size_class`."""
-        if backend.STATE.arch != "cpu" or rows <= max_rows:  # not timed: the fixed rule decides
+        if STATE.arch != "cpu" or rows <= max_rows:  # not timed: the fixed rule decides
             run(serial_for(rows, max_rows))
             return
         key = size_class(kernel, rows)
         serial = self.serial(key)
-        with backend.LOCK:  # time the launch, not a wait for another thread's
+        with LOCK:  # time the launch, not a wait for another thread's
             start = time.perf_counter()
             run(serial)
             elapsed = time.perf_counter() - start

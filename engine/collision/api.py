@@ -1,20 +1,20 @@
 """Collision checks without IK, mixed into :class:`~engine.entity.RigidEntity`: the self-collision
 model of :mod:`engine.collision` (spheres + counted pairs) queried for batched configurations.
 
-Distances come from the kernel that checks IK answers (:func:`engine.avoidance.distance`, one
+Distances come from the kernel that checks IK answers (:func:`engine.collision.checks.distance`, one
 thread per env) at the link poses the FK kernel gives: between the counted pairs' spheres, and
-between the spheres and the scene's obstacles (:mod:`engine.collision_world`).
+between the spheres and the scene's obstacles (:mod:`engine.collision.world`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from . import dofs as dofs_mod
-from . import inputs
-from .collision import RobotCollision
-from .locking import serialised
-from .model.spheres import DEFAULT_SPHERES_PER_LINK
+from .. import dofs as dofs_mod
+from .. import inputs
+from ..runtime.locking import serialised
+from .robot import RobotCollision
+from .spheres import DEFAULT_SPHERES_PER_LINK
 
 
 class CollisionMethods:
@@ -28,16 +28,16 @@ class CollisionMethods:
         sampling are cached on disk per robot file). Passing ``spheres_per_link`` (1..64; default 8),
         ``seed`` (default 0) or ``samples`` (configurations for pair selection without an SRDF;
         default 1000) different from the current model's makes a new one (pair edits are lost)."""
-        self._require_built()
-        model = self.__dict__.get("_collision")
+        state = self.collision_state
+        model = state.model
         want = {"spheres_per_link": spheres_per_link, "seed": seed, "samples": samples}
         if model is not None and all(v is None or getattr(model, k) == v for k, v in want.items()):
             return model
         base = {"spheres_per_link": DEFAULT_SPHERES_PER_LINK, "seed": 0, "samples": 1000} if model is None else \
             {"spheres_per_link": model.spheres_per_link, "seed": model.seed, "samples": model.samples}
         base.update({k: v for k, v in want.items() if v is not None})
-        self._collision = RobotCollision(self, **base)
-        return self._collision
+        state.model = RobotCollision(self, **base)
+        return state.model
 
     def collision_pairs(self) -> list[tuple[str, str]]:
         """The link pairs the self-collision checks count, as ``(name_a, name_b)``."""
@@ -53,31 +53,24 @@ class CollisionMethods:
         """Stop counting the pair of links (names or links of this entity) in the checks."""
         self.collision_model().remove_pair(link_a, link_b)
 
-    def _fk_poses(self, qpos: np.ndarray) -> np.ndarray:
-        """Link poses ``(n, n_links, 7)`` (pos, quat wxyz) of configurations ``qpos (n, n_qs)``."""
-        pose = np.zeros((qpos.shape[0], self.n_links, 7), self._dtype)
-        if qpos.shape[0]:
-            self._run_fk(np.ascontiguousarray(qpos, dtype=self._dtype), pose)
-        return pose
-
     def _collision_poses(self, qpos, envs_idx) -> tuple[np.ndarray, np.ndarray]:
         """(env indices, link poses ``(n, n_links, 7)``) of ``qpos`` or the current state."""
-        self._require_built()
-        envs = self._envs(envs_idx)
+        cfg = self.configuration
+        envs = cfg.envs(envs_idx)
         if qpos is None:
-            return envs, self._pose[envs]
-        full = inputs.batched("qpos", qpos, (self.n_qs,), len(envs), self._batched, dtype=self._dtype)
+            return envs, cfg.pose[envs]
+        full = inputs.batched("qpos", qpos, (self.n_qs,), len(envs), cfg.batched, dtype=cfg.dtype)
         self.tree.check_joint_values("qpos", full)
-        if self._has_quaternions:
+        if cfg.has_quaternions:
             full = dofs_mod.normalize_quaternions(self.tree, full)
-        return envs, self._fk_poses(np.asarray(full))
+        return envs, cfg.fk_poses(np.asarray(full))
 
     @serialised
     def collision_distance(self, qpos=None, envs_idx=None, return_pair: bool = False, world: bool = True,
                            self_collision: bool = True):
         """Smallest collision distance ``([n_envs,])`` m, from the spheres: with ``self_collision``
         over the counted self-collision pairs and, with ``world``, to the scene's fixed Box / Sphere / Cylinder /
-        Plane entities (:mod:`engine.collision_world`). Negative when they overlap, inf when
+        Plane entities (:mod:`engine.collision.world`). Negative when they overlap, inf when
         there is nothing to check. It is at most the distance of the collision meshes (the
         spheres contain them).
 
@@ -85,22 +78,23 @@ class CollisionMethods:
         current state. ``return_pair``: also return what sets each distance, ``([n_envs,])``
         tuples ``(link, link)`` or ``(link, obstacle)`` (obstacles are named ``"box#3"``: kind and
         entity index; None when there is nothing to check)."""
-        from .avoidance import AvoidTables, distance
+        from .checks import AvoidTables, distance
 
         world = inputs.as_flag("world", world)
         self_collision = inputs.as_flag("self_collision", self_collision)
         self.collision_model()
+        cfg = self.configuration
         envs, pose = self._collision_poses(qpos, envs_idx)
-        tables = self.__dict__.setdefault("_check_tables", {})  # per (self pairs, world); dropped by _destroy
+        tables = self.collision_state.check_tables  # per (self pairs, world)
         key = (self_collision, world)
         if key not in tables:
-            tables[key] = AvoidTables(1, self._dtype, self_pairs=self_collision, world=world)
+            tables[key] = AvoidTables(1, cfg.dtype, self_pairs=self_collision, world=world)
         tables[key].update(self, envs)
         dist, names = distance(self, pose, envs, tables[key])
-        dist = self._out(dist.astype(self._dtype))
+        dist = cfg.out(dist.astype(cfg.dtype))
         if not return_pair:
             return dist
-        return dist, (names if self._batched else names[0])
+        return dist, (names if cfg.batched else names[0])
 
     @serialised
     def in_collision(self, qpos=None, envs_idx=None, margin: float = 0.0, world: bool = True,

@@ -10,7 +10,7 @@ processes).
 
 import taichi as ti
 
-from .launch import CompiledCache, fast
+from ..runtime.launch import CompiledCache, fast
 from .spec import RobotSpec
 from .traced import trace_fk
 

@@ -1,6 +1,6 @@
 """Each env's answer among its restart slots, chosen on the device.
 
-The IK solvers (:mod:`engine.kernels.ik`, :mod:`engine.kernels.static_ik`) leave one kept
+The IK solvers (:mod:`engine.kernels.generic`, :mod:`engine.kernels.per_robot`) leave one kept
 solution per thread: K restart slots per env, thread ``t = e + k B`` serving env ``e``. This
 kernel reduces them to one answer per env, so that on a GPU only B rows cross to the host, not
 K x B. The rule: the slot with the lowest successful sample (with ``exhaustive``, the successful
@@ -15,7 +15,7 @@ then ``KEPT_F``; ``best_err`` (K B, Lt, 6); ``best_i`` (K B, 3) ``BEST_I``. Outp
 
 import taichi as ti
 
-from .launch import fast
+from ..runtime.launch import fast
 from .tables import BEST_I, CHOICE_I, KEPT_F
 
 

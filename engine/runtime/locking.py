@@ -5,7 +5,7 @@ with, solver scratch, reused FK outputs) and per-env state. Two threads calling 
 would share those, so each call holds the entity's re-entrant lock for its whole duration: calls
 from several threads on one entity run one after another and each gets exactly the answer it
 would get alone. Kernel launches themselves are serialised process-wide by
-:data:`engine.backend.LOCK` (taichi's runtime is shared), so calls on different entities from
+:data:`engine.runtime.backend.LOCK` (taichi's runtime is shared), so calls on different entities from
 different threads also get their sequential answers.
 """
 
@@ -33,7 +33,8 @@ def calls_in_progress() -> int:
 
 
 def serialised(method):
-    """Run ``method`` holding ``self._lock`` (and counted by :func:`calls_in_progress`)."""
+    """Run ``method`` holding ``self.lock`` (the object's re-entrant lock: an entity's or a scene's) and
+    counted by :func:`calls_in_progress`."""
 
     @functools.wraps(method)
     def locked(self, *args, **kwargs):
@@ -43,7 +44,7 @@ def serialised(method):
                 _active["calls"] += 1
         _local.depth = depth + 1
         try:
-            with self._lock:
+            with self.lock:
                 return method(self, *args, **kwargs)
         finally:
             _local.depth = depth

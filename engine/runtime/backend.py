@@ -5,7 +5,7 @@ Never ``ti.init(arch=ti.gpu)``: with no GPU it segfaults or silently picks softw
 warning line. A software Vulkan device (Mesa's lavapipe, SwiftShader: what the Vulkan loader
 offers on a machine without a GPU) is skipped by "gpu", because it is the CPU again, only slower;
 "vulkan" still uses it (the test suite does). Devices are read from the drivers
-(:mod:`engine.devices`), so ``precision="64"`` on a device without float64 is refused before
+(:mod:`engine.runtime.devices`), so ``precision="64"`` on a device without float64 is refused before
 anything is reset.
 """
 
@@ -13,20 +13,20 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InvalidTypeError, InvalidValueError, StateError
+from ..errors import InvalidTypeError, InvalidValueError, StateError
 
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
-from . import devices, locking  # noqa: E402
+from . import devices, locking, memory  # noqa: E402
+from .state import LOCK, STATE  # noqa: E402
 
 BACKENDS = ("gpu", "cuda", "vulkan", "cpu")
 # Genesis' and Python's level names -> taichi's
@@ -65,22 +65,6 @@ class Backend(str):
                 if self.software else "")
 
 
-@dataclass
-class _State:
-    initialised: bool = False
-    arch: str = "cpu"
-    device: str = ""
-    software: bool = False
-    precision: str = "32"
-    seed: int | None = None
-    debug: bool = False
-    generation: int = 0  # bumped by every init(): buffers of an older generation are invalid
-
-
-STATE = _State()
-# Serialises every kernel launch and compile (engine.kernels.launch), and init() against them:
-# taichi's runtime and the launch contexts kept per kernel are shared by all threads.
-LOCK = threading.RLock()
 
 
 _PY_LEVELS = {"trace": logging.DEBUG, "debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
@@ -149,8 +133,6 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
                                "would pull their arrays from under them. Call it before starting threads, or after "
                                "they finish")
         if STATE.initialised:
-            from .kernels import memory
-
             memory.orphan_device_arrays()  # before the reset: their memory goes with this program
             ti.reset()
         chosen = None
@@ -187,7 +169,7 @@ def _materialize() -> None:
     """Compile and run one trivial kernel in the thread that called init: taichi builds its runtime
     on the first compile, and on the CPU that must happen in the initialising thread (a scene
     first built in a worker thread failed an assertion in taichi's LLVM context)."""
-    from .kernels.fk import touch
+    from .first_kernel import touch  # ti.kernel reads annotations as objects: no postponed ones there
 
     touch(np.zeros(1, np.int32))
 
@@ -247,8 +229,3 @@ def ensure_init() -> None:
         with LOCK:
             if not STATE.initialised:
                 init(backend="cpu")
-
-
-def float_dtype():
-    """numpy float dtype matching the engine precision."""
-    return np.float64 if STATE.precision == "64" else np.float32

@@ -17,21 +17,9 @@ from collections import namedtuple
 
 import taichi as ti
 
+from ..runtime.launch import fast
 from .avoid import collision_task, link_ball
-from .fk import (
-    BALL,
-    FREE,
-    HINGE,
-    SLIDE,
-    add_point_jacobian,
-    fk_row,
-    jacobian_row,
-    link_com,
-    vec3,
-    vec4,
-    zero_rows,
-)
-from .launch import fast
+from .fk import BALL, FREE, HINGE, SLIDE, add_point_jacobian, fk_row, jacobian_row, link_com, vec3, vec4, zero_rows
 from .quat import qexp, qmul, qnormalize, qrot
 from .solver import BIG, STEP, com_task, frame_task, loop_block_dim, run_thread, start_value
 from .tables import (
@@ -430,7 +418,7 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
           resume_f: ti.types.ndarray(), first: ti.i32, budget: ti.i32, m_fixed: ti.template(), n_fixed: ti.template(),
           lt_fixed: ti.template(), collide: ti.template()):
     """``m`` (6 Lt rows), ``n`` (dofs) and ``Lt`` (tasks): compile-time sizes (one compiled solver
-    per size, fixed trip counts in the dense loops; see :mod:`engine.dispatch`), or 0 to read them
+    per size, fixed trip counts in the dense loops; see :mod:`engine.runtime.dispatch`), or 0 to read them
     from the arrays at run time (one solver for everything). ``coll_i`` / ``coll_f`` / ``shape_pose``:
     the collision tables of a COLLIDE task (:mod:`engine.kernels.avoid`; placeholders without
     one). ``collide``: whether to compile the COLLIDE task in (its search is most of the solver's

@@ -1,5 +1,5 @@
-"""A robot's self-collision model: its spheres (:mod:`engine.model.spheres`) and the link pairs
-that count; their batched distances are :func:`engine.avoidance.distance` (in numpy:
+"""A robot's self-collision model: its spheres (:mod:`engine.collision.spheres`) and the link pairs
+that count; their batched distances are :func:`engine.collision.checks.distance` (in numpy:
 :meth:`RobotCollision.distance_numpy`).
 
 Pairs (:class:`RobotCollision`):
@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InvalidValueError, UnknownNameError
-from .model.collision import collision_geometry, mesh_files
-from .model.spheres import DEFAULT_SPHERES_PER_LINK, _save, cache_dir, cache_key, check_spheres_per_link, sphere_model
-from .model.srdf import disabled_pairs, find_srdf
+from ..errors import InvalidValueError, UnknownNameError
+from ..model.srdf import disabled_pairs, find_srdf
+from ..transforms import quat_rotate_unit
+from .geometry import collision_geometry, mesh_files
+from .spheres import DEFAULT_SPHERES_PER_LINK, cache_dir, cache_key, check_spheres_per_link, save_arrays, sphere_model
 
 DEFAULT_SAMPLES = 1000
 PAIRS_VERSION = 2
@@ -69,17 +70,10 @@ def sample_qpos(tree, n: int, seed: int) -> np.ndarray:
     return tree.apply_mimic(q)
 
 
-def _rotate(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Rotate ``v (..., 3)`` by unit quaternions ``quat (..., 4)`` (w, x, y, z)."""
-    w, u = quat[..., :1], quat[..., 1:]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
-
-
 class RobotCollision:
     """The sphere model and counted link pairs of one entity (``entity.collision_model()``).
 
-    Attributes: ``spheres`` (:class:`~engine.model.spheres.SphereModel`), ``srdf`` (the SRDF used,
+    Attributes: ``spheres`` (:class:`~engine.collision.spheres.SphereModel`), ``srdf`` (the SRDF used,
     or None), ``excluded`` (``{(a, b): reason}``, link indices a < b, reason "adjacent",
     "srdf", "always", "never", "default" or "user")."""
 
@@ -138,7 +132,7 @@ class RobotCollision:
                 out[p] = "default"
         if path is not None:
             keys = sorted(out)
-            _save(path, a=np.array([k[0] for k in keys], np.int64), b=np.array([k[1] for k in keys], np.int64),
+            save_arrays(path, a=np.array([k[0] for k in keys], np.int64), b=np.array([k[1] for k in keys], np.int64),
                   reason=np.array([out[k] for k in keys]))
         return out
 
@@ -147,7 +141,8 @@ class RobotCollision:
         si, sj, owner = self._sphere_pairs(pairs)
         hits = np.zeros((len(qpos), len(pairs)), bool)
         for start in range(0, len(qpos), CHUNK):
-            d = self._sphere_distances(self.world_centers(self.entity._fk_poses(qpos[start:start + CHUNK])), si, sj)
+            poses = self.entity.configuration.fk_poses(qpos[start:start + CHUNK])
+            d = self._sphere_distances(self.world_centers(poses), si, sj)
             per_pair = np.full((len(d), len(pairs)), np.inf)
             np.minimum.at(per_pair, (slice(None), owner), d)
             hits[start:start + CHUNK] = per_pair < 0
@@ -160,7 +155,7 @@ class RobotCollision:
                 raise UnknownNameError(f"{arg}: no link named '{link}' in this robot")
             return names.index(link)
         if hasattr(link, "idx_local"):
-            return self.entity._own_link(link, arg).idx_local
+            return self.entity.own_link(link, arg).idx_local
         raise InvalidValueError(f"{arg}: expected a link name or a link of this robot, got {type(link).__name__}")
 
     def _key(self, link_a, link_b) -> tuple[int, int]:
@@ -214,7 +209,7 @@ class RobotCollision:
         self._tables = {}  # the kernel's tables per float dtype, made on first use
 
     def kernel_tables(self, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(spheres (S, 5), bounds (L, 4), pairs int32 (P, 6))`` as :func:`engine.avoidance.pack`
+        """``(spheres (S, 5), bounds (L, 4), pairs int32 (P, 6))`` as :func:`engine.collision.checks.pack`
         takes them, in ``dtype``."""
         key = np.dtype(dtype).str
         if key not in self._tables:
@@ -238,7 +233,7 @@ class RobotCollision:
         ``pose (B, n_links, 7)`` (pos xyz, quat wxyz)."""
         link = self.spheres.link
         p = pose[:, link].astype(float)
-        return p[..., :3] + _rotate(p[..., 3:], np.broadcast_to(self.spheres.centers, p[..., :3].shape))
+        return p[..., :3] + quat_rotate_unit(p[..., 3:], np.broadcast_to(self.spheres.centers, p[..., :3].shape))
 
     def _sphere_distances(self, centers: np.ndarray, si, sj) -> np.ndarray:
         gap = np.linalg.norm(centers[:, si] - centers[:, sj], axis=-1)
@@ -248,7 +243,7 @@ class RobotCollision:
         """Smallest sphere distance over the counted pairs ``(B,)`` m (inf without pairs) and the
         pair that sets it ``(B,)`` (an index into :attr:`pairs`; -1 without pairs), from link poses
         ``pose (B, n_links, 7)``, in numpy (float64), sphere pair by sphere pair: the reference of
-        the kernel's distances (:func:`engine.avoidance.distance`), and its stand-in where a
+        the kernel's distances (:func:`engine.collision.checks.distance`), and its stand-in where a
         software Vulkan device would stop the kernel's loops."""
         B = pose.shape[0]
         if not len(self._si):

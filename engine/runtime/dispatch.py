@@ -6,10 +6,10 @@ backend. Measured figures are from this project's 2-vCPU VM (``bench/fk.py``, ``
 
 IK solver (:func:`ik_solver`), by the ``kernel`` argument of the IK calls (:data:`KERNELS`):
 
-- ``"generic"``: :mod:`engine.kernels.ik`, compiled once for every robot and task structure, with
+- ``"generic"``: :mod:`engine.kernels.generic`, compiled once for every robot and task structure, with
   sizes read at run time. Nothing compiles per robot: what the app uses, switching robots and
   targets interactively.
-- ``"per_robot"``: :mod:`engine.kernels.static_ik`, compiled for the robot and the task structure
+- ``"per_robot"``: :mod:`engine.kernels.per_robot`, compiled for the robot and the task structure
   (2-3x the generic solver's throughput on a CPU; ~10 s to compile the first time a structure is
   solved, then ~2 s per process from taichi's disk cache). Robots of hinges, slides and fixed
   joints (mimic allowed) up to :data:`engine.kernels.spec.MAX_DOFS` dofs qualify; a ValueError
@@ -19,15 +19,15 @@ IK solver (:func:`ik_solver`), by the ``kernel`` argument of the IK calls (:data
   large batches of small problems.
 
 Restart slots per env (:func:`restart_slots`); serial or pooled CPU launches (:func:`serial`,
-and :mod:`engine.kernels.threads` for FK, which times both); FK form (:func:`fk_form`).
+and :mod:`engine.runtime.threads` for FK, which times both); FK form (:func:`fk_form`).
 """
 
 from __future__ import annotations
 
 import os
 
-from . import backend
-from .errors import InvalidValueError
+from ..errors import InvalidValueError
+from .state import STATE
 
 KERNELS = ("auto", "per_robot", "generic")
 
@@ -48,7 +48,7 @@ def serial(rows: int, max_rows: int = SERIAL_MAX_ROWS) -> bool:
     """Whether a CPU kernel over ``rows`` items should run serially in the calling thread: handing
     a small batch to taichi's thread pool costs more than the work (~0.15 ms per launch on an idle
     2-core VM against ~0.03 ms serial; FK is ~0.3 us per row). Never on a GPU."""
-    return backend.STATE.arch == "cpu" and rows <= max_rows
+    return STATE.arch == "cpu" and rows <= max_rows
 
 
 def restart_slots(n_envs: int, max_samples: int) -> int:
@@ -58,7 +58,7 @@ def restart_slots(n_envs: int, max_samples: int) -> int:
     a few cores are already kept busy by the envs, extra slots only run restarts that an earlier
     success makes useless, so slots are added only until there are ~4 threads per core.
     """
-    if backend.STATE.arch == "cpu":
+    if STATE.arch == "cpu":
         want = -(-4 * _CPU_COUNT // n_envs)
     else:
         want = MAX_THREADS // n_envs
@@ -89,7 +89,7 @@ def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, 
         raise InvalidValueError(f"kernel: expected one of {', '.join(map(repr, KERNELS))}, got {kernel!r}")
     if kernel == "generic":
         return None
-    if avoiding and backend.STATE.software:
+    if avoiding and STATE.software:
         if kernel == "per_robot":
             raise InvalidValueError("kernel: on a software Vulkan device the per-robot solver cannot avoid "
                                     "collisions (its loops would pass the device's loop limit: docs/backends.md); "
@@ -97,7 +97,7 @@ def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, 
         return None
     if spec is None:
         if kernel == "per_robot":
-            from .kernels.spec import MAX_DOFS
+            from ..kernels.spec import MAX_DOFS
 
             raise InvalidValueError(f"kernel: '{robot_name}' has no per-robot solver (it takes robots of hinges, "
                                     f"slides and fixed joints with up to {MAX_DOFS} dofs); use kernel='auto' or "
@@ -124,8 +124,8 @@ def solver_budget(n_links: int, n_joints: int, n_tasks: int, n_dofs: int, com: b
     robot runs far more (TALOS, 3 tasks: ~20k per iteration), so on a software device the solve
     is split over launches of a few iterations each; the answers do not depend on the split
     (docs/backends.md). Hardware GPUs and the CPU have no such limit. ``avoid_loops``: the most a
-    collision avoidance task's search adds per iteration (:func:`engine.avoidance.loop_count`)."""
-    if not backend.STATE.software:
+    collision avoidance task's search adds per iteration (:func:`engine.collision.checks.loop_count`)."""
+    if not STATE.software:
         return 0
     m, n = 6 * n_tasks, max(n_dofs, 1)
     per_iteration = (m * m * n + m ** 3 // 3 + 6 * m * n + n_tasks * (n_links + 2 * n_joints + 8 * n)

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import inputs
-from .errors import InvalidValueError
-from .kernels.tables import COLLIDE, COM, FRAME
+from .. import inputs
+from ..errors import InvalidValueError
+from ..kernels.tables import COLLIDE, COM, FRAME
 
 __all__ = ["CollisionTask", "ComTask", "PoseTask", "PostureTask", "RelativePoseTask", "Task", "TaskRow"]
 
@@ -166,7 +166,7 @@ class PoseTask(Task):
             self._seal()
 
     def _frame_row(self, entity, label: str, ref: int) -> TaskRow:
-        link = entity._own_link(self.link, f"{label}.link").idx_local
+        link = entity.own_link(self.link, f"{label}.link").idx_local
         return TaskRow(FRAME, link, ref, self.pos is not None, self.quat is not None,
                        self.rot_mode if self.quat is not None else -1, self.local_point, self.pos_mask, self.weight,
                        self.pos_tol, self.rot_tol)
@@ -188,7 +188,7 @@ class RelativePoseTask(PoseTask):
         self._seal()
 
     def row(self, entity, label: str) -> TaskRow:
-        ref = entity._own_link(self.ref_link, f"{label}.ref_link").idx_local
+        ref = entity.own_link(self.ref_link, f"{label}.ref_link").idx_local
         out = self._frame_row(entity, label, ref)
         if out.link == ref:
             raise InvalidValueError(f"{label}: link and ref_link are the same link ('{entity.links[ref].name}')")

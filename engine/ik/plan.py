@@ -1,11 +1,11 @@
-"""The kernel tables of an :class:`~engine.ik_request.IKRequest`, packed once and kept.
+"""The kernel tables of an :class:`~engine.ik.request.IKRequest`, packed once and kept.
 
 An interactive caller (the app, a control loop) solves again and again with new targets and the
 same everything else. Packing the request's tables costs more in Python than a 16-env solve
 itself, so :func:`get_plan` packs them once per distinct request and keeps the :class:`IKPlan` in
 the entity's :class:`PlanCache`; later calls only copy their targets and start configurations into
 the plan's buffers, which are the very arrays the kernel was last launched with (see
-:class:`engine.kernels.launch.FastKernel`). The columns are named in :mod:`engine.kernels.tables`.
+:class:`engine.runtime.launch.FastKernel`). The columns are named in :mod:`engine.kernels.tables`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dispatch
-from .avoidance import AvoidTables
-from .ik_request import IKRequest, solver_spec
-from .kernels.tables import (
+from ..collision.checks import AvoidTables
+from ..kernels.tables import (
     COLLIDE,
     COM,
     DOF_I,
@@ -34,6 +32,8 @@ from .kernels.tables import (
     rest_row,
     task_row,
 )
+from ..runtime import dispatch
+from .request import IKRequest, solver_spec
 
 MAX_PLANS = 16  # per entity; the least recently used is dropped beyond this
 
@@ -48,9 +48,9 @@ class IKPlan:
     solver runs, else None; ``fixed``: the generic solver's compile-time sizes (zeros: run time);
     ``fields``: the targets each call fills, ``(task, 0 pos / 1 quat, first column, width,
     label)``; ``budget``: the generic solver's iterations per launch (0: one launch,
-    :func:`engine.dispatch.solver_budget` of ``budget_sizes``, and of the avoidance search's loops
+    :func:`engine.runtime.dispatch.solver_budget` of ``budget_sizes``, and of the avoidance search's loops
     once :meth:`update_avoidance` ran); ``kernel``: the per-robot solver, once it was asked for;
-    ``avoid``: the collision tables (:class:`~engine.avoidance.AvoidTables`; placeholders unless the
+    ``avoid``: the collision tables (:class:`~engine.collision.checks.AvoidTables`; placeholders unless the
     request avoids collisions)."""
 
     request: IKRequest
@@ -96,7 +96,7 @@ class IKPlan:
 
 class PlanCache:
     """An entity's plans by request, least recently used dropped beyond :data:`MAX_PLANS`. Used
-    under the entity's lock (every IK entry point holds it: :mod:`engine.locking`), so it takes
+    under the entity's lock (every IK entry point holds it: :mod:`engine.runtime.locking`), so it takes
     none of its own."""
 
     def __init__(self):
@@ -128,7 +128,7 @@ def used_links(tree, rows) -> tuple[int, ...]:
     """The links whose dofs the solver moves: the tasks' links and reference links, and for a COM
     task every link with a mass (local indices, sorted). A COLLIDE task adds none (avoidance moves
     what the other tasks move), unless it is alone: then every link. As
-    :func:`engine.kernels.static_ik.used_links` on a spec."""
+    :func:`engine.kernels.per_robot.used_links` on a spec."""
     out: set[int] = set()
     for row in rows:
         if row.kind == COM:
@@ -148,8 +148,8 @@ def pack(entity, request: IKRequest) -> IKPlan:
     value bit for bit (a target on one hand never moves the legs; with joint limits respected a
     start outside them is first clamped, as every dof's is)."""
     tree = entity.tree
-    dtype = entity._dtype
-    envs = entity._envs(None if request.envs is None else list(request.envs))
+    dtype = entity.configuration.dtype
+    envs = entity.configuration.envs(None if request.envs is None else list(request.envs))
     n_sel, Lt = len(envs), request.n_tasks
     n_qs_k, n_dofs_k = max(tree.n_qs, 1), max(tree.n_dofs, 1)
     K = dispatch.restart_slots(n_sel, request.max_samples)

@@ -21,9 +21,10 @@ def check(entity, links, poss, success) -> None:
     """After an IK call: on the entity's first one since build, warn once if ``success`` (bool,
     ``([n_envs,])``) is False everywhere, naming the likely cause when the reach check finds one.
     ``links``: the target links (or names); ``poss``: their target positions ``([n_envs,] 3)`` or None."""
-    if entity.__dict__.get("_ik_first_checked"):
+    state = entity.ik_state
+    if state.first_call_checked:
         return
-    entity._ik_first_checked = True
+    state.first_call_checked = True
     if np.any(np.asarray(success)):
         return
     cause = _unreachable(entity, links, poss)

@@ -196,11 +196,11 @@ def check_spheres_per_link(value) -> int:
 def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
                  scale: float | np.ndarray = 1.0, use_cache: bool = True) -> SphereModel:
     """The :class:`SphereModel` of ``tree`` from its collision ``geometry`` (``[n_links]`` lists of
-    :class:`Visual`, :func:`engine.model.collision.collision_geometry`), cached on disk.
+    :class:`Visual`, :func:`engine.collision.geometry.collision_geometry`), cached on disk.
 
     ``scale``: the morph's scale, one factor or 3 (part of the cache key; the geometry is already
     scaled)."""
-    from .collision import mesh_files
+    from .geometry import mesh_files
 
     spheres_per_link = check_spheres_per_link(spheres_per_link)
     source = Path(tree.source)
@@ -234,11 +234,11 @@ def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LIN
                         np.concatenate(centers) if centers else np.zeros((0, 3)),
                         np.concatenate(radii) if radii else np.zeros(0))
     if path is not None:
-        _save(path, link=model.link, centers=model.centers, radii=model.radii)
+        save_arrays(path, link=model.link, centers=model.centers, radii=model.radii)
     return model
 
 
-def _save(path: Path, **arrays) -> None:
+def save_arrays(path: Path, **arrays) -> None:
     """Write an npz atomically (a reader never sees half a file); a read-only cache is skipped."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

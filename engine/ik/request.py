@@ -1,7 +1,7 @@
 """A validated IK request: everything about a solve but its targets, start configurations and seed.
 
 :class:`IKRequest` is frozen and made only of plain values (tuples, numbers, strings), so two equal
-requests are equal and hash alike: it is the key under which :mod:`engine.ik_plan` keeps the
+requests are equal and hash alike: it is the key under which :mod:`engine.ik.plan` keeps the
 kernel tables it packs. :func:`make_request` validates every argument once, and its errors name
 the argument (as the caller spelt it: ``link`` for ``inverse_kinematics``, ``links[1]`` for the
 multilink call, ``tasks[1].link`` for ``solve_ik``).
@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dispatch, inputs
-from .errors import InvalidTypeError, InvalidValueError
-from .kernels import static_ik
-from .kernels.tables import COLLIDE, COM
+from .. import inputs
+from ..errors import InvalidTypeError, InvalidValueError
+from ..kernels import per_robot
+from ..kernels.tables import COLLIDE, COM
+from ..runtime import dispatch
 from .tasks import TaskRow
 
 
@@ -28,7 +29,7 @@ class IKRequest:
     orientation targets; ``envs``: env indices solved (None: all); ``dofs``: the dofs the solver
     may move (None: all); ``rest``: the posture (n_qs,) the pull aims at, ``rest_weight`` its
     weight (0: no pull, first success wins); tolerances in m / rad, ``max_step`` in rad or m per
-    iteration; ``kernel``: see :data:`engine.dispatch.KERNELS`."""
+    iteration; ``kernel``: see :data:`engine.runtime.dispatch.KERNELS`."""
 
     rows: tuple[TaskRow, ...]
     labels: tuple[tuple[str, str], ...]
@@ -83,7 +84,7 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
                                     f"{link_label(seen[key])}; give each point one target (the same link at another "
                                     "local_point is fine)")
         seen[key] = i
-    envs = entity._envs(envs_idx)
+    envs = entity.configuration.envs(envs_idx)
     rest = tree.default_qpos.copy() if rest_qpos is None else inputs.as_float_array("rest_qpos", rest_qpos)
     if rest.shape != (tree.n_qs,):
         raise InvalidValueError(f"rest_qpos: expected shape ({tree.n_qs},), got {rest.shape}")
@@ -106,8 +107,8 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
 
 def solver_spec(entity, request: IKRequest):
     """The robot's spec when the per-robot solver runs this request, else None (the generic one)."""
-    spec = entity._spec
-    used = static_ik.used_links(spec, request.structure) if spec is not None else ()
+    spec = entity.configuration.spec
+    used = per_robot.used_links(spec, request.structure) if spec is not None else ()
     moving = spec.moving_dofs(used) if spec is not None else ()
     what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else
                      "the centre of mass" if row.kind == COM else "collision avoidance" for row in request.rows)

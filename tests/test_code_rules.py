@@ -1,0 +1,173 @@
+"""Rules of the code's shape (docs/design.md, "Layout"), read from the source with ``ast``:
+
+* no import circles among the modules of ``engine`` or of ``app``, counting imports made inside
+  functions (a circle hidden behind a lazy import is still a circle);
+* no source file of ``engine``, ``app`` or ``bench`` over :data:`MAX_LINES` lines;
+* no module reads or writes another module's private names: ``obj._name`` is allowed only where
+  ``_name`` is defined (assigned, or a function or class) in the same module, and no module imports
+  another's ``_name``. The few reaches into a library's internals are listed in
+  :data:`LIBRARY_INTERNALS`, each with the test that guards it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("engine", "app")
+MAX_LINES = 500
+
+# (module, attribute) -> the test that fails if the library changes under the hack
+LIBRARY_INTERNALS = {
+    ("engine/kernels/lane_fk.py", "_assign"): "tests/test_static_kernels.py (lane FK against MuJoCo)",
+    ("engine/kernels/per_robot.py", "_replace"): "namedtuple's public API (its name starts with _ by design)",
+    ("engine/vis/renderer.py", "_renderer"): "tests/test_vis_render.py (pyrender's renderer patched)",
+    ("engine/vis/renderer.py", "_platform"): "tests/test_vis_render.py (pyrender's platform patched)",
+    ("engine/vis/renderer.py", "_Pointer"): "tests/test_vis_render.py (the OSMesa context fix)",
+    ("engine/vis/renderer.py", "_in_context"): "tests/test_vis_render.py (primitive buffers freed)",
+    ("engine/vis/renderer.py", "_buffers"): "tests/test_vis_render.py (primitive buffers freed)",
+    ("engine/vis/renderer.py", "_program_cache"): "tests/test_vis_render.py (the program cache patch)",
+    ("engine/vis/renderer.py", "_address_ids"): "tests/test_vis_render.py (the OSMesa context fix)",
+    ("engine/runtime/launch.py", "_primal"): "tests/test_launch.py (fast launches equal taichi's own)",
+}
+
+
+def _sources(*folders: str) -> list[Path]:
+    return sorted(p for folder in folders for p in (REPO / folder).rglob("*.py") if "data" not in p.parts)
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _exists(name: str) -> bool:
+    base = REPO / Path(*name.split("."))
+    return (base / "__init__.py").is_file() or base.with_suffix(".py").is_file()
+
+
+def _imported_modules(path: Path, top: str) -> set[str]:
+    """Every module of package ``top`` that ``path`` imports, at any depth (inside functions too)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            subs = [f"{module}.{a.name}" for a in node.names if _exists(f"{module}.{a.name}")]
+            targets = subs if len(subs) == len(node.names) else [module, *subs]
+        found.update(t for t in targets if t == top or t.startswith(top + "."))
+    found.discard(name)
+    return found
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    found, state = [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == "open":
+                found.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [])
+    return found
+
+
+def _edges(top: str) -> dict[str, set[str]]:
+    edges = {}
+    for path in _sources(top):
+        # a package's __init__ re-exports its modules; importing a module loads its package first,
+        # which is no edge back from the module
+        edges[_module_name(path)] = {t for t in _imported_modules(path, top)
+                                     if not _module_name(path).startswith(t + ".")}
+    return edges
+
+
+@pytest.mark.parametrize("top", PACKAGES)
+def test_no_import_circles(top):
+    cycles = _cycles(_edges(top))
+    assert cycles == [], "import circles (inside functions too):\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_circle_finder_sees_lazy_imports(tmp_path):
+    assert _cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
+    assert "engine.vis" in _imported_modules(REPO / "engine" / "__init__.py", "engine")  # inside a function
+
+
+def test_no_file_is_over_the_line_limit():
+    long = {str(p.relative_to(REPO)): n for p in _sources("engine", "app", "bench")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}, f"files over {MAX_LINES} lines: {long}"
+
+
+def _defined(tree: ast.AST) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def _private_reaches(path: Path) -> list[str]:
+    rel = str(path.relative_to(REPO))
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = _defined(tree)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if node.attr not in own and (rel, node.attr) not in LIBRARY_INTERNALS:
+                out.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom):
+            out += [f"{rel}:{node.lineno}: imports {a.name} from {node.module or '.'}" for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")]
+    return out
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    found = [line for path in _sources(*PACKAGES) for line in _private_reaches(path)]
+    assert found == [], "private names used outside their module:\n" + "\n".join(found)
+
+
+def test_the_private_reach_reader_finds_reaches(tmp_path):
+    probe = REPO / "engine" / "_probe_for_test.py"
+    try:
+        probe.write_text("from .options import _number\n\ndef f(entity):\n    return entity._qpos\n")
+        assert [line.split(": ", 1)[1] for line in _private_reaches(probe)] == ["imports _number from options",
+                                                                               "entity._qpos"]
+    finally:
+        probe.unlink()
+
+
+def test_every_library_internal_names_its_guard():
+    for (module, attr), guard in LIBRARY_INTERNALS.items():
+        assert (REPO / module).is_file(), module
+        assert attr in (REPO / module).read_text(encoding="utf-8"), f"{module} no longer uses {attr}: drop it"
+        guard_file = guard.split(" ")[0]
+        assert not guard_file.startswith("tests/") or (REPO / guard_file).is_file(), guard
