@@ -276,7 +276,7 @@ class JobSpec:
     """What any worker needs to solve any chunk (plain data, picklable).
 
     ``robot``: catalog name or absolute robot file path; ``robot_options``: its morph's non-default
-    ``pos`` / ``quat`` / ``scale`` / ``fixed``; ``links``: link names; ``pos_masks`` /
+    ``pos`` / ``quat`` / ``scale``, and a URDF's ``fixed`` always; ``links``: link names; ``pos_masks`` /
     ``rot_masks``: one per link; ``chunk``: rows per call (a worker's scene has ``envs`` =
     min(chunk, rows) envs); ``seed``: the job seed; ``solver``: keyword arguments of the IK call
     (:data:`SOLVER_KEYS`); ``backend`` / ``precision``: of ``engine.init`` in workers;
