@@ -371,7 +371,7 @@ def cmd_bench(args) -> int:
     arch = init_engine(args.backend)
     scene = engine.Scene()
     try:
-        morph = engine.morphs.from_file(args.robot)
+        morph = engine.morphs.from_file(args.robot, fixed=True)  # a catalog arm stands on its base
     except (FileNotFoundError, ValueError) as err:
         raise CliError(f"--robot: {err}", EXIT_USAGE) from None
     with warnings.catch_warnings():

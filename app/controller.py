@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from engine import scenefile
 from engine.scenefile import models as scenefile_models
 from engine.scenefile.errors import one_line
+from engine.scenefile.io import resolve_robot
 
 from . import placement
 from .camera_math import OrbitCamera
@@ -257,7 +258,11 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         envs, solver = self.spec.envs.model_dump(), self.spec.solver.model_dump()
 
         def swap():
-            spec = scenefile.SceneSpec(robot={"file": str(name_or_path)}, envs=envs, solver=solver, targets=[])
+            # a catalog robot stands bolted on its base (fixed: true), as a scene file's robot does
+            robot_spec = {"file": str(name_or_path)}
+            if resolve_robot(str(name_or_path), Path.cwd())[1] == "urdf":
+                robot_spec["fixed"] = True
+            spec = scenefile.SceneSpec(robot=robot_spec, envs=envs, solver=solver, targets=[])
             scene, runner = scenefile.build(spec, n_envs=1, debug_frames=False)
             robot = runner.robot
             pos = robot.get_links_pos().reshape(-1, robot.n_links, 3)[0]

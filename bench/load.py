@@ -26,7 +26,7 @@ DEFAULT_ROBOTS = ("panda", "panda_urdf", "tiago_dual")
 
 
 def _morph(entry):
-    return (morphs.URDF if entry.format == "urdf" else morphs.MJCF)(file=entry.path)
+    return morphs.URDF(file=entry.path, fixed=True) if entry.format == "urdf" else morphs.MJCF(file=entry.path)
 
 
 def _load(entry, meshes: bool):

@@ -6,7 +6,7 @@
 Robots: ``panda`` (our MJCF, primitive visuals) and ``panda_urdf`` (example-robot-data's URDF,
 real meshes, ~135k triangles per robot) for full vs decimated meshes. Each frame runs what a live
 batched-IK demo runs: one batched ``inverse_kinematics`` call for the hand (targets on circles,
-warm-started from the current qpos), ``set_qpos``, then ``scene.visualizer.update()``, which waits
+warm-started from the current qpos), ``set_qpos``, then ``scene.visualizer.render()``, which waits
 for the render thread. Columns: median ms per frame (wall) and its split into IK, scene update
 (link poses -> per-env instance matrices in the caller, plus the instance-buffer upload in the
 render thread) and rasterising (draw + colour read-back, render thread); "other" is the thread
@@ -34,7 +34,7 @@ LODS = ("full", "decimated")
 
 def make_scene(robot_name: str, n_envs: int):
     scene = engine.Scene()
-    robot = scene.add_entity(morphs.from_file(robot_name))
+    robot = scene.add_entity(morphs.from_file(robot_name, fixed=True))
     scene.build(n_envs=n_envs, env_spacing=(1.0, 1.0))
     return scene, robot
 
@@ -59,7 +59,7 @@ def run_config(scene, robot, ee: str, res, lod: str, budget_s: float) -> dict:
                                      init_qpos=robot.get_qpos(), max_samples=4)
         robot.set_qpos(q)
         t1 = time.perf_counter()
-        vis.update()
+        vis.render()  # renders the frame and waits (update() renders only for a window or a recording)
         t2 = time.perf_counter()
         timing = vis.last_timing
         return {"frame": (t2 - t0) * 1e3, "ik": (t1 - t0) * 1e3,

@@ -10,9 +10,10 @@
 # isort: off
 from .runtime import backend  # first: sets taichi's environment before anything imports taichi
 # isort: on
-from . import assets, errors, materials, model, morphs, options, surfaces
+from . import assets, errors, materials, model, morphs, options, surfaces, tools, utils
 from .entity import RigidEntity
 from .errors import IKStudioError
+from .genesis_names import destroy
 from .ik import IKResult, limits, tasks
 from .runtime.backend import init
 from .scene import Scene
@@ -37,10 +38,13 @@ def __getattr__(name: str):
         import importlib
 
         return importlib.import_module("engine.batch")
-    raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    from .genesis_names import module_attribute  # gs.device, gs.tc_float, ...: Genesis' runtime names
+
+    return module_attribute(name)
 
 # backend names as attributes, as Genesis scripts write them: ik.init(backend=ik.gpu)
 gpu, cuda, vulkan, cpu = "gpu", "cuda", "vulkan", "cpu"
 
-__all__ = ["IKResult", "IKStudioError", "RigidEntity", "Scene", "assets", "backend", "cpu", "cuda", "errors", "gpu",
-           "init", "limits", "materials", "model", "morphs", "options", "surfaces", "tasks", "vulkan"]
+__all__ = ["IKResult", "IKStudioError", "RigidEntity", "Scene", "assets", "backend", "cpu", "cuda", "destroy", "errors",
+           "gpu", "init", "limits", "materials", "model", "morphs", "options", "surfaces", "tasks", "tools", "utils",
+           "vulkan"]

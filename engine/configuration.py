@@ -46,6 +46,8 @@ class Configuration:
         body_pose, init_body_pose ``(B, 7)``: a fixed single body's pose (``(B, 0)`` otherwise).
         q_limits: ``(lower, upper)`` ``(n_qs,)`` each; velocity_limit ``(n_dofs,)`` rad/s or m/s.
         generation: the ``engine.init`` generation it was built in (older ones are stale).
+        dof_velocity ``(B, n_dofs)`` or None (zero): the last step's dof velocities, or what
+            ``set_dofs_velocity`` set; a teleport zeroes it (:mod:`engine.kinematic_readers`).
     """
 
     def __init__(self, tree: KinematicTree, n_envs: int, batched: bool, placed_body: bool):
@@ -71,6 +73,7 @@ class Configuration:
         self.run_fk(self.qpos, self.pose)
         self.body_pose = self.pose[:, 0].copy() if placed_body else np.zeros((n_envs, 0), dtype)
         self.init_body_pose = self.body_pose.copy()
+        self.dof_velocity = None  # (B, n_dofs) dof velocities, or None: zero (engine.kinematic_readers)
 
     @property
     def is_current(self) -> bool:
@@ -97,6 +100,7 @@ class Configuration:
     def commit_qpos(self, envs: np.ndarray, qpos: np.ndarray) -> None:
         """Write checked configurations ``qpos (len(envs), n_qs)`` into the envs ``envs`` and update
         their link poses (a fixed body keeps the pose ``set_pos`` / ``set_quat`` gave it)."""
+        self.dof_velocity = None  # a teleport zeroes velocities (a step sets them after: note_step)
         new = self.qpos.copy()
         new[envs] = qpos
         self.qpos = new.astype(self.dtype)
@@ -104,6 +108,13 @@ class Configuration:
             self.pose[:, 0] = self.body_pose
             return
         self.run_fk(self.qpos, self.pose)
+
+    def note_step(self, before: np.ndarray, dt: float) -> None:
+        """After a step from ``before (B, n_qs)``: the dof velocities, the change of the dof
+        positions over ``dt`` s."""
+        old = dofs_mod.qpos_to_dofs(self.tree, before.astype(float))
+        new = dofs_mod.qpos_to_dofs(self.tree, self.qpos.astype(float))
+        self.dof_velocity = ((new - old) / dt).astype(self.dtype)
 
     def run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
         """FK of ``qpos (n, n_qs)`` into link poses ``pose (n, n_links, 7)`` (pos xyz, quat wxyz)."""

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dofs as dofs_mod
 from . import inputs
+from .base_pose import BasePoseMethods
 from .collision.api import CollisionMethods
 from .collision.state import CollisionState
 from .configuration import Configuration, allocate, kernel_array
@@ -22,15 +23,15 @@ from .ik.api import IKMethods
 from .ik.state import IKState
 from .kernels import fk as fk_kernels
 from .kernels import lane_fk
+from .kinematic_readers import KinematicReaders
 from .model.tree import MAX_JOINT_VALUE, KinematicTree
-from .morphs import MAX_POS, Shape
+from .morphs import Shape
 from .runtime import dispatch, threads
 from .runtime.locking import new_lock, serialised
 from .runtime.state import float_dtype
-from .transforms import quat_mul
 
 
-class RigidEntity(IKMethods, CollisionMethods):
+class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods):
     """An entity added with ``scene.add_entity(morph)`` (a robot, or a single body: Plane, Box,
     Sphere, Cylinder, Mesh); usable once the scene is built. ``surface`` and ``material`` are the
     ones it was added with (:mod:`engine.surfaces`, :mod:`engine.materials`)."""
@@ -209,10 +210,14 @@ class RigidEntity(IKMethods, CollisionMethods):
         return cfg.out(cfg.qpos[np.ix_(envs, qs)])
 
     @serialised
-    def set_qpos(self, qpos, qs_idx_local=None, envs_idx=None) -> None:
+    def set_qpos(self, qpos, qs_idx_local=None, envs_idx=None, *, zero_velocity: bool = True,
+                 skip_forward: bool = False) -> None:
         """Teleport: write qpos ``([n_envs,] n)`` (n = len(qs_idx_local) or n_qs) and update link poses.
-        Mimic joints are set from their leaders; ball/free quaternions are normalised."""
+        Mimic joints are set from their leaders; ball/free quaternions are normalised.
+        ``zero_velocity`` False keeps the dof velocities the readers report; ``skip_forward`` is
+        accepted (link poses are always updated)."""
         cfg = self.configuration
+        kept = self.velocities_kept(zero_velocity, skip_forward)
         envs = cfg.envs(envs_idx)
         qs = self._select("qs_idx_local", qs_idx_local, self.n_qs, "qpos")
         values = inputs.batched("qpos", qpos, (len(qs),), len(envs), cfg.batched)
@@ -221,6 +226,7 @@ class RigidEntity(IKMethods, CollisionMethods):
         full = self.tree.apply_mimic(dofs_mod.normalize_quaternions(self.tree, full))
         self.tree.check_joint_values("qpos", full)
         cfg.commit_qpos(envs, full)
+        cfg.dof_velocity = kept
 
     @serialised
     def get_dofs_position(self, dofs_idx_local=None, envs_idx=None) -> np.ndarray:
@@ -231,9 +237,11 @@ class RigidEntity(IKMethods, CollisionMethods):
         return cfg.out(dofs_mod.qpos_to_dofs(self.tree, cfg.qpos[envs].astype(float))[:, dofs].astype(cfg.dtype))
 
     @serialised
-    def set_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
-        """Teleport: write dof positions ``([n_envs,] n)`` and update link poses."""
+    def set_dofs_position(self, position, dofs_idx_local=None, envs_idx=None, *, zero_velocity: bool = True) -> None:
+        """Teleport: write dof positions ``([n_envs,] n)`` and update link poses (``zero_velocity``:
+        as in :meth:`set_qpos`)."""
         cfg = self.configuration
+        kept = self.velocities_kept(zero_velocity)
         envs = cfg.envs(envs_idx)
         dofs = self._select("dofs_idx_local", dofs_idx_local, self.n_dofs, "dof")
         values = inputs.batched("position", position, (len(dofs),), len(envs), cfg.batched)
@@ -242,6 +250,7 @@ class RigidEntity(IKMethods, CollisionMethods):
         qpos = dofs_mod.dofs_to_qpos(self.tree, full)
         self.tree.check_joint_values("position", qpos)
         cfg.commit_qpos(envs, qpos)
+        cfg.dof_velocity = kept
 
     @serialised
     def control_dofs_position(self, position, dofs_idx_local=None, envs_idx=None) -> None:
@@ -263,12 +272,15 @@ class RigidEntity(IKMethods, CollisionMethods):
         hinges and slides stop at their limits (RigidOptions.enable_joint_limit)."""
         cfg = self._config
         if not cfg.dof_controlled.any():
+            cfg.dof_velocity = None  # nothing moved: zero velocities
             return
+        before = cfg.qpos
         qpos = dofs_mod.step_towards(self.tree, cfg.qpos.astype(float), cfg.dof_target,
                                      cfg.dof_controlled, cfg.velocity_limit * dt)
         if joint_limits:
             qpos = self.tree.apply_mimic(_clamp_controlled(self.tree, qpos, cfg.dof_controlled, cfg.q_limits))
         cfg.commit_qpos(np.arange(cfg.n_envs), qpos)
+        cfg.note_step(before, dt)
 
     @serialised
     def on_reset(self, envs: np.ndarray, qpos: np.ndarray | None = None, body_pose: np.ndarray | None = None) -> None:
@@ -287,63 +299,6 @@ class RigidEntity(IKMethods, CollisionMethods):
         cfg.dof_target[envs] = dofs_mod.qpos_to_dofs(self.tree, cfg.init_qpos[envs].astype(float))
         cfg.dof_controlled[envs] = False
         cfg.commit_qpos(envs, cfg.init_qpos[envs].astype(float))
-
-    # -- the base pose (Genesis' get_pos / get_quat / set_pos / set_quat) ---------------------------
-    @serialised
-    def get_pos(self, envs_idx=None) -> np.ndarray:
-        """The base link's position ``([n_envs,] 3)``, m."""
-        return self.get_links_pos(links_idx_local=[0], envs_idx=envs_idx)[..., 0, :]
-
-    @serialised
-    def get_quat(self, envs_idx=None) -> np.ndarray:
-        """The base link's orientation ``([n_envs,] 4)``, (w, x, y, z)."""
-        return self.get_links_quat(links_idx_local=[0], envs_idx=envs_idx)[..., 0, :]
-
-    @serialised
-    def set_pos(self, pos, envs_idx=None, relative: bool = False, zero_velocity: bool = True) -> None:
-        """Move a free base, or a fixed single body, to ``pos`` ``([n_envs,] 3)`` m (``relative``: by
-        ``pos``); ``zero_velocity`` is accepted (nothing moves here between steps). A fixed body
-        (an obstacle) keeps its new pose through ``set_qpos`` and ``step``; ``scene.reset()``
-        puts it back where it was built."""
-        self._set_base("pos", pos, envs_idx, relative, zero_velocity)
-
-    @serialised
-    def set_quat(self, quat, envs_idx=None, relative: bool = False, zero_velocity: bool = True) -> None:
-        """Turn a free base, or a fixed single body, to ``quat`` ``([n_envs,] 4)`` (w, x, y, z;
-        ``relative``: by ``quat``, applied before the current orientation)."""
-        self._set_base("quat", quat, envs_idx, relative, zero_velocity)
-
-    def _set_base(self, name: str, value, envs_idx, relative, zero_velocity) -> None:
-        cfg = self.configuration
-        relative = inputs.as_flag("relative", relative)
-        inputs.as_flag("zero_velocity", zero_velocity)
-        placed = self.is_placed_body
-        if not self.is_free and not placed:
-            raise StateError(f"set_{name}: '{self.tree.name}' is a fixed robot: its base is bolted to the world (no "
-                             f"free joint); only a free body, a floating base or a fixed single body (Plane, Box, "
-                             f"Sphere, Cylinder, Mesh) can be moved")
-        envs = cfg.envs(envs_idx)
-        size, start = (3, 0) if name == "pos" else (4, 3)
-        values = inputs.batched(name, value, (size,), len(envs), cfg.batched)
-        full = (cfg.body_pose[envs] if placed else cfg.qpos[envs]).astype(float)
-        if name == "quat":
-            if np.any(np.linalg.norm(values, axis=-1) < 1e-9):
-                raise InvalidValueError(f"quat: expected a non-zero (w, x, y, z) quaternion, got {values.tolist()}")
-            values = quat_mul(values, full[:, 3:7]) if relative else values
-        elif relative:
-            values = full[:, :3] + values
-        if name == "pos" and np.abs(values).max(initial=0) > MAX_POS:
-            raise InvalidValueError(f"pos: expected coordinates within {MAX_POS:g} m, got "
-                                    f"{float(np.abs(values).max()):.3g}")
-        full[:, start:start + size] = values
-        if not placed:
-            cfg.commit_qpos(envs, dofs_mod.normalize_quaternions(self.tree, full))
-            return
-        full[:, 3:] /= np.linalg.norm(full[:, 3:], axis=-1, keepdims=True)
-        moved = cfg.body_pose.copy()
-        moved[envs] = full
-        cfg.body_pose = moved
-        cfg.pose[envs, 0] = moved[envs]
 
     # -- link poses, FK, Jacobian -----------------------------------------------------------------
     @serialised

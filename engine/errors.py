@@ -43,3 +43,8 @@ class OutOfMemoryError(IKStudioError, MemoryError):
 
 class MissingFileError(IKStudioError, FileNotFoundError):
     """A file or folder an argument names does not exist."""
+
+
+class NotCoveredError(IKStudioError, AttributeError):
+    """A Genesis feature that is not part of this engine (dynamics, cameras, other solvers, ...):
+    the message names the feature and says so. An ``AttributeError``, as Genesis' missing names are."""

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import genesis_assets
 from .errors import InvalidTypeError, InvalidValueError, MissingFileError
 from .transforms import quat_from_euler
 
@@ -40,7 +41,13 @@ def _resolve_file(file, suffixes: tuple[str, ...]) -> Path:
     if str(file).strip().lower() in assets.GENESIS_PATHS:
         return assets.resolve(str(file)).path
     if path.suffix.lower() in suffixes or "/" in str(file) or path.suffix:
-        raise MissingFileError(f"file: no such robot file: '{path}'")
+        found = genesis_assets.find(path)  # a path into Genesis' bundled assets
+        if found is not None:
+            return found
+        where = "" if path.is_absolute() else (f" (looked in the working folder {Path.cwd()}, in the project's "
+                                               f"Genesis paths {', '.join(sorted(assets.GENESIS_PATHS))}, in "
+                                               f"{genesis_assets.places()})")
+        raise MissingFileError(f"file: no such robot file: '{path}'{where}")
 
     try:
         return assets.resolve(str(file)).path
@@ -101,9 +108,10 @@ class _Morph:
 
 @dataclass(frozen=True)
 class URDF(_Morph):
-    """A URDF robot. ``fixed=True`` bolts the root link to ``pos``/``quat``; ``False`` adds a free joint."""
+    """A URDF robot. ``fixed=True`` bolts the root link to ``pos``/``quat``; ``False`` (Genesis'
+    default) gives the root link a free joint: qpos starts with its position (3) and quaternion (4)."""
 
-    fixed: bool = True
+    fixed: bool = False
     _suffixes: tuple[str, ...] = (".urdf",)
 
     def __post_init__(self):
@@ -124,10 +132,13 @@ __all__ = ["MJCF", "URDF", "Box", "Capsule", "Cylinder", "Mesh", "Plane", "Primi
            "from_file"]
 
 
-def from_file(file, **kwargs) -> URDF | MJCF:
-    """The morph matching a file's format (``.urdf`` -> URDF, else MJCF), or a catalog name's."""
+def from_file(file, fixed: bool | None = None, **kwargs) -> URDF | MJCF:
+    """The morph matching a file's format (``.urdf`` -> URDF, else MJCF), or a catalog name's.
+    ``fixed`` applies to a URDF (None: the URDF default, free); an MJCF file says it itself."""
     path = _resolve_file(file, (".urdf", ".xml", ".mjcf"))
-    return URDF(file=path, **kwargs) if path.suffix.lower() == ".urdf" else MJCF(file=path, **kwargs)
+    if path.suffix.lower() != ".urdf":
+        return MJCF(file=path, **kwargs)
+    return URDF(file=path, **kwargs) if fixed is None else URDF(file=path, fixed=fixed, **kwargs)
 
 
 # -- single rigid bodies --------------------------------------------------------------------------
@@ -304,17 +315,21 @@ class Plane(Primitive):
 
 def resolve_mesh_file(file) -> Path:
     """A mesh file as Genesis finds it: the path itself, else the same relative path inside the
-    engine's asset folder (``meshes/axis.obj`` is the project's frame marker)."""
+    engine's asset folder (``meshes/axis.obj`` is the project's frame marker), else inside Genesis'
+    assets (:mod:`engine.genesis_assets`: an installed genesis package, then ``$GENESIS_ASSETS``)."""
     if not isinstance(file, str | Path) or not str(file).strip():
         raise InvalidTypeError(f"file: expected the path of a mesh file, got {file!r}")
     path = Path(file).expanduser()
-    for candidate in (path, DATA_DIR / path):
-        if candidate.is_file():
+    for candidate in (path, DATA_DIR / path, genesis_assets.find(path)):
+        if candidate is not None and candidate.is_file():
             if candidate.suffix.lower() not in MESH_SUFFIXES:
                 raise InvalidValueError(f"file: '{file}' is not a mesh file; expected one of "
                                         f"{', '.join(MESH_SUFFIXES)}")
             return candidate.resolve()
-    raise MissingFileError(f"file: no such mesh file: '{file}' (looked in the working folder and in {DATA_DIR})")
+    if path.is_absolute():
+        raise MissingFileError(f"file: no such mesh file: '{file}'")
+    raise MissingFileError(f"file: no such mesh file: '{file}' (looked in the working folder {Path.cwd()}, in the "
+                           f"project's data {DATA_DIR}, in {genesis_assets.places()})")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -326,7 +341,7 @@ class Mesh(Shape):
 
     file: Path | str = ""
     scale: float | np.ndarray = 1.0
-    decimate: bool = True
+    decimate: bool | None = None
     decimate_face_num: int = 500
     decimate_aggressiveness: int = 2
     convexify: bool | None = None
@@ -338,8 +353,8 @@ class Mesh(Shape):
     parse_glb_with_trimesh: bool = False
     parse_glb_with_zup: bool = False
     batch_fixed_verts: bool = False
-    group_by_material: bool = True
-    merge_submeshes_for_collision: bool = True
+    group_by_material: bool = False
+    merge_submeshes_for_collision: bool = False
     kind = "mesh"
 
     def __post_init__(self):
@@ -353,7 +368,9 @@ class Mesh(Shape):
         if np.any(factors <= 0) or factors.max() > MAX_SCALE:
             raise InvalidValueError(f"scale: expected positive factors up to {MAX_SCALE:g}, got {scale!r}")
         object.__setattr__(self, "scale", float(factors[0]) if np.ndim(scale) == 0 else factors.copy())
-        for name in ("decimate", "recompute_inertia", "parse_glb_with_trimesh", "parse_glb_with_zup",
+        if self.decimate is not None:
+            _flag("decimate", self.decimate)
+        for name in ("recompute_inertia", "parse_glb_with_trimesh", "parse_glb_with_zup",
                      "group_by_material", "merge_submeshes_for_collision"):
             _flag(name, getattr(self, name))
 
@@ -361,3 +378,10 @@ class Mesh(Shape):
     def scale3(self) -> np.ndarray:
         """The scale as 3 factors (x, y, z)."""
         return np.broadcast_to(np.asarray(self.scale, float), (3,)).copy()
+
+
+def __getattr__(name: str):
+    """Genesis' morphs that this engine does not have: a clear error naming them."""
+    from .genesis_names import MORPH_FEATURES, missing
+
+    raise missing("engine.morphs", name, MORPH_FEATURES)

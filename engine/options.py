@@ -124,6 +124,8 @@ def _optional(check):
 
 OptPosFloat = Annotated[float | None, BeforeValidator(_optional(number_field("positive")))]
 OptPosInt = Annotated[int | None, BeforeValidator(_optional(number_field("positive", integer=True)))]
+NonNegInt = Annotated[int, BeforeValidator(number_field("non-negative", integer=True))]
+OptNonNegInt = Annotated[int | None, BeforeValidator(_optional(number_field("non-negative", integer=True)))]
 OptVec3 = Annotated[tuple[float, float, float] | None, BeforeValidator(_optional(_vector(3)))]
 
 
@@ -209,8 +211,10 @@ class SimOptions(Options):
 
 class RigidOptions(Options):
     """The rigid solver. ``dt`` (s, None: SimOptions') and ``enable_joint_limit`` take effect
-    here (see the module docstring); collision, constraint-solver, integrator and hibernation
-    fields are accepted for Genesis scripts and do nothing (no collisions or dynamics yet)."""
+    here (see the module docstring); collision, contact, friction, constraint-solver, integrator
+    and hibernation fields are accepted for Genesis scripts and do nothing (no dynamics here).
+    Defaults are Genesis 1.4.5's; ``contact_resolve_time``, ``use_contact_island`` and
+    ``hibernation_thresh_acc`` are earlier releases' fields, still accepted."""
 
     dt: OptPosFloat = None
     gravity: OptVec3 = None
@@ -219,29 +223,43 @@ class RigidOptions(Options):
     enable_self_collision: StrictBool = True
     enable_adjacent_collision: StrictBool = False
     disable_constraint: StrictBool = False
-    max_collision_pairs: PosInt = 300
+    max_collision_pairs: NonNegInt = 150
     integrator: Literal["Euler", "implicitfast", "approximate_implicitfast"] = "approximate_implicitfast"
     IK_max_targets: PosInt = 6
     batch_links_info: StrictBool = False
     batch_joints_info: StrictBool = False
     batch_dofs_info: StrictBool = False
     constraint_solver: Literal["CG", "Newton"] = "Newton"
-    iterations: PosInt = 50
-    tolerance: PosFloat = 1e-8
+    iterations: PosInt = 25
+    tolerance: OptPosFloat = None
     ls_iterations: PosInt = 50
     ls_tolerance: PosFloat = 1e-2
-    sparse_solve: StrictBool = False
+    sparse_solve: StrictBool | None = None
     contact_resolve_time: OptPosFloat = None
-    constraint_timeconst: OptPosFloat = None
+    constraint_timeconst: OptPosFloat = 0.01
     use_contact_island: StrictBool = False
     box_box_detection: StrictBool = False
     use_hibernation: StrictBool = False
-    hibernation_thresh_vel: PosFloat = 1e-3
+    hibernation_thresh_vel: OptPosFloat = None
     hibernation_thresh_acc: PosFloat = 1e-2
     max_dynamic_constraints: PosInt = 8
     enable_multi_contact: StrictBool = True
     enable_mujoco_compatibility: StrictBool = False
-    use_gjk_collision: StrictBool = False
+    use_gjk_collision: StrictBool | None = None
+    # Genesis 1.4.5's contact and friction model fields (accepted; no contacts here)
+    enable_neutral_collision: StrictBool = False
+    max_contacts: OptNonNegInt = None
+    multiplier_collision_broad_phase: PosInt = 8
+    noslip_iterations: NonNegInt = 0
+    noslip_tolerance: PosFloat = 1e-6
+    friction_cone: Any = "pyramidal"
+    contact_resolution: Any = None
+    enable_torsional_friction: StrictBool = False
+    enable_rolling_friction: StrictBool = False
+    impratio: OptPosFloat = None
+    contact_pruning_tolerance: OptPosFloat = 0.02
+    enable_contact_patch: StrictBool | None = None
+    broadphase_traversal: Any = None
 
 
 class ViewerOptions(Options):
@@ -263,6 +281,11 @@ class ViewerOptions(Options):
     camera_lookat: Vec3 = (0.0, 0.0, 0.5)
     camera_up: Dir3 = (0.0, 0.0, 1.0)
     camera_fov: Fov = 40.0
+    # Genesis 1.4.5's pacing and overlay fields, accepted (max_FPS paces an open window here)
+    realtime_factor: OptPosFloat = 1.0
+    enable_help_text: StrictBool = True
+    enable_default_keybinds: StrictBool = True
+    enable_gui: StrictBool = False
 
     def model_post_init(self, context: Any) -> None:
         if np.allclose(self.camera_pos, self.camera_lookat):
@@ -284,14 +307,15 @@ class VisOptions(Options):
     all envs). The rest (shadows, reflections, lights, particles, segmentation) is accepted.
     """
 
-    show_world_frame: StrictBool = True
+    show_world_frame: StrictBool = False
     world_frame_size: PosFloat = 1.0
     show_link_frame: StrictBool = False
     link_frame_size: PosFloat = 0.2
     show_cameras: StrictBool = False
     shadow: StrictBool = True
     plane_reflection: StrictBool = False
-    env_separate_rigid: StrictBool = False
+    env_separate_rigid: StrictBool = False  # an earlier release's name for split_envs
+    split_envs: StrictBool = False
     background_color: Color3 = (0.04, 0.08, 0.12)
     ambient_light: Color3 = (0.1, 0.1, 0.1)
     visualize_mpm_boundary: StrictBool = False
@@ -324,3 +348,10 @@ STUDIO_AMBIENT = (0.34, 0.34, 0.36)
 def studio_vis_options() -> VisOptions:
     """VisOptions of the project's own look (used by scene files and by a scene without options)."""
     return VisOptions(show_world_frame=False, background_color=STUDIO_BACKGROUND, ambient_light=STUDIO_AMBIENT)
+
+
+def __getattr__(name: str):
+    """Genesis' option groups of solvers this engine does not have: a clear error naming them."""
+    from .genesis_names import OPTION_FEATURES, missing
+
+    raise missing("engine.options", name, OPTION_FEATURES)

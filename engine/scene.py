@@ -328,10 +328,21 @@ class Scene:
         """``scene.visualizer.draw_debug_arrow(pos, vec, radius, color, env_idx)``."""
         return self.visualizer.draw_debug_arrow(*args, **kwargs)
 
-    def update_debug_objects(self) -> None:
-        """Re-pose debug objects whose handles moved (``handle.set_pose``); nothing to do without a visualizer."""
-        if self._visualizer is not None:
-            self._visualizer.update_debug_objects()
+    def update_debug_objects(self, objs=None, poses=None) -> None:
+        """Genesis 1.4.5's form: set each handle of ``objs`` (from ``draw_debug_*``) to the matching
+        transform of ``poses`` ((4, 4), or (n_envs, 4, 4) for a batched handle), then redraw. With
+        no arguments (the older form): re-pose the handles moved with ``handle.set_pose``. Nothing
+        to do without a visualizer when no objects are given."""
+        if objs is None and poses is None:
+            if self._visualizer is not None:
+                self._visualizer.update_debug_objects()
+            return
+        if objs is None or poses is None:
+            raise InvalidValueError("objs, poses: give both (one pose per debug object), or neither")
+        objs, poses = list(objs), list(poses)
+        if len(objs) != len(poses):
+            raise InvalidValueError(f"poses: expected one pose per debug object ({len(objs)}), got {len(poses)}")
+        self.visualizer.update_debug_objects(objs, poses)
 
     def clear_debug_object(self, handle) -> None:
         """Remove one debug object drawn in this scene."""
@@ -347,6 +358,14 @@ class Scene:
     def require_built(self) -> None:
         if not self.is_built:
             raise StateError("the scene is not built: call scene.build() first")
+
+    def __getattr__(self, name: str):
+        """Genesis' scene features that are not part of this engine: a clear error naming them."""
+        if name.startswith("_"):
+            raise AttributeError(f"'Scene' object has no attribute {name!r}")
+        from .genesis_names import SCENE_FEATURES, missing
+
+        raise missing("Scene", name, SCENE_FEATURES)
 
 
 _visualizer_factory = None

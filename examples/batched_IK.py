@@ -85,7 +85,8 @@ def main(argv=None) -> int:
         target_pos[:, 2] = center[:, 2]
         # one target frame per env, drawn in the visualizer only (not part of the simulation)
         if frames is None:
-            frames = scene.draw_debug_frame(pose_to_matrix(target_pos, target_quat))
+            frames = scene.draw_debug_frame(pose_to_matrix(target_pos, target_quat), axis_length=0.1,
+                                            axis_radius=0.005)
         else:
             frames.set_pose(pose_to_matrix(target_pos, target_quat))
             scene.update_debug_objects()

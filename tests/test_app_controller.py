@@ -58,6 +58,7 @@ def test_switch_to_ur5_from_the_catalog(ctl):
     assert names == ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
                      "wrist_2_joint", "wrist_3_joint"]
     assert ctl.n_envs == 16  # envs kept
+    assert ctl.spec.robot.fixed is True and not ctl.robot.is_free  # a catalog arm stays on its base
     assert len(ctl.spec.targets) == 1
     target = ctl.spec.targets[0]
     assert target.link in [link.name for link in ctl.robot.tree.links]

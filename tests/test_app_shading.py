@@ -36,7 +36,7 @@ def render_talos(prepare, lod: str = "full", view=BODY) -> np.ndarray:
     scene = ik.Scene()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        robot = scene.add_entity(ik.morphs.from_file("talos"))
+        robot = scene.add_entity(ik.morphs.from_file("talos", fixed=True))
     scene.build()
     cam = Camera(res=(480, 480), fov=30.0)
     cam.look_at(*view)
@@ -45,7 +45,7 @@ def render_talos(prepare, lod: str = "full", view=BODY) -> np.ndarray:
     if prepare is not None:
         prepare(vis, robot.tree)
     try:
-        return vis.update()
+        return vis.render()
     finally:
         scene.destroy()
 
@@ -102,7 +102,7 @@ def test_decimated_talos_for_many_envs_is_whole():
 
 def test_only_meshes_that_repeat_vertices_are_smoothed():
     scene = ik.Scene()
-    robot = scene.add_entity(ik.morphs.from_file("panda"))
+    robot = scene.add_entity(ik.morphs.from_file("panda", fixed=True))
     scene.build()
     before = {id(v): v.mesh for link in robot.tree.links for v in link.visuals}
     shading.smooth_meshes(robot.tree)
@@ -118,7 +118,7 @@ def test_a_decimating_visualizer_draws_the_prepared_meshes_as_they_are():
     scene = ik.Scene()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        robot = scene.add_entity(ik.morphs.from_file("talos"))
+        robot = scene.add_entity(ik.morphs.from_file("talos", fixed=True))
     scene.build(n_envs=16)
     vis = Visualizer(scene)
     try:

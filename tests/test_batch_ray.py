@@ -40,7 +40,7 @@ def local_job(tmp_path_factory):
     engine.init(backend="cpu")
     tmp = tmp_path_factory.mktemp("batch_ray")
     scene = engine.Scene()
-    robot = scene.add_entity(morphs.URDF(file=ROBOT))
+    robot = scene.add_entity(morphs.URDF(file=ROBOT, fixed=True))
     scene.build(n_envs=N)
     pos, quat = random_poses(robot, [LINK], N, seed=11)[LINK]
     scene.destroy()
@@ -79,7 +79,7 @@ def _pinocchio_check(table, pos, quat, sample: np.ndarray) -> np.ndarray:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tree = model.load(morphs.URDF(file=ROBOT))
+        tree = model.load(morphs.URDF(file=ROBOT, fixed=True))
     ref = PinReference(tree)
     hand = tree.link_names().index(LINK)
     q = qpos_of(table, qpos_names(tree))
@@ -109,7 +109,7 @@ def test_ray_job_is_the_local_job_bit_for_bit_and_right_by_pinocchio(ray_runs, l
     assert by_pinocchio.mean() >= 0.99 and np.all(by_pinocchio[success[sample]]), \
         "a row flagged successful misses its target by Pinocchio's FK"
     scene = engine.Scene()
-    robot = scene.add_entity(morphs.URDF(file=ROBOT))
+    robot = scene.add_entity(morphs.URDF(file=ROBOT, fixed=True))
     scene.build(n_envs=4096)
     by_fk = within(*fk_errors(robot, qpos_of(table, qpos_names(robot.tree)), LINK, pos, quat))
     scene.destroy()

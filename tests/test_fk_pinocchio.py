@@ -50,7 +50,7 @@ def _comparable() -> tuple[dict[str, object], dict[str, str]]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                model.load(morphs.URDF(file=entry.path))
+                model.load(morphs.URDF(file=entry.path, fixed=True))
         except Exception as err:
             excluded[entry.name] = f"ours: {type(err).__name__}"
             continue
@@ -70,7 +70,7 @@ ROBOTS = sorted(_comparable()[0])
 def _reference(name: str) -> PinReference:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tree = model.load(morphs.URDF(file=_comparable()[0][name].path))
+        tree = model.load(morphs.URDF(file=_comparable()[0][name].path, fixed=True))
     return PinReference(tree)
 
 
@@ -111,7 +111,7 @@ def test_fk_and_jacobian_match_pinocchio(name, precision):
     scene = engine.Scene()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        robot = scene.add_entity(morphs.URDF(file=tree.source))
+        robot = scene.add_entity(morphs.URDF(file=tree.source, fixed=True))
     scene.build(n_envs=N_ENVS)
     expected = np.float64 if precision == "64" else np.float32  # outputs come in the engine's precision
     assert robot.get_qpos().dtype == expected and robot.forward_kinematics(robot.get_qpos())[0].dtype == expected
@@ -154,7 +154,7 @@ def test_per_robot_fk_matches_pinocchio(name, precision, monkeypatch):
     scene = engine.Scene()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        robot = scene.add_entity(morphs.URDF(file=ref.tree.source))
+        robot = scene.add_entity(morphs.URDF(file=ref.tree.source, fixed=True))
     scene.build(n_envs=PER_ROBOT_ROWS)
     assert robot.configuration.spec is not None, f"{name} should qualify for the per-robot kernels"
     qpos = ref.tree.apply_mimic(random_qpos(ref.tree, np.random.default_rng(zlib.crc32(name.encode())),
@@ -178,7 +178,7 @@ def test_fk_at_every_batch_size_matches_pinocchio(precision):
     scene = engine.Scene()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        robot = scene.add_entity(morphs.URDF(file=ref.tree.source))
+        robot = scene.add_entity(morphs.URDF(file=ref.tree.source, fixed=True))
     scene.build(n_envs=max(FK_SIZES))
     rng = np.random.default_rng(7)
     rows = {}

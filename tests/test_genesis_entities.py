@@ -111,7 +111,11 @@ def test_a_free_body_has_a_free_joint_and_a_fixed_one_none(n_envs):
     b["ball"].set_pos([1.0, 2.0, 3.0])
     b["ball"].set_quat([0.0, 0.0, 0.0, 2.0])  # normalised
     assert np.allclose(b["ball"].get_qpos(), [1, 2, 3, 0, 0, 0, 1])
+    # Genesis 1.4.5's relative (default True) picks the authored link origin over the solver's, the
+    # same point without a morph offset: the pose given is the pose set, never added to the current
     b["ball"].set_pos([0.5, 0.0, 0.0], relative=True)
+    assert np.allclose(b["ball"].get_pos(), [0.5, 0.0, 0.0])
+    b["ball"].set_pos([1.5, 2.0, 3.0], relative=False)
     assert np.allclose(b["ball"].get_pos(), [1.5, 2.0, 3.0])
     b["post"].set_pos([0.0, 0.0, 0.5])  # a fixed body has no qpos, yet moves (an obstacle)
     assert b["post"].n_qs == 0 and np.allclose(b["post"].get_pos(), [0.0, 0.0, 0.5])
@@ -201,7 +205,7 @@ def test_bodies_render_and_appear_in_recordings(tmp_path):
     vis = scene.visualizer
     try:
         vis.start_recording(tmp_path / "bodies.mp4", fps=10)
-        first = vis.update()
+        first = vis.update()  # recording: update() renders and appends the frame
         box.set_pos([0.4, 0.4, 0.1])
         second = vis.update()
         vis.stop_recording()

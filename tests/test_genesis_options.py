@@ -28,11 +28,11 @@ def test_genesis_defaults():
         (0.01, 1, (0, 0, -9.81), 0, False)
     assert (rigid.dt, rigid.gravity, rigid.enable_collision, rigid.enable_joint_limit, rigid.enable_self_collision,
             rigid.enable_adjacent_collision, rigid.max_collision_pairs, rigid.IK_max_targets, rigid.constraint_solver,
-            rigid.iterations, rigid.tolerance) == (None, None, True, True, True, False, 300, 6, "Newton", 50, 1e-8)
+            rigid.iterations, rigid.tolerance) == (None, None, True, True, True, False, 150, 6, "Newton", 25, None)
     assert (viewer.res, viewer.refresh_rate, viewer.max_FPS, viewer.camera_pos, viewer.camera_lookat, viewer.camera_up,
             viewer.camera_fov) == (None, 60, 60, (3.5, 0.5, 2.5), (0.0, 0.0, 0.5), (0.0, 0.0, 1.0), 40)
     assert (vis.show_world_frame, vis.world_frame_size, vis.show_link_frame, vis.link_frame_size, vis.background_color,
-            vis.ambient_light, vis.rendered_envs_idx) == (True, 1.0, False, 0.2, (0.04, 0.08, 0.12), (0.1, 0.1, 0.1),
+            vis.ambient_light, vis.rendered_envs_idx) == (False, 1.0, False, 0.2, (0.04, 0.08, 0.12), (0.1, 0.1, 0.1),
                                                           None)
     assert gs.surfaces.Rough().roughness == 1.0 and gs.surfaces.Smooth().roughness == 0.1
     assert gs.surfaces.Reflective().ior == 2.0 and gs.surfaces.Metal().metal_type == "iron"
@@ -166,7 +166,7 @@ def test_show_fps_logs_at_the_info_level(caplog):
 # -- rendering options -------------------------------------------------------------------------------
 def _render(scene):
     try:
-        return scene.visualizer.update()
+        return scene.visualizer.render()
     except RuntimeError as err:
         skip_or_fail(f"no offscreen GL here: {err}")
 

@@ -89,7 +89,7 @@ def test_hostile_robot_files_through_the_api(tmp_path):
     for name, body in (("nan.urdf", BAD_URDF), ("cycle.urdf", CYCLE_URDF)):
         (tmp_path / name).write_text(body)
         with pytest.raises(ValueError, match=str(tmp_path / name)):
-            engine.Scene().add_entity(engine.morphs.URDF(file=str(tmp_path / name)))
+            engine.Scene().add_entity(engine.morphs.URDF(file=str(tmp_path / name), fixed=True))
 
 
 def test_a_huge_scene_file_is_refused_unread(tmp_path):

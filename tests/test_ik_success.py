@@ -14,6 +14,8 @@ xArm7 link_eef), 99% for the Panda's two fingertips solved together.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from _backend import init_engine
@@ -28,12 +30,14 @@ ROT_TOL = 5e-3
 SINGLE_RATE = 0.999
 MULTILINK_RATE = 0.99
 
+FIXED_URDF = functools.partial(morphs.URDF, fixed=True)  # the arms stand on their bases (URDF's default: free)
+
 # (catalog name, morph class, link)
 SINGLE_LINK = [
     ("panda", morphs.MJCF, "hand"),
-    ("ur5", morphs.URDF, "ee_link"),
-    ("ur5", morphs.URDF, "tool0"),
-    ("xarm7", morphs.URDF, "link_eef"),
+    ("ur5", FIXED_URDF, "ee_link"),
+    ("ur5", FIXED_URDF, "tool0"),
+    ("xarm7", FIXED_URDF, "link_eef"),
 ]
 SINGLE_IDS = [f"{name}-{link}" for name, _, link in SINGLE_LINK]
 

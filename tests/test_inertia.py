@@ -46,7 +46,9 @@ def _load(morph):
 
 def _morph(name: str, **kwargs):
     entry = assets.resolve(name)
-    return (morphs.URDF if entry.format == "urdf" else morphs.MJCF)(file=entry.path, **kwargs)
+    if entry.format == "urdf":
+        return morphs.URDF(file=entry.path, **{"fixed": True, **kwargs})  # Pinocchio's fixed base
+    return morphs.MJCF(file=entry.path, **kwargs)
 
 
 def _random_qpos(tree, rng: np.random.Generator) -> np.ndarray:
@@ -240,7 +242,7 @@ def _inertial_urdf(tmp_path, mass="1.5", xyz="0.01 0.02 0.03"):
 
 
 def test_urdf_inertial_is_read_in_the_link_frame(tmp_path):
-    tree = _load(morphs.URDF(file=_inertial_urdf(tmp_path), scale=3.0))
+    tree = _load(morphs.URDF(file=_inertial_urdf(tmp_path), scale=3.0, fixed=True))
     assert tree.link_names() == ["base", "empty", "arm"]
     np.testing.assert_array_equal(tree.link_masses, [0.0, 0.0, 1.5])  # no <inertial>; no <mass>
     np.testing.assert_allclose(tree.link_coms, [[0, 0, 0], [0.3, 0, 0], [0.03, 0.06, 0.09]], atol=1e-12)
@@ -258,6 +260,6 @@ def test_urdf_inertial_is_read_in_the_link_frame(tmp_path):
 def test_hostile_urdf_inertials_are_refused_by_name(tmp_path, mass, xyz, needle):
     path = _inertial_urdf(tmp_path, mass=mass, xyz=xyz)
     with pytest.raises(ModelLoadError) as info:
-        _load(morphs.URDF(file=path))
+        _load(morphs.URDF(file=path, fixed=True))
     message = str(info.value)
     assert str(path) in message and "link 'arm'" in message and needle in message, message

@@ -40,7 +40,7 @@ def _urdf(tmp_path, name="robot.urdf", joint_type="revolute", child="arm", extra
 
 
 def _load_urdf(path, **kwargs):
-    return model.load(morphs.URDF(file=path, **kwargs))
+    return model.load(morphs.URDF(file=path, **{"fixed": True, **kwargs}))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -139,11 +139,11 @@ def test_urdf_missing_mesh_warns_and_loads(tmp_path):
 def test_morph_missing_file(tmp_path):
     missing = tmp_path / "nowhere" / "robot.urdf"
     with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
-        morphs.URDF(file=missing)
+        morphs.URDF(file=missing, fixed=True)
     with pytest.raises(FileNotFoundError, match=re.escape(str(tmp_path / "robot.xml"))):
         morphs.MJCF(file=tmp_path / "robot.xml")
     with pytest.raises(FileNotFoundError, match="no_such_robot_anywhere"):
-        morphs.URDF(file="no_such_robot_anywhere")
+        morphs.URDF(file="no_such_robot_anywhere", fixed=True)
 
 
 @pytest.mark.parametrize(("arg", "value"), [
@@ -164,13 +164,13 @@ def test_morph_bad_pose(kind, arg, value):
 
 
 def test_morph_normalises_quat_and_keeps_pos():
-    morph = morphs.URDF(file="ur5", pos=[1, 2, 3], quat=[0, 0, 0, 2])
+    morph = morphs.URDF(file="ur5", pos=[1, 2, 3], quat=[0, 0, 0, 2], fixed=True)
     np.testing.assert_array_equal(morph.pos, [1.0, 2.0, 3.0])
     np.testing.assert_allclose(morph.quat, [0.0, 0.0, 0.0, 1.0])
 
 
 def test_morph_catalog_names():
-    ur5 = morphs.URDF(file="ur5")
+    ur5 = morphs.URDF(file="ur5", fixed=True)
     assert ur5.file == assets.resolve("ur5").path and ur5.file.suffix == ".urdf"
     panda = morphs.MJCF(file="panda")
     assert panda.file == assets.resolve("panda").path and panda.file.suffix == ".xml"

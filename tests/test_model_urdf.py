@@ -78,7 +78,7 @@ ACCEPTED, REJECTED = _partition()
 def _load(path, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # e.g. "mimic ignored", missing optional meshes
-        return model.load(morphs.URDF(file=path, **kwargs))
+        return model.load(morphs.URDF(file=path, **{"fixed": True, **kwargs}))
 
 
 def _limit_attrs(path: Path) -> dict[str, set[str]]:

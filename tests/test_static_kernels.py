@@ -162,7 +162,7 @@ def test_which_robots_qualify(hinge_model, tmp_path):
     free_model.write_text(TEST_MJCF)
     for file, expected in ((hinge_model, True), ("panda", True), ("ur5", True), (free_model, False)):
         scene = engine.Scene()
-        robot = scene.add_entity(morphs.URDF(file="ur5") if file == "ur5" else morphs.MJCF(file=file))
+        robot = scene.add_entity(morphs.URDF(file="ur5", fixed=True) if file == "ur5" else morphs.MJCF(file=file))
         scene.build()
         assert (robot.configuration.spec is not None) == expected, file
         scene.destroy()

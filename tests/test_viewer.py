@@ -70,7 +70,7 @@ wid, _, _, w, h = window_geometry()
 links = vis.camera.project(robot.get_links_pos()).round().astype(int).tolist()
 empty = gs.Scene(viewer_options=scene.viewer_options)  # the same view without the robot
 empty.build()
-background = empty.visualizer.update()
+background = empty.visualizer.render()
 
 t0 = time.perf_counter()
 target = robot.get_dofs_position()
@@ -93,7 +93,7 @@ orbit_shot, _ = settle(viewer, vis)
 subprocess.run(["xdotool", "windowclose", wid], check=False)
 wait(lambda: not viewer.is_open)
 scene.step()  # headless from here on
-after = vis.update()
+after = vis.render()
 np.savez(sys.argv[2], shot=shot, render=render, moved_shot=moved_shot, moved_render=moved_render,
          orbit_shot=orbit_shot, background=background)
 print(json.dumps({"size": [w, h], "links": links, "moved_links": moved_links, "bg": list(vis.bg_color)[:3],

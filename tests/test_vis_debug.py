@@ -52,6 +52,9 @@ def state_arrays(scene, robot) -> dict:
     """Every numpy array the scene and entity hold (whatever the engine names its state)."""
     arrays = {f"entity.{k}": v.copy() for k, v in vars(robot).items() if isinstance(v, np.ndarray)}
     arrays.update({f"scene.{k}": v.copy() for k, v in vars(scene).items() if isinstance(v, np.ndarray)})
+    # the entity's kinematic state lives in its Configuration (engine/configuration.py)
+    arrays.update({f"configuration.{k}": v.copy() for k, v in vars(robot.configuration).items()
+                   if isinstance(v, np.ndarray)})
     assert any("qpos" in k for k in arrays), sorted(arrays)
     return arrays
 
@@ -112,7 +115,7 @@ def test_rendering_debug_objects_changes_no_state():
     before, t = state_arrays(scene, robot), scene.t
     draw_thousand(scene, np.random.default_rng(1))
     try:
-        img = scene.visualizer.update()
+        img = scene.visualizer.render()
     except RuntimeError as err:
         skip_or_fail(f"no offscreen GL here: {err}")
     assert img.ndim == 3

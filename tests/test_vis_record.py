@@ -160,12 +160,12 @@ def test_replaced_or_dropped_visualizers_stop_their_render_threads():
     scene.build()
     scene.visualizer.camera.res = (64, 36)
     h = scene.draw_debug_sphere((0, 0, 0.5))
-    scene.visualizer.update()
+    scene.visualizer.render()
     first = scene.visualizer._thread._thread  # the threading.Thread (idents get reused)
     replacement = Visualizer(scene, camera=Camera(res=(64, 36)))
     scene.visualizer = replacement  # the old one closes; its debug objects move over
     assert h in list(replacement.debug)
-    assert replacement.update().shape == (36, 64, 3)
+    assert replacement.render().shape == (36, 64, 3)
     second = replacement._thread._thread
     assert wait_gone(first)
     del scene, replacement, h

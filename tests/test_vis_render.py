@@ -38,14 +38,14 @@ def setup():
     vis = Visualizer(scene, res=RES)
     scene.visualizer = vis
     try:
-        first = vis.update()
+        first = vis.render()
     except RuntimeError as err:
         vis.close()
         skip_or_fail(f"no offscreen GL here: {err}")
     empty = engine.Scene()
     empty.build(n_envs=N_ENVS, env_spacing=(1.0, 1.0))
     empty.visualizer = Visualizer(empty, camera=vis.camera.copy())
-    background = empty.visualizer.update()
+    background = empty.visualizer.render()
     yield scene, robot, vis, first, background
     vis.close()
     empty.visualizer.close()
@@ -71,7 +71,7 @@ def test_image_shape_and_frame_from_render(setup):
 
 def test_every_env_cell_shows_its_robot(setup):
     scene, robot, vis, _, background = setup
-    img = vis.update()
+    img = vis.render()
     for env in range(N_ENVS):
         px = link_pixels(scene, robot, vis, env)
         assert np.all((px >= 0) & (px < RES)), f"env {env}: robot projects outside the image"
@@ -96,14 +96,14 @@ def dominant(img: np.ndarray, px, channel: int, r: int = 2) -> bool:
 
 def test_debug_frame_axes_appear_where_the_pose_projects_and_clear(setup):
     scene, _, vis, _, _ = setup
-    before = vis.update()
+    before = vis.render()
     length = 0.3
     R = pose_to_matrix(np.zeros(3), [np.cos(0.3), 0.0, 0.0, np.sin(0.3)])  # turned 0.6 rad about z
     T = R.copy()
     T[:3, 3] = (0.0, 0.0, FRAME_Z)
     T_all = np.tile(T, (N_ENVS, 1, 1))
     handle = scene.draw_debug_frame(T_all, axis_length=length, axis_radius=0.012, origin_size=0.02)
-    img = vis.update()
+    img = vis.render()
     offsets = scene.envs_offset()
     for env in range(N_ENVS):
         Tw = T.copy()
@@ -113,7 +113,7 @@ def test_debug_frame_axes_appear_where_the_pose_projects_and_clear(setup):
             assert not dominant(before, px, axis)
     scene.clear_debug_object(handle)
     assert not handle.is_drawn
-    after = vis.update()
+    after = vis.render()
     np.testing.assert_array_equal(after, before)
 
 
@@ -122,14 +122,14 @@ def test_moved_handle_is_redrawn_without_rebuilding_meshes(setup):
     T = np.eye(4)
     T[:3, 3] = (0.0, 0.0, FRAME_Z)
     handle = scene.draw_debug_frame(T, axis_length=0.3, axis_radius=0.012, env_idx=N_ENVS - 1)
-    vis.update()
+    vis.render()
     n_meshes = len(vis._thread.gl.nodes)
     offset = scene.envs_offset()[N_ENVS - 1]
     T2 = T.copy()
     T2[:3, 3] += (0.0, 0.3, 0.0)
     handle.T = T2
     scene.update_debug_objects()
-    img = vis.update()
+    img = vis.render()
     assert len(vis._thread.gl.nodes) == n_meshes  # same meshes, new instance poses
     Tw = T2.copy()
     Tw[:3, 3] += offset
@@ -140,10 +140,10 @@ def test_moved_handle_is_redrawn_without_rebuilding_meshes(setup):
 
 def test_tinted_env_changes_colour_and_untinting_restores_it(setup):
     scene, robot, vis, _, _ = setup
-    before = vis.update()
+    before = vis.render()
     env, other = 5, 6
     vis.set_env_tint([env], (1.0, 0.0, 0.0, 1.0))
-    img = vis.update()
+    img = vis.render()
     red = [dominant(img, p, 0, r=3) for p in link_pixels(scene, robot, vis, env)]
     assert sum(red) >= 5, f"tinted env {env}: only {sum(red)} links look red"
     for p in link_pixels(scene, robot, vis, env):
@@ -152,7 +152,7 @@ def test_tinted_env_changes_colour_and_untinting_restores_it(setup):
     for p in other_px:
         np.testing.assert_array_equal(window(img, p), window(before, p))
     vis.set_env_tint(None, None)
-    np.testing.assert_array_equal(vis.update(), before)
+    np.testing.assert_array_equal(vis.render(), before)
 
 
 def test_set_env_tint_validates(setup):
@@ -184,10 +184,10 @@ def test_renderer_runs_in_its_own_thread(setup):
 def test_projection_matches_a_rendered_sphere(setup):
     scene, _, vis, _, _ = setup
     cam = vis.camera
-    before = vis.update()
+    before = vis.render()
     p = np.array([0.3, -0.2, FRAME_Z])
     handle = scene.draw_debug_sphere(p, radius=0.03, color=(0.0, 1.0, 1.0, 1.0), env_idx=0)
-    img = vis.update()
+    img = vis.render()
     diff = np.abs(img.astype(int) - before.astype(int)).max(axis=2) > 40
     ys, xs = np.nonzero(diff)
     center = np.array([xs.mean() + 0.5, ys.mean() + 0.5])
@@ -201,10 +201,10 @@ def test_camera_resolution_change_rerenders(setup):
     old = cam.res
     try:
         cam.res = (320, 181)
-        assert vis.update().shape == (181, 320, 3)
+        assert vis.render().shape == (181, 320, 3)
     finally:
         cam.res = old
-    assert vis.update().shape == (old[1], old[0], 3)
+    assert vis.render().shape == (old[1], old[0], 3)
 
 
 def test_lod_decimation_caps_faces():
@@ -292,9 +292,9 @@ def test_a_tint_marks_the_robots_and_leaves_obstacles_their_colour(setup):
     vis = Visualizer(scene, res=(640, 360))
     scene.visualizer = vis
     try:
-        before = vis.update()
+        before = vis.render()
         vis.set_env_tint([1], (0.0, 0.0, 1.0, 1.0))
-        img = vis.update()
+        img = vis.render()
         centre = box.get_pos()[1] + scene.envs_offset()[1]
         px = vis.camera.project(np.asarray(centre, float)[None])[0]
         assert 0 <= px[0] < 640 and 0 <= px[1] < 360

@@ -155,8 +155,9 @@ def file_sha256(path: str | os.PathLike) -> str:
 def resolve_robot_source(robot) -> tuple[str, Path, str, dict]:
     """``(source, file, fmt, options)`` for a catalog name, a robot file path, a morph or a built
     entity (its morph): ``source`` is what a worker resolves again (the catalog name, or the file's
-    absolute path); ``options`` the morph's ``pos``, ``quat``, ``scale`` (and a URDF's ``fixed``)
-    where they differ from the defaults, as plain lists. Errors name ``robot``."""
+    absolute path); ``options`` the morph's ``pos``, ``quat``, ``scale`` where they differ from the
+    defaults, and a URDF's ``fixed`` always (True for a name or a path), as plain lists. Errors
+    name ``robot``."""
     if hasattr(robot, "morph") and hasattr(robot, "tree"):  # a RigidEntity: its morph
         robot = robot.morph
     if hasattr(robot, "file") and hasattr(robot, "scale"):  # an engine.morphs morph
@@ -168,8 +169,8 @@ def resolve_robot_source(robot) -> tuple[str, Path, str, dict]:
             options["quat"] = [float(x) for x in robot.quat]
         if robot.scale != 1.0:
             options["scale"] = float(robot.scale)
-        if getattr(robot, "fixed", True) is False:
-            options["fixed"] = False
+        if hasattr(robot, "fixed") and path.suffix.lower() == ".urdf":  # stated, whatever URDF's default
+            options["fixed"] = bool(robot.fixed)
         return str(path), path, "urdf" if path.suffix.lower() == ".urdf" else "mjcf", options
     if not isinstance(robot, str | os.PathLike):
         raise InvalidTypeError(f"robot: expected a catalog name, a robot file path or a morph, got "
@@ -180,7 +181,8 @@ def resolve_robot_source(robot) -> tuple[str, Path, str, dict]:
     except ValueError as err:
         raise InvalidValueError(f"robot: {err}") from None
     is_path = "/" in text or "\\" in text or Path(text).suffix.lower() in (".urdf", ".xml", ".mjcf")
-    return (str(path) if is_path else text.strip()), path, fmt, {}
+    # a robot named by catalog name or file is fixed, as before URDF's default became Genesis' (free)
+    return (str(path) if is_path else text.strip()), path, fmt, ({"fixed": True} if fmt == "urdf" else {})
 
 
 def make_morph(path: Path, fmt: str, options: dict):
@@ -282,7 +284,7 @@ class JobSpec:
     """What any worker needs to solve any chunk (plain data, picklable).
 
     ``robot``: catalog name or absolute robot file path; ``robot_options``: its morph's non-default
-    ``pos`` / ``quat`` / ``scale`` / ``fixed``; ``links``: link names; ``pos_masks`` /
+    ``pos`` / ``quat`` / ``scale``, and a URDF's ``fixed`` always; ``links``: link names; ``pos_masks`` /
     ``rot_masks``: one per link; ``chunk``: rows per call (a worker's scene has ``envs`` =
     min(chunk, rows) envs); ``seed``: the job seed; ``solver``: keyword arguments of the IK call
     (:data:`SOLVER_KEYS`); ``backend`` / ``precision``: of ``engine.init`` in workers;

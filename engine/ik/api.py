@@ -15,6 +15,7 @@ from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError
 from ..kernels.tables import FRAME
 from ..runtime.locking import serialised
+from . import first_call
 from .limits import VelocityLimit
 from .request import make_request
 from .result import IKResult
@@ -50,7 +51,6 @@ class IKMethods:
             (PostureTask and CollisionTask excluded), success, iterations, sample, and with
             avoidance min_distance and min_pair. The state is not changed.
         """
-        self._require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         tasks = list(tasks) if isinstance(tasks, list | tuple) else [tasks]
         posture = [t for t in tasks if isinstance(t, PostureTask)]
         if len(posture) > 1:
@@ -109,6 +109,7 @@ class IKMethods:
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
             kernel, avoid_collisions, collision_margin, max_joint_velocity, dt))
         result = run(self, request, [(pos, quat)], init_qpos, seed)
+        first_call.check(self, [link], [pos], result.success)
         if return_info:
             return result
         if return_error:
@@ -146,6 +147,7 @@ class IKMethods:
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
             kernel, avoid_collisions, collision_margin, max_joint_velocity, dt))
         result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
+        first_call.check(self, links, poss, result.success)
         if return_info:
             return result
         if return_error:

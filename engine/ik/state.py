@@ -3,7 +3,8 @@
 
 - ``plans``: each request's kernel tables (:class:`engine.ik.plan.PlanCache`, LRU);
 - ``requests``: the Genesis calls' parameters -> their validated request (:mod:`engine.ik.api`);
-- ``scratch``: the solver's working arrays (:class:`Scratch`).
+- ``scratch``: the solver's working arrays (:class:`Scratch`);
+- ``first_call_checked``: whether the first IK call since build was judged (:mod:`engine.ik.first_call`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class IKState:
         self.requests: OrderedDict = OrderedDict()
         self.scratch = Scratch()
         self.warned_nothing_to_avoid = False  # avoid_collisions found nothing to measure: said once
+        self.first_call_checked = False  # engine.ik.first_call: the first call after build is judged once
 
     def kept_request(self, key, make):
         """The request kept under ``key`` (hashable), or ``make()``'s, then kept."""

@@ -252,7 +252,7 @@ def _raw_robot_issues(data: dict, base_dir: Path) -> list[Issue]:
 
 @functools.lru_cache(maxsize=64)
 def _link_names_cached(path: str, mtime: float, fmt: str) -> tuple[str, ...]:
-    morph = morphs.URDF(file=path) if fmt == "urdf" else morphs.MJCF(file=path)
+    morph = morphs.URDF(file=path, fixed=True) if fmt == "urdf" else morphs.MJCF(file=path)
     with warnings.catch_warnings():  # model warnings (ignored mimics) are the robot's, not the scene's
         warnings.simplefilter("ignore")
         return tuple(model_mod.load(morph).link_names())

@@ -86,7 +86,8 @@ class RobotSpec(SpecModel):
     """``robot: panda`` or ``robot: {file: ..., pos, quat, fixed, scale}``.
 
     ``file``: a catalog name (``ikstudio robots``) or a path to a .urdf / .xml (relative to the scene
-    file). ``fixed`` (URDF only, default true) bolts the root link down; false adds a free joint.
+    file). ``fixed`` (URDF only) bolts the root link down; false adds a free joint. A scene file's
+    default is true (an arm on a table), unlike ``engine.morphs.URDF``'s (Genesis': free).
     """
 
     file: Name

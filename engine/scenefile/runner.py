@@ -219,7 +219,8 @@ class Runner:
             return
         poses = self._target_poses(targets)
         if self._frames is None:
-            self._frames = [self.scene.draw_debug_frame(T) for T in poses]
+            # the scene files' target markers: 10 cm frames (Genesis' default frame is 1 m)
+            self._frames = [self.scene.draw_debug_frame(T, axis_length=0.1, axis_radius=0.005) for T in poses]
         else:
             for handle, T in zip(self._frames, poses):
                 handle.set_pose(T)
@@ -279,7 +280,7 @@ def make_morph(spec: SceneSpec):
     """The engine morph of the spec's robot (catalog name or file resolved)."""
     path, fmt = resolve_robot(spec.robot.file, spec.base_dir)
     r = spec.robot
-    if fmt == "urdf":
+    if fmt == "urdf":  # a scene file's robot is fixed unless it says otherwise (URDF's own default: free)
         return morphs.URDF(file=path, pos=r.pos, quat=r.quat, scale=r.scale,
                            fixed=True if r.fixed is None else r.fixed)
     return morphs.MJCF(file=path, pos=r.pos, quat=r.quat, scale=r.scale)

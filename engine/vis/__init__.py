@@ -13,8 +13,8 @@ and ``scene.draw_debug_*`` pass their calls to it. The kinematics core never imp
     vis.camera                        # Camera: .pos .lookat .up .fov (vertical deg) .res (w, h)
     vis.camera.look_at(pos, target)   # aim;  vis.frame_all(): fit every env cell in view
     vis.camera.project(points)        # world (..., 3) -> pixels (..., 2), x right, y down; numpy only
-    img = vis.update()                # render the current state (no stepping), wait: (H, W, 3) uint8
-    img = vis.render()                # the latest frame (renders one if there is none)
+    img = vis.render()                # render the current state (no stepping), wait: (H, W, 3) uint8
+    vis.update()                      # Genesis' call: renders only for an open window or a recording (else None)
     fut = vis.request_frame()         # concurrent.futures.Future of a frame, for the GUI loop
     vis.set_env_tint(envs_idx, (1, 0, 0, 1))   # tint robots of some envs; rgba=None removes it
     vis.start_recording("out.mp4", fps=30); ...; vis.stop_recording(); vis.is_recording
@@ -26,11 +26,11 @@ Debug objects (visualizer-only; never in the simulation state), all returning a
 :class:`DebugObject` handle; ``T`` or positions may carry a leading n_envs axis (one per env cell),
 else they sit in env ``env_idx`` (default 0)::
 
-    h = scene.draw_debug_frame(T, axis_length=0.1, origin_size=0.015, axis_radius=0.005)
+    h = scene.draw_debug_frame(T, axis_length=1.0, origin_size=0.015, axis_radius=0.01)   # Genesis' defaults
     scene.draw_debug_sphere(pos, radius=0.01, color=(1, 0, 0, 0.5))
     scene.draw_debug_spheres(poss, radius=0.01, color=...)    # poss (N, 3)
     scene.draw_debug_line(start, end, radius=0.002, color=...)
-    scene.draw_debug_arrow(pos, vec, radius=0.006, color=...)
+    scene.draw_debug_arrow(pos, vec=(0, 0, 1), radius=0.01, color=...)
     h.set_pose(T)  # or h.T = T;  then scene.update_debug_objects() re-poses it (no mesh rebuilt)
     scene.clear_debug_object(h); scene.clear_debug_objects()
 

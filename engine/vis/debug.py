@@ -130,6 +130,11 @@ class DebugObject:
         new, batched = as_transforms("T", T, len(self._T) if self._batched else None)
         self._T = new if batched or not self._batched else np.broadcast_to(new, self._T.shape).copy()
 
+    def checked_pose(self, T, name: str = "poses"):
+        """``T`` after checking it is a pose :meth:`set_pose` takes (errors name ``name``)."""
+        as_transforms(name, T, len(self._T) if self._batched else None)
+        return T
+
     @property
     def is_drawn(self) -> bool:
         """False once cleared."""
@@ -243,6 +248,10 @@ class DebugObjects:
         del self._handles[handle.id]
         handle._registry = None
         self.update()
+
+    def holds(self, handle) -> bool:
+        """True when ``handle`` is drawn here (not cleared)."""
+        return isinstance(handle, DebugObject) and handle._registry is self and handle.id in self._handles
 
     def clear(self) -> None:
         for handle in self._handles.values():

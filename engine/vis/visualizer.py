@@ -72,6 +72,7 @@ class Visualizer:
         self._specs: dict = {}
         self._thread: RenderThread | None = None
         self.recorded_frames = 0  # frames in the last finished recording
+        self.skipped_updates = 0  # update() calls that rendered nothing: no window, no recording
         self._lock = threading.Lock()
         self._latest: np.ndarray | None = None
         self._pending: list[Future] = []
@@ -134,7 +135,8 @@ class Visualizer:
         return self._camera.frame_bounds(lo, hi, direction)
 
     # -- debug objects (scene.draw_debug_* delegate here) ----------------------------------------------
-    def draw_debug_frame(self, T, axis_length=0.1, origin_size=0.015, axis_radius=0.005, env_idx=0) -> DebugObject:
+    # Genesis 1.4.5's defaults (a 1 m frame, 1 cm axes; a 1 cm arrow up the z axis)
+    def draw_debug_frame(self, T, axis_length=1.0, origin_size=0.015, axis_radius=0.01, env_idx=0) -> DebugObject:
         return self.debug.frame(T, axis_length, origin_size, axis_radius, env_idx)
 
     def draw_debug_sphere(self, pos, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
@@ -146,10 +148,19 @@ class Visualizer:
     def draw_debug_line(self, start, end, radius=0.002, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
         return self.debug.line(start, end, radius, color, env_idx)
 
-    def draw_debug_arrow(self, pos, vec, radius=0.006, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
+    def draw_debug_arrow(self, pos, vec=(0, 0, 1), radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
         return self.debug.arrow(pos, vec, radius, color, env_idx)
 
-    def update_debug_objects(self) -> None:
+    def update_debug_objects(self, objs=None, poses=None) -> None:
+        """Re-pose moved handles; with ``objs`` and ``poses`` first set each handle's pose (all
+        checked before any is set)."""
+        if objs is not None:
+            for handle in objs:
+                if not isinstance(handle, DebugObject) or not self.debug.holds(handle):
+                    raise InvalidValueError(f"objs: {handle!r} is not a debug object drawn in this scene")
+            checked = [handle.checked_pose(T) for handle, T in zip(objs, poses, strict=True)]
+            for handle, T in zip(objs, checked, strict=True):
+                handle.set_pose(T)
         self.debug.update()
 
     def clear_debug_object(self, handle) -> None:
@@ -324,20 +335,27 @@ class Visualizer:
         if viewer is not None:
             viewer.show(image)
 
-    def update(self, force: bool = True, auto: bool | None = None) -> np.ndarray:
-        """Render the current state (no stepping) and wait for it; returns the image (H, W, 3) uint8.
-        While recording, the frame is appended to the video; an open viewer window shows it.
-        ``force`` and ``auto`` are Genesis' arguments, accepted: every call renders."""
+    def update(self, force: bool = True, auto: bool | None = None) -> np.ndarray | None:
+        """Show the current state (no stepping) to whoever looks: with a viewer window open or a
+        recording running, render it, wait, and return the image (H, W, 3) uint8 (appended to the
+        video while recording). With nobody looking, render nothing and return None, as Genesis
+        does without a viewer (it marks its renderers stale; its cameras draw when asked): the
+        next :meth:`render` draws the state as it is then. ``force`` and ``auto`` are Genesis'
+        arguments, accepted."""
         inputs.as_flag("force", force)
-        return self.request_frame().result()
+        if self._closed:
+            raise StateError("the visualizer is closed")
+        if self.viewer is not None or self._recorder is not None:
+            return self.request_frame().result()
+        self.skipped_updates += 1
+        return None
 
     def render(self) -> np.ndarray:
-        """The latest frame (H, W, 3) uint8, after any frame still being drawn; draws one if none yet."""
+        """Render the current state and return it (H, W, 3) uint8, after any frame still being
+        drawn; not appended to a recording."""
         for fut in list(self._pending):
             fut.result()
-        if self._latest is None:
-            return self.update()
-        return self._latest
+        return self.request_frame(record=False).result()
 
     # -- recording ----------------------------------------------------------------------------------
     @property
