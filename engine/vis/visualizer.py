@@ -27,6 +27,7 @@ from .recorder import VideoRecorder
 from .renderer import FrameRequest, RenderThread
 
 AUTO_DECIMATE_ENVS = 16  # lod=None: "decimated" from this many envs up
+AUTO_DECIMATE_TRIANGLES = 300_000  # lod=None: "decimated" too past this many triangles (Baxter: 410k an env)
 DEFAULT_RES = (1280, 720)
 
 
@@ -36,8 +37,8 @@ class Visualizer:
     ``res`` (width, height) px (None: ``scene.viewer_options.res``, else 1280x720); ``camera`` a
     :class:`Camera` (default: placed by the scene's viewer options when they set a camera field,
     else framed on all envs when first needed); ``lod`` "full" | "decimated" | None (decimated
-    when n_envs >= 16); ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid``
-    the ground grid; ``bg_color`` and ``ambient_light`` (None: the scene's ``vis_options``). The
+    when n_envs >= 16, or when the envs' full meshes hold more than ``AUTO_DECIMATE_TRIANGLES``);
+    ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid`` the ground grid; ``bg_color`` and ``ambient_light`` (None: the scene's ``vis_options``). The
     scene's ``vis_options`` also choose the world and link frames and the envs drawn.
     """
 
@@ -59,6 +60,7 @@ class Visualizer:
             self._camera.look_at(viewer_options.camera_pos, viewer_options.camera_lookat, viewer_options.camera_up)
             self._auto_frame = False
         self._lod = lod
+        self._triangles: int | None = None
         self.max_faces_per_mesh = inputs.as_positive("max_faces_per_mesh", max_faces_per_mesh, integer=True)
         self.show_grid = bool(show_grid)
         self.bg_color = as_color("bg_color", vis_options.background_color if bg_color is None else bg_color)
@@ -104,7 +106,17 @@ class Visualizer:
         """The level of detail in use: the one given, else by env count once the scene is built."""
         if self._lod is not None:
             return self._lod
-        return "decimated" if self._scene.is_built and self._scene.n_batch >= AUTO_DECIMATE_ENVS else "full"
+        if not self._scene.is_built:
+            return "full"
+        n = self._scene.n_batch
+        heavy = n * self._full_triangles() > AUTO_DECIMATE_TRIANGLES
+        return "decimated" if n >= AUTO_DECIMATE_ENVS or heavy else "full"
+
+    def _full_triangles(self) -> int:
+        """Triangles of one env's robots at full detail (their meshes are loaded on first call)."""
+        if self._triangles is None:
+            self._triangles = sum(meshes.tree_triangles(entity.tree) for entity in self._scene.entities)
+        return self._triangles
 
     @property
     def render_thread_id(self) -> int | None:
