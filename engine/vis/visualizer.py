@@ -38,8 +38,9 @@ class Visualizer:
     :class:`Camera` (default: placed by the scene's viewer options when they set a camera field,
     else framed on all envs when first needed); ``lod`` "full" | "decimated" | None (decimated
     when n_envs >= 16, or when the envs' full meshes hold more than ``AUTO_DECIMATE_TRIANGLES``);
-    ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid`` the ground grid; ``bg_color`` and ``ambient_light`` (None: the scene's ``vis_options``). The
-    scene's ``vis_options`` also choose the world and link frames and the envs drawn.
+    ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid`` the ground grid;
+    ``bg_color`` and ``ambient_light`` (None: the scene's ``vis_options``). The scene's
+    ``vis_options`` also choose the world and link frames and the envs drawn.
     """
 
     def __init__(self, scene, res=None, camera: Camera | None = None, lod: str | None = None,
