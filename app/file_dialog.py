@@ -17,7 +17,8 @@ from pathlib import Path
 
 import dearpygui.dearpygui as dpg
 
-DOUBLE_CLICK_S = 0.6  # two clicks on one entry within this long open it
+DOUBLE_CLICK_S = 0.6  # two clicks on one entry within this long, or ...
+DOUBLE_CLICK_FRAMES = 4  # ... within this many GUI frames (a slow frame's clicks reach the next ones), open it
 MAX_ENTRIES = 400  # a folder with more lists its first ones (folders first)
 
 
@@ -67,7 +68,7 @@ class FileDialog:
         self.folder = Path.cwd()
         self.entries: list[dict] = []
         self._rows: list[int] = []
-        self._last_click: tuple[str, float] | None = None
+        self._last_click: tuple[str, float, int] | None = None  # (entry, time, GUI frame)
         with dpg.window(tag=tag, label=title, show=False, width=720, height=460, pos=(140, 90), no_collapse=True,
                         on_close=self.hide):
             with dpg.group(horizontal=True):
@@ -129,11 +130,12 @@ class FileDialog:
     # -- choosing -----------------------------------------------------------------------------------
     def click(self, entry: dict) -> None:
         """One click on an entry: picked (a file's name goes to the name field); the second click
-        on it within DOUBLE_CLICK_S opens it."""
-        now = time.monotonic()
-        double = self._last_click is not None and self._last_click[0] == entry["name"] \
-            and now - self._last_click[1] <= DOUBLE_CLICK_S
-        self._last_click = None if double else (entry["name"], now)
+        on it within DOUBLE_CLICK_S, or DOUBLE_CLICK_FRAMES frames, opens it."""
+        now, frame = time.monotonic(), dpg.get_frame_count()
+        last = self._last_click
+        double = last is not None and last[0] == entry["name"] and (
+            now - last[1] <= DOUBLE_CLICK_S or frame - last[2] <= DOUBLE_CLICK_FRAMES)
+        self._last_click = None if double else (entry["name"], now, frame)
         for row in self._rows:  # one row lit: the one picked
             dpg.set_value(row, dpg.get_item_user_data(row) is entry)
         if entry["kind"] == "file":
@@ -174,7 +176,6 @@ class FileDialog:
             rect = [*state["rect_min"], *state["rect_max"]] if state.get("visible") and "rect_min" in state else None
             entries.append({**entry, "rect": rect})
         buttons = [dpg.get_item_label(f"{self.tag}_{b}") for b in ("up", "ok", "cancel")]
-        state = dpg.get_item_state(self.tag)
+        (x, y), (w, h) = dpg.get_item_pos(self.tag), dpg.get_item_rect_size(self.tag)
         return {"shown": self.shown, "title": dpg.get_item_label(self.tag), "folder": str(self.folder),
-                "entries": entries, "buttons": buttons,
-                "rect": [*state["rect_min"], *state["rect_max"]] if "rect_min" in state else None}
+                "entries": entries, "buttons": buttons, "rect": [x, y, x + w, y + h]}

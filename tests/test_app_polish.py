@@ -37,6 +37,16 @@ targets:
 """
 
 
+def press_ctrl(app, key: str) -> None:
+    """ctrl+``key`` with ctrl held over several GUI frames (a quick one can reach a slow frame with
+    ctrl already up)."""
+    app.xdotool("keydown", "ctrl")
+    app.wait_frames(2)
+    app.xdotool("key", key)
+    app.wait_frames(2)
+    app.xdotool("keyup", "ctrl")
+
+
 def inside(rect, outer, slack: float = 1.0) -> bool:
     return (rect[0] >= outer[0] - slack and rect[1] >= outer[1] - slack and rect[2] <= outer[2] + slack
             and rect[3] <= outer[3] + slack)
@@ -138,7 +148,7 @@ def test_file_dialog_scene_switch_and_save(launch, display, tmp_path):
 
     # ctrl+O: a titled dialog on the scene's folder, links to folders listed, sizes in B/KB, plain buttons
     app.xdotool("mousemove", 5, 5)
-    app.xdotool("key", "ctrl+o")
+    press_ctrl(app, "o")
     r = app.wait_report(lambda r: "open_scene_dialog" in r.get("dialogs", {}) and all(
         e["rect"] for e in r["dialogs"]["open_scene_dialog"]["entries"]), timeout=30)
     dialog = r["dialogs"]["open_scene_dialog"]
@@ -197,7 +207,7 @@ def test_file_dialog_scene_switch_and_save(launch, display, tmp_path):
 
     # ctrl+S saves the scene: no float noise, no nulls
     app.xdotool("mousemove", 5, 5)
-    app.xdotool("key", "ctrl+s")
+    press_ctrl(app, "s")
     app.wait_report(lambda r: any("saved" in m[1] for m in r["messages"]), timeout=30)
     text = (tmp_path / "other.yaml").read_text()
     assert "null" not in text, text
