@@ -120,3 +120,22 @@ def test_a_heavy_robot_is_decimated_at_any_env_count(n_envs, expected):
         assert vis.lod == "full"
     finally:
         vis.close()
+
+
+def test_links_drawn_alike_share_one_instanced_mesh():
+    """Baxter's two arms use the same mesh files at the same origins: one mesh each, drawn for both
+    arms in every env (tests/test_vis_silhouettes.py checks that every part still shows)."""
+    from engine.vis import Visualizer
+
+    engine.init(backend="cpu", precision="32")
+    scene = engine.Scene()
+    robot = scene.add_entity(morphs.from_file("baxter"))
+    scene.build(n_envs=2)
+    vis = Visualizer(scene, res=(64, 36))
+    try:
+        meshes_drawn, links = vis.link_meshes
+    finally:
+        vis.close()
+    with_visuals = sum(1 for link in robot.tree.links if link.visuals)
+    assert links == with_visuals
+    assert meshes_drawn <= with_visuals - 14, (meshes_drawn, with_visuals)  # 7 arm links + gripper parts twice

@@ -190,6 +190,19 @@ def coarse_primitive(visual):
 
 
 # -- link visuals -------------------------------------------------------------------------------
+def visuals_signature(link) -> tuple | None:
+    """What a link's merged mesh is made of (each visual's kind or mesh file, size, pose and colour),
+    so that links drawn alike share one instanced mesh; None for a link with in-memory mesh data
+    (not compared)."""
+    out = []
+    for v in link.visuals:
+        if v.mesh_data is not None:
+            return None
+        out.append((v.kind, str(v.mesh_file), bool(v.mesh_colors),
+                    *(tuple(np.round(np.asarray(a, float), 9).tolist()) for a in (v.size, v.pos, v.quat, v.rgba))))
+    return tuple(out)
+
+
 def tree_triangles(tree) -> int:
     """Triangles of every visual of ``tree`` at full detail (mesh files are read on first call)."""
     total = 0

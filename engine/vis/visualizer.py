@@ -71,7 +71,7 @@ class Visualizer:
         self._viewer = None
         self.debug = DebugObjects(scene)
         self._tint: np.ndarray | None = None  # (n_batch, 4), NaN rows untinted
-        self._link_specs: list | None = None  # [(entity idx, link idx, key)]
+        self._link_specs: list | None = None  # [(entity idx, link indices sharing one mesh, key)]
         self._specs: dict = {}
         self._thread: RenderThread | None = None
         self.recorded_frames = 0  # frames in the last finished recording
@@ -112,6 +112,13 @@ class Visualizer:
         n = self._scene.n_batch
         heavy = n * self._full_triangles() > AUTO_DECIMATE_TRIANGLES
         return "decimated" if n >= AUTO_DECIMATE_ENVS or heavy else "full"
+
+    @property
+    def link_meshes(self) -> tuple[int, int]:
+        """(instanced link meshes, links drawn) per env: links drawn alike (the same visuals) share
+        one mesh, so one draw call draws them in every env (Baxter: 24 meshes for 38 links)."""
+        self._ensure_meshes()
+        return len(self._link_specs), sum(len(links) for _, links, _ in self._link_specs)
 
     def _full_triangles(self) -> int:
         """Triangles of one env's robots at full detail (their meshes are loaded on first call)."""
@@ -233,11 +240,19 @@ class Visualizer:
         self._scene._require_built()
         lod, link_specs = self.lod, []
         for e, entity in enumerate(self._scene.entities):
+            shared: dict = {}  # links whose visuals are the same (Baxter's two arms): one mesh, more instances
             for i, (link_idx, spec) in enumerate(meshes.link_specs(entity.tree, lod, self.max_faces_per_mesh)):
+                same = meshes.visuals_signature(entity.tree.links[link_idx])
+                if same is not None and same in shared:
+                    shared[same][1].append(link_idx)
+                    continue
                 key = ("link", e, link_idx, i)
                 self._specs[key] = spec
-                link_specs.append((e, link_idx, key))
-        self._link_specs = link_specs
+                entry = (e, [link_idx], key)
+                link_specs.append(entry)
+                if same is not None:
+                    shared[same] = entry
+        self._link_specs = [(e, np.asarray(links), key) for e, links, key in link_specs]
         offsets = self._scene.envs_offset()
         margin = np.array([0.6, 0.6]) + 0.5 * self._scene.env_spacing
         ground = meshes.ground_specs(offsets[:, :2].min(axis=0) - margin, offsets[:, :2].max(axis=0) + margin)
@@ -273,7 +288,7 @@ class Visualizer:
                 k = key if color is None else key + (color,)
                 if color is not None and k not in self._specs:
                     self._specs[k] = self._specs[key].tinted(color)
-                poses[k] = link_T[e][envs, link_idx]
+                poses[k] = link_T[e][envs][:, link_idx].reshape(-1, 4, 4)
         overlays = [("debug", self.debug.instance_poses(offsets))]
         options = self.vis_options
         if options.show_world_frame:
