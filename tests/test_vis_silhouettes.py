@@ -148,7 +148,7 @@ def test_every_catalog_robot_is_drawn_whole(name):
         expected = reference_mask(parts, camera)
     except Exception as err:  # no offscreen GL in this environment
         skip_or_fail(f"no offscreen GL here: {err}")
-    assert expected.sum() > 0.05 * expected.size, f"{name}: the reference silhouette is nearly empty"
+    assert expected.sum() > 0.005 * expected.size, f"{name}: the reference silhouette is nearly empty"  # thin: 1 %
     for lod in ("full", "decimated"):
         vis = Visualizer(scene, res=RES, camera=camera.copy(), lod=lod, show_grid=False)
         vis.vis_options = vis.vis_options.model_copy(update={"show_world_frame": False, "show_link_frame": False})
