@@ -1,7 +1,7 @@
 """The app's collision widgets (dearpygui -> controller calls): the solver panel's avoidance switch
 and margin (one row), and a Collisions section at the foot of the right panel (the sphere toggle,
 the obstacle whose gizmo shows, its position typed in). :mod:`app.panels` calls
-:func:`solver_rows`, :func:`section`, :func:`refresh` and :func:`readout_line`; errors go to the
+:func:`solver_rows`, :func:`section`, :func:`refresh` and :func:`readout_lines`; errors go to the
 status line through the panels' guard.
 """
 
@@ -83,9 +83,10 @@ def refresh(app, set_unless_active) -> None:
         set_unless_active("obstacle_pos", list(ed.pose(ed.selected)[0]))
 
 
-def readout_line(c) -> str:
-    """The collision line of the readouts: % of envs whose current answer collides."""
+def readout_lines(c) -> list[str]:
+    """The two collision lines of the readouts: % of envs whose current answer collides, and why
+    nothing is checked when nothing is (each short enough for the side panel)."""
     colliding = c.view.colliding
     if colliding is None:
-        return "in collision: not checked (no obstacles, avoidance off)"
-    return f"in collision {100.0 * colliding.mean():5.1f} %   ({int(colliding.sum())} of {colliding.size} envs)"
+        return ["in collision: not checked", "  (no obstacles, avoidance off)"]
+    return [f"in collision {100.0 * colliding.mean():5.1f} %", f"  ({int(colliding.sum())} of {colliding.size} envs)"]

@@ -168,6 +168,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             return False
         new_scene = self.view is None or snap.generation != self.view.generation
         first = self.view is None
+        envs_before = None if first else len(self.view.offsets)
         self.view = snap
         if new_scene:
             if snap.keep_edits and not first:
@@ -182,6 +183,8 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
                 self.targets = TargetEditor(self)
                 self.obstacles = ObstacleEditor(self)
             self._camera_from_spec()
+            if snap.keep_edits and envs_before is not None and len(snap.offsets) != envs_before:
+                self.frame_all()  # another env count: the old framing is far too wide, or leaves envs out
             self.selected_env = self.nearest_env()  # in front: its gizmo and robot are the largest on screen
         return True
 
@@ -245,7 +248,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             self.error("save: this scene has no file yet; choose a path")
             return False
         self._camera_to_spec()
-        ok = self._try(f"cannot save {path}", lambda: scenefile.save(self.spec, path))
+        ok = self._try(f"cannot save {path}", lambda: scenefile.save(self.spec, path, tidy=True))  # no float noise
         if ok:
             self.info(f"saved {path}")
         return ok

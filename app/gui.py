@@ -141,7 +141,7 @@ class App:
             if not pressed:
                 continue
             if owner in FILE_DIALOGS and code == dpg.mvKey_Escape:
-                dpg.hide_item(owner)
+                self.dialogs[owner].hide()
             if owner is not None:
                 continue
             for name, key_code in KEY_CODES.items():
@@ -163,8 +163,8 @@ class App:
             "toggle_manual": c.toggle_manual, "reset_scene": c.reset_scene,
             "toggle_gizmo_space": c.targets.toggle_space, "reset_targets": c.targets.reset_all,
             "screenshot": self.screenshot, "undo": c.history.undo, "redo": c.history.redo,
-            "save_scene": lambda: c.save_scene() if c.spec.source else dpg.show_item("save_dialog"),
-            "open_scene": lambda: dpg.show_item("open_scene_dialog"),
+            "save_scene": lambda: c.save_scene() if c.spec.source else self.show_dialog("save_dialog"),
+            "open_scene": lambda: self.show_dialog("open_scene_dialog"),
         }
         try:
             actions[action]()
@@ -172,6 +172,14 @@ class App:
             c.error(f"{action}: {err}", key=f"action {action}")
         else:
             c.resolve(f"action {action}")
+
+    def show_dialog(self, tag: str) -> None:
+        """Open one of the file dialogs: on the current scene file's folder (a save: with its name),
+        else on the working folder."""
+        source = self.controller.spec.source
+        folder = Path(source).resolve().parent if source else None
+        name = Path(source).name if source and tag == "save_dialog" else None
+        self.dialogs[tag].show(folder, name)
 
     def toggle_help(self) -> None:
         self.show_help = not self.show_help

@@ -106,6 +106,10 @@ class ObstacleEditor:
     def hover_at(self, px: float, py: float) -> None:
         self.hover = self.pick(px, py)
 
+    def clear_hover(self) -> None:
+        """No handle of its gizmo is under the cursor (or a target's is nearer)."""
+        self.hover = None
+
     @property
     def dragging(self) -> bool:
         return self._drag is not None

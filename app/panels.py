@@ -19,6 +19,7 @@ from engine.scenefile.errors import one_line
 from . import collision_panel, keybinds, recording
 from . import status as status_mod
 from .controller import MAX_ENVS
+from .file_dialog import FileDialog
 from .targets import ROT_MODES, rpy_of
 
 ROT_LABELS = {"full": "full", "align x": "x", "align y": "y", "align z": "z", "free": "free"}  # "align" before x
@@ -33,8 +34,10 @@ ACTIVE_RGB = (51, 105, 173, 255)
 STATUS_COLORS = {"error": (255, 95, 85, 255), "warning": (240, 180, 70, 255), "info": (200, 200, 200, 255)}
 STATUS_LINES = 2
 RECORD_FPS = 30.0
-READOUT_LINES = 6  # the readouts always have this many lines, so the sections below never move
+READOUT_LINES = 8  # the readouts always have this many lines, so the sections below never move
 SIDE_TEXT_WRAP = 300  # px: text in the side panels wraps at this width
+CATALOG_ROWS = 5  # robots the catalog list shows at once
+CATALOG_ROW_H = 17  # px per catalog row (the default font's 13 px and 4 px of item spacing)
 JOINT_ROW_H = 23  # px per joint slider
 JOINTS_MAX_H = 260  # the joint sliders scroll inside this height, so the targets stay on screen
 
@@ -69,10 +72,10 @@ def menu_bar(app) -> None:
     c = app.controller
     with dpg.menu_bar():
         with dpg.menu(label="File"):
-            dpg.add_menu_item(label="Open scene...  (ctrl+O)", callback=lambda: dpg.show_item("open_scene_dialog"))
+            dpg.add_menu_item(label="Open scene...  (ctrl+O)", callback=lambda: app.show_dialog("open_scene_dialog"))
             dpg.add_menu_item(label="Save scene  (ctrl+S)", callback=lambda: app.run_action("save_scene"))
-            dpg.add_menu_item(label="Save scene as...", callback=lambda: dpg.show_item("save_dialog"))
-            dpg.add_menu_item(label="Open robot file...", callback=lambda: dpg.show_item("open_robot_dialog"))
+            dpg.add_menu_item(label="Save scene as...", callback=lambda: app.show_dialog("save_dialog"))
+            dpg.add_menu_item(label="Open robot file...", callback=lambda: app.show_dialog("open_robot_dialog"))
             dpg.add_menu_item(label="Screenshot  (P)", callback=lambda: app.run_action("screenshot"))
         with dpg.menu(label="View"):
             for name in ("front", "side", "top", "iso"):
@@ -88,10 +91,11 @@ def left_panel(app) -> None:
     with dpg.collapsing_header(label="Robot", default_open=True):
         dpg.add_text("", tag="robot_name")
         dpg.add_input_text(hint="search the catalog", tag="robot_filter", width=-1,
-                           callback=lambda s, a: _filter_catalog(a))
-        dpg.add_listbox(_catalog(""), tag="robot_list", num_items=5, width=-1)
+                           callback=lambda s, a: _filter_catalog(app, a))
+        dpg.add_child_window(tag="robot_list", height=CATALOG_ROWS * CATALOG_ROW_H + 8, width=-1, border=True)
+        _filter_catalog(app, "")
         dpg.add_button(label="Load selected robot", tag="robot_load", width=-1,
-                       callback=lambda: c.load_robot(dpg.get_value("robot_list").split("  ")[0]))
+                       callback=lambda: c.load_robot(app.robot_choice.split("  ")[0]))
     with dpg.collapsing_header(label="Environments", default_open=True):
         dpg.add_input_int(label="n_envs", tag="n_envs", default_value=c.n_envs, min_value=1, max_value=MAX_ENVS,
                           min_clamped=True, max_clamped=True, on_enter=True, width=120,
@@ -122,8 +126,9 @@ def left_panel(app) -> None:
         collision_panel.solver_rows(app, _guard)
     with dpg.collapsing_header(label="Readouts", default_open=True):
         dpg.add_text("\n" * (READOUT_LINES - 1), tag="readouts")
-        with dpg.plot(height=110, width=-1, tag="plot"):
-            dpg.add_plot_legend()
+        with dpg.plot(height=120, width=-1, tag="plot"):
+            dpg.add_plot_legend(tag="plot_legend", outside=True, location=dpg.mvPlot_Location_North,
+                                horizontal=True)  # above the plot, off its data
             dpg.add_plot_axis(dpg.mvXAxis, label="s", tag="plot_x")
             with dpg.plot_axis(dpg.mvYAxis, label="ms / %", tag="plot_y"):
                 dpg.add_line_series([], [], label="IK ms", tag="series_ik")
@@ -140,13 +145,65 @@ def left_panel(app) -> None:
         dpg.add_text("", tag="record_info", wrap=SIDE_TEXT_WRAP)
 
 
-def _filter_catalog(filter_text: str) -> None:
+def _new_scene(app) -> None:
+    """A scene was installed: when its robot is another one, the link search starts empty and the
+    catalog shows the robot loaded; when its file is another one, a record path still at the old
+    file's default follows the new file."""
+    c = app.controller
+    robot = (c.robot.tree.name, str(c.spec.robot.file))
+    if getattr(app, "_robot_shown", None) != robot:
+        app._robot_shown = robot
+        dpg.set_value("add_link_filter", "")
+        item = catalog_item(c.spec.robot.file, c.spec.source)
+        if item is not None:
+            if item not in app.catalog_rows:
+                dpg.set_value("robot_filter", "")
+                _filter_catalog(app, "")
+            _pick_robot(app, item, scroll=True)
+    default = str(_record_default(app))
+    before = getattr(app, "_record_default_shown", None)
+    if before != default:
+        if before is None or dpg.get_value("record_path") in (before, ""):
+            dpg.set_value("record_path", default)
+        app._record_default_shown = default
+
+
+def catalog_item(robot_file, scene_file=None) -> str | None:
+    """The catalog list's entry of a scene's robot (a catalog name, or a robot file that the
+    catalog holds, relative to the scene file's folder or absolute), or None if it has none."""
+    text = str(robot_file)
+    candidates = [text]
+    if scene_file is not None and not Path(text).is_absolute():
+        candidates.append(str(Path(scene_file).resolve().parent / text))
+    for cand in candidates:
+        try:
+            name = assets.resolve(cand).name
+        except (KeyError, OSError, ValueError):
+            continue
+        return next((item for item in _catalog("") if item.split("  ")[0] == name), None)
+    return None
+
+
+def _filter_catalog(app, filter_text: str) -> None:
     """Show the catalog entries matching the search box; the first is picked when the one picked
     before is filtered out (so "Load selected robot" loads what the list shows)."""
     items = _catalog(filter_text)
-    dpg.configure_item("robot_list", items=items)
-    if items and dpg.get_value("robot_list") not in items:
-        dpg.set_value("robot_list", items[0])
+    dpg.delete_item("robot_list", children_only=True)
+    app.catalog_rows = {item: dpg.add_selectable(label=item, parent="robot_list", user_data=item,
+                                                 callback=lambda s, a, u: _pick_robot(app, u))
+                        for item in items}
+    choice = getattr(app, "robot_choice", "")
+    _pick_robot(app, choice if choice in items or not items else items[0])
+
+
+def _pick_robot(app, item: str, scroll: bool = False) -> None:
+    """Light the catalog entry ``item`` (alone); ``scroll``: bring it into the list's view."""
+    app.robot_choice = item
+    for name, row in app.catalog_rows.items():
+        dpg.set_value(row, name == item)
+    if scroll and item in app.catalog_rows:
+        index = list(app.catalog_rows).index(item)
+        dpg.set_y_scroll("robot_list", max(0.0, (index - CATALOG_ROWS // 2) * CATALOG_ROW_H))
 
 
 def _catalog(filter_text: str) -> list[str]:
@@ -163,8 +220,7 @@ def _browse_record(app) -> None:
     """The file dialog for the video, in the folder of the path in the box (beside the scene)."""
     path = Path(dpg.get_value("record_path") or _record_default(app)).expanduser()
     folder = path.parent if path.parent.is_dir() else Path.cwd()
-    dpg.configure_item("record_dialog", default_path=str(folder), default_filename=path.stem)
-    dpg.show_item("record_dialog")
+    app.dialogs["record_dialog"].show(folder, path.name)
 
 
 def _toggle_record(app) -> None:
@@ -199,11 +255,12 @@ def right_panel(app) -> None:
         dpg.add_listbox([], tag="add_link", num_items=4, width=-1)
         dpg.add_button(label="Add target on the selected link", tag="add_target", width=-1,
                        callback=lambda: _add_target(app))
-        with dpg.group(horizontal=True):
+        with dpg.group(horizontal=True):  # two rows: one is wider than the panel once its scrollbar shows
             dpg.add_button(label="Undo", callback=lambda: app.run_action("undo"))
             dpg.add_button(label="Redo", callback=lambda: app.run_action("redo"))
             dpg.add_button(label="Reset all (T)", callback=lambda: app.run_action("reset_targets"))
-            dpg.add_button(label="Local/World (L)", callback=lambda: app.run_action("toggle_gizmo_space"))
+        dpg.add_button(label="Local/World (L)", tag="toggle_space",
+                       callback=lambda: app.run_action("toggle_gizmo_space"))
         dpg.add_group(tag="targets")
     collision_panel.section(app, _guard)
 
@@ -317,6 +374,7 @@ def refresh(app) -> None:
     shape = c.view.generation
     if getattr(app, "_joints_for", None) != shape:
         app._joints_for = shape
+        _new_scene(app)
         _build_joints(app)
         _set_unless_active("n_envs", c.n_envs)
         _set_unless_active("spacing", list(c.spec.envs.env_spacing))  # a new robot's comes from its reach
@@ -338,8 +396,8 @@ def refresh(app) -> None:
     m = c.metrics.last
     state = "manual" if c.manual else ("playing" if c.playing else "paused")
     gui_fps, images = app.rates()
-    lines = [f"GUI {gui_fps:4.0f} fps   images {images:4.1f}/s   solves {c.metrics.fps:4.0f}/s",
-             f"{state}   envs {c.n_envs}   {_backend_line()}"]
+    lines = [f"GUI {gui_fps:3.0f} fps  images {images:4.1f}/s  solves {c.metrics.fps:3.0f}/s",
+             f"{state}   envs {c.n_envs}", _backend_line()]
     if m is not None:
         lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
@@ -347,9 +405,11 @@ def refresh(app) -> None:
     else:  # as many lines before the first solve as after: the sections below never move under the mouse
         lines += ["IK     -- ms   render     -- ms", "converged    -- %   failed --",
                   "worst pos     -- mm   rot    -- deg"]
-    lines.append(collision_panel.readout_line(c))
+    lines += collision_panel.readout_lines(c)
+    width = max(dpg.get_item_rect_size("left")[0] - 36, 100)  # inside the panel, its scrollbar and padding
+    lines = [status_mod.fit(line, width, 1, _measure)[0] for line in lines]
     collision_panel.refresh(app, _set_unless_active)
-    dpg.set_value("readouts", "\n".join(lines))
+    dpg.set_value("readouts", "\n".join(lines + [""] * (READOUT_LINES - len(lines))))
     xs, ys = c.metrics.series("ik_ms")
     dpg.set_value("series_ik", [xs, ys])
     xs, ys = c.metrics.series("converged")
@@ -384,31 +444,18 @@ def help_window(app) -> None:
 
 
 def file_dialogs(app) -> None:
+    """The four file dialogs (:mod:`app.file_dialog`), as ``app.dialogs[tag]``."""
     c = app.controller
 
-    def opened(kind):
-        def callback(sender, data):
-            path = data.get("file_path_name")
-            if not path:
-                return
-            if kind == "record":
-                dpg.set_value("record_path", path)
-            elif kind == "scene":
-                c.open_scene(path)
-            elif kind == "robot":
-                c.load_robot(path)
-            else:
-                c.save_scene(path)
-        return callback
+    def set_record_path(path: str) -> None:
+        dpg.set_value("record_path", path)
 
-    for tag, kind, exts in (("open_scene_dialog", "scene", (".yaml", ".yml")),
-                            ("save_dialog", "save", (".yaml",)),
-                            ("open_robot_dialog", "robot", (".urdf", ".xml")),
-                            ("record_dialog", "record", recording.VIDEO_SUFFIXES)):
-        with dpg.file_dialog(tag=tag, show=False, callback=opened(kind), width=700, height=420,
-                             default_filename="scene" if kind == "save" else "."):
-            for ext in exts:
-                dpg.add_file_extension(ext)
+    app.dialogs = {d.tag: d for d in (
+        FileDialog("open_scene_dialog", "Open scene", (".yaml", ".yml"), c.open_scene),
+        FileDialog("save_dialog", "Save scene as", (".yaml", ".yml"), c.save_scene, save=True),
+        FileDialog("open_robot_dialog", "Open robot file (URDF or MJCF)", (".urdf", ".xml"), c.load_robot),
+        FileDialog("record_dialog", "Record video to", recording.VIDEO_SUFFIXES, set_record_path, save=True,
+                   action="Choose"))}
 
 
 def _backend_line() -> str:

@@ -36,14 +36,36 @@ class PointerMixin:
             return None
         return int(env), self.robot.links[int(link)].name
 
+    def gizmo_under(self, px: float, py: float) -> tuple[object, float, str] | None:
+        """``(editor, pixel distance, name)`` of the gizmo handle nearest to pixel (px, py) over the
+        selected obstacle's gizmo and every target's (the obstacle's on a tie), or None: hover and
+        grab both go to this one, so overlapping gizmos never light or move together. ``name``: the
+        target's link, or the obstacle's name."""
+        best = None
+        for editor in (self.obstacles, self.targets):
+            if editor is None:
+                continue
+            found = editor.pick(px, py)
+            if found is None:
+                continue
+            if editor is self.targets:
+                i, hit = found
+                name = self.targets.targets[i].link
+            else:
+                hit, name = found, editor.names()[editor.selected]
+            if best is None or hit.distance_px < best[1] - 0.5:
+                best = (editor, hit.distance_px, name)
+        return best
+
     def pointer_down(self, button: str, px: float, py: float, shift: bool = False, ctrl: bool = False) -> str:
         """A button went down at pixel (px, py): grab a gizmo handle, else orbit (left), pan
         (middle, or shift + left); ctrl + left picks a link (a click adds a target to it). Returns
         the mode: "gizmo", "orbit", "pan" or "pick"."""
         grabbed = None
         if button == "left" and not shift:
-            editors = [e for e in (self.obstacles, self.targets) if e is not None]
-            grabbed = next((e for e in editors if e.begin_drag(px, py)), None)
+            nearest = self.gizmo_under(px, py)
+            if nearest is not None and nearest[0].begin_drag(px, py):
+                grabbed = nearest[0]
         if grabbed is not None:
             mode = "gizmo"
         elif button == "left" and ctrl:
@@ -60,9 +82,14 @@ class PointerMixin:
         """The mouse moved: drag what was grabbed (``ctrl`` snaps gizmo drags), or hover-highlight."""
         p = self._pointer
         if p is None:
-            self.targets.hover_at(px, py)
-            if self.obstacles is not None:
-                self.obstacles.hover_at(px, py)
+            nearest = self.gizmo_under(px, py)
+            for editor in (self.obstacles, self.targets):
+                if editor is None:
+                    continue
+                if nearest is not None and editor is nearest[0]:
+                    editor.hover_at(px, py)
+                else:
+                    editor.clear_hover()
             return
         dx, dy = px - p["last"][0], py - p["last"][1]
         p["last"], p["ctrl"] = (px, py), ctrl

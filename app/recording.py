@@ -121,7 +121,8 @@ class Recorder:
 
 def draw_primitives(image: np.ndarray, prims) -> np.ndarray:
     """A copy of ``image`` with ``prims`` drawn: ("line" | "arrow", points, rgba, width), ("polygon",
-    points, rgba fill, rgba outline), ("circle", centre, radius, rgba); points in image pixels."""
+    points, rgba fill, rgba outline), ("circle", centre, radius, rgba), ("text", top-left corner,
+    text, rgba, height px); points in image pixels."""
     from PIL import Image, ImageDraw
 
     base = Image.fromarray(image).convert("RGBA")
@@ -146,6 +147,8 @@ def draw_primitives(image: np.ndarray, prims) -> np.ndarray:
         elif p[0] == "circle":
             (x, y), r = (float(v) for v in p[1]), p[2]
             draw.ellipse((x - r, y - r, x + r, y + r), fill=tuple(p[3]))
+        elif p[0] == "text":
+            draw.text(tuple(float(v) for v in p[1]), p[2], fill=tuple(p[3]))
     return np.asarray(Image.alpha_composite(base, layer).convert("RGB"))
 
 

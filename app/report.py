@@ -18,7 +18,8 @@ from . import gizmo as gz
 
 REPORT_WIDGETS = ("robot_filter", "robot_list", "robot_load", "n_envs", "spacing", "solver_max_samples",
                   "solver_damping", "record_path", "record_button", "record_browse", "selected_env", "add_link",
-                  "add_link_filter", "add_target", "status")  # their screen rects go in the report
+                  "add_link_filter", "add_target", "status", "toggle_space", "readouts",
+                  "plot", "left", "right")  # their screen rects go in the report
 
 
 def write_report(app, path: Path) -> None:
@@ -43,8 +44,13 @@ def write_report(app, path: Path) -> None:
             "shortcuts": list(app.shortcuts_run), "keyboard_owner": app.keyboard_owner(),
             "widgets": widgets, "hovered": hovered, "panels": _panels(),
             "link_choice": dpg.get_value("add_link"), "record_path": dpg.get_value("record_path"),
-            "robot_choice": dpg.get_value("robot_list"), "spacing": list(dpg.get_value("spacing"))[:2],
-            "record_info": dpg.get_value("record_info"),
+            "robot_choice": app.robot_choice,
+            "robot_choice_rect": _rect(app.catalog_rows.get(app.robot_choice)),
+            "spacing": list(dpg.get_value("spacing"))[:2],
+            "record_info": dpg.get_value("record_info"), "progress": app.view.progress,
+            "dialogs": {tag: d.report() for tag, d in app.dialogs.items() if d.shown},
+            "link_filter": dpg.get_value("add_link_filter"),
+            "plot_legend": {k: dpg.get_item_configuration("plot_legend")[k] for k in ("outside", "location")},
             "status": [getattr(app, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
             "messages": [list(m) for m in c.messages]}
     if c.ready:
@@ -72,13 +78,15 @@ def _scene(app) -> dict:
     ed = c.targets
     cell = to_view(c.camera.project(app.view.cell_corners(c))[0])
     return {"env_px": to_view(pix).tolist(), "env_depth": depth.tolist(), "handles": handles, "gizmos": gizmos,
-            "cell_px": cell.tolist(), "robot": c.robot.tree.name,
+            "cell_px": cell.tolist(), "cell_drawn_px": list(app.view.cell_drawn), "robot": c.robot.tree.name,
+            "image_rect": _image_rect(c),
             "targets": [ed.target_pose(i)[0].tolist() for i in range(len(ed.targets))],
             "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in ed.targets],
             "links": [t.link for t in ed.targets], "qpos": c.view.qpos.tolist(),
             "solved": {"generation": c.view.generation,
                        "frames": 0 if c.view.frame is None else c.view.frame.index + 1},
-            "readouts": dpg.get_value("readouts"), **obstacles.report(c, to_view)}
+            "readouts": dpg.get_value("readouts"), "gizmo_labels": list(app.view.labels),
+            **obstacles.report(c, to_view)}
 
 
 def _widgets(c) -> dict:
@@ -96,6 +104,27 @@ def _widgets(c) -> dict:
     return out, hovered
 
 
+def _image_rect(c) -> list:
+    """Where the rendered image lies in the view, view px [x0, y0, x1, y1] (letterboxed while a
+    recording's size differs from the view's)."""
+    scale, ox, oy = c.view_transform()
+    return [ox, oy, ox + scale * c.camera.width, oy + scale * c.camera.height]
+
+
+def _rect(item) -> list | None:
+    """An item's screen rectangle [x0, y0, x1, y1] while it is drawn, else None."""
+    state = dpg.get_item_state(item) if item is not None and dpg.does_item_exist(item) else {}
+    return [*state["rect_min"], *state["rect_max"]] if state.get("visible") and "rect_min" in state else None
+
+
 def _panels() -> dict:
-    return {tag: {"size": dpg.get_item_state(tag)["rect_size"], "scroll_max": dpg.get_y_scroll_max(tag)}
-            for tag in ("left", "right", "joints")}
+    out = {}
+    for tag in ("left", "right", "joints"):
+        state = dpg.get_item_state(tag)
+        out[tag] = {"size": state["rect_size"], "scroll_max": dpg.get_y_scroll_max(tag),
+                    "content_w": state.get("content_region_avail", [0, 0])[0]}
+    for tag, panel in (("readouts", "left"), ("toggle_space", "right")):  # their right edge in the panel
+        state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
+        if "pos" in state:
+            out[panel].setdefault("right_edges", {})[tag] = state["pos"][0] + state["rect_size"][0]
+    return out

@@ -48,6 +48,7 @@ class TargetEditor:
         self.selected: int | None = 0 if controller.spec.targets else None
         self.space = "world"
         self.hover: gz.HitResult | None = None
+        self._hover_target: int | None = None
         self.events: list[DragEvent] = []
         self._drag: tuple[int, gz.DragState] | None = None
         self._drag_shift = np.zeros(3)
@@ -282,6 +283,15 @@ class TargetEditor:
         found = self.pick(px, py)
         self.hover = None if found is None else found[1]
         self._hover_target = None if found is None else found[0]
+
+    def clear_hover(self) -> None:
+        """No handle of any target is under the cursor (or another gizmo's is nearer)."""
+        self.hover = self._hover_target = None
+
+    @property
+    def hover_target(self) -> int | None:
+        """The target whose handle is hovered, or None."""
+        return self._hover_target if self.hover is not None else None
 
     def begin_drag(self, px: float, py: float) -> bool:
         """Grab the handle under the cursor; False when there is none (the camera orbits instead)."""

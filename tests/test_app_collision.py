@@ -101,7 +101,7 @@ def test_colliding_envs_get_their_own_colour_and_readout(tmp_path):
         np.testing.assert_allclose(tints[0], collision_view.COLLIDE_TINT)
         np.testing.assert_allclose(tints[1], FAIL_TINT)
         assert not np.allclose(collision_view.COLLIDE_TINT, FAIL_TINT)
-        assert collision_panel.readout_line(c) == "in collision  50.0 %   (1 of 2 envs)"
+        assert collision_panel.readout_lines(c) == ["in collision  50.0 %", "  (1 of 2 envs)"]
         assert c.metrics.last.collided == 50.0
         assert c.status()[0] == "warning" and "1 of 2 envs collide" in c.status()[1]
         img = c.wait_frame()
@@ -111,7 +111,7 @@ def test_colliding_envs_get_their_own_colour_and_readout(tmp_path):
         c.set_solver_param("avoid_collisions", True)  # env 0 goes around the ball: its tint goes
         _solve(c)
         assert not c.robot.in_collision().any() and c.view.colliding.tolist() == [False, False]
-        assert collision_panel.readout_line(c).startswith("in collision   0.0 %")
+        assert collision_panel.readout_lines(c)[0] == "in collision   0.0 %"
         assert np.isnan(c.visualizer.env_tints()[0]).all()
         img = c.wait_frame()
         assert _tint_share(img, collision_view.COLLIDE_TINT) < 0.0005
@@ -127,7 +127,7 @@ def test_no_checks_without_obstacles_or_avoidance(tmp_path):
     try:
         _solve(c)
         assert c.view.colliding is None and c.metrics.last.collided is None
-        assert collision_panel.readout_line(c).startswith("in collision: not checked")
+        assert collision_panel.readout_lines(c)[0] == "in collision: not checked"
         c.set_solver_param("avoid_collisions", True)  # the switch turns them on
         _solve(c)
         assert c.view.colliding.tolist() == [False, False]

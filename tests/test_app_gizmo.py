@@ -46,7 +46,11 @@ def test_the_gizmo_is_drawn_on_the_selected_env(launch, display, tmp_path):
         lo, hi = np.min(r["cell_px"], axis=0) - 6, np.max(r["cell_px"], axis=0) + 6
         in_cell = (xx >= lo[0]) & (xx <= hi[0]) & (yy >= lo[1]) & (yy <= hi[1])
         d_gizmo = np.hypot(xx - anchor[0], yy - anchor[1])
-        assert np.mean((d_gizmo < 1.2 * GIZMO_PX) | in_cell) > 0.98
+        in_label = np.zeros(len(xx), bool)  # the gizmo's name, above its handles
+        for lab in r["gizmo_labels"]:
+            lx, ly = lab["px"]
+            in_label |= (xx >= lx - 2) & (xx <= lx + 9 * len(lab["text"])) & (yy >= ly - 2) & (yy <= ly + 20)
+        assert np.mean((d_gizmo < 1.2 * GIZMO_PX) | in_cell | in_label) > 0.98
         # ... and its gizmo is there: around the target of that env
         assert (d_gizmo < 1.2 * GIZMO_PX).sum() > 300
         far = [k for k in range(len(env_px)) if np.linalg.norm(env_px[k] - env_px[sel]) > 250]

@@ -366,22 +366,37 @@ _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(float, _represent_float)
 
 
-def _plain(value: Any, rewrite=None, loc: tuple = ()) -> Any:
+def _plain(value: Any, rewrite=None, loc: tuple = (), tidy: bool = False) -> Any:
     if isinstance(value, SpecModel):
         order = value.key_order() or []
         fields = type(value).model_fields
         keys = [k for k in order if k in value.model_fields_set and k in fields]
         keys += [k for k in fields if k in value.model_fields_set and k not in keys]
+        keys = [k for k in keys if getattr(value, k) is not None or fields[k].default is not None]  # no `null`s
         if isinstance(value, RobotSpec) and keys == ["file"]:
-            return _plain(value.file, rewrite, (*loc, "file"))
-        return {k: _plain(getattr(value, k), rewrite, (*loc, k)) for k in keys}
+            return _plain(value.file, rewrite, (*loc, "file"), tidy)
+        return {k: _plain(getattr(value, k), rewrite, (*loc, k), tidy) for k in keys}
     if isinstance(value, list | tuple):
-        return [_plain(v, rewrite, (*loc, i)) for i, v in enumerate(value)]
+        return [_plain(v, rewrite, (*loc, i), tidy) for i, v in enumerate(value)]
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and tidy:
+        return clean_float(value)
     if isinstance(value, str) and rewrite is not None:
         return rewrite(loc, value)
     return value
+
+
+def clean_float(x: float) -> float:
+    """``x`` without arithmetic noise, for a file people read: a float32 value (a pose that went
+    through the engine) as the shortest decimal that reads back to it (0.44999998807907104 ->
+    0.45), else rounded to 12 significant digits (0.30000000000000004 -> 0.3; 0.3999999999999999,
+    a drag's sum, -> 0.4): a relative change below 1e-12."""
+    if not math.isfinite(x) or x == 0.0:
+        return x
+    if float(np.float32(x)) == x and len(repr(x).lstrip("-0.").split("e")[0]) > 12:  # float32 noise, not 0.927734375
+        return float(str(np.float32(x)))
+    return float(f"{x:.12g}")
 
 
 def to_dict(spec: SceneSpec) -> dict:
@@ -389,8 +404,10 @@ def to_dict(spec: SceneSpec) -> dict:
     return _plain(spec)
 
 
-def dumps(spec: SceneSpec, base_dir: str | os.PathLike | None = None) -> str:
-    """The spec as YAML text. With ``base_dir``, relative paths are rewritten relative to it."""
+def dumps(spec: SceneSpec, base_dir: str | os.PathLike | None = None, tidy: bool = False) -> str:
+    """The spec as YAML text. With ``base_dir``, relative paths are rewritten relative to it.
+    ``tidy``: floats without arithmetic noise (:func:`clean_float`; what an editor saves, where a
+    value went through float32 or sums: a load gives back values within a float32 ulp)."""
     rewrite = None
     if base_dir is not None:
         new_base = Path(base_dir).resolve()
@@ -410,14 +427,15 @@ def dumps(spec: SceneSpec, base_dir: str | os.PathLike | None = None) -> str:
                 return target.as_posix()  # nothing in common but the root: keep it absolute
             return Path(os.path.relpath(target, new_base)).as_posix()
 
-    data = _plain(spec, rewrite)
+    data = _plain(spec, rewrite, tidy=tidy)
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
                      width=120)
 
 
-def save(spec: SceneSpec, path: str | os.PathLike) -> None:
-    """Write ``spec`` to ``path`` as YAML (relative paths re-based on the new file's folder)."""
+def save(spec: SceneSpec, path: str | os.PathLike, tidy: bool = False) -> None:
+    """Write ``spec`` to ``path`` as YAML (relative paths re-based on the new file's folder;
+    ``tidy``: see :func:`dumps`)."""
     p = Path(path)
     rebase = spec._source is not None or spec._base is not None
-    text = dumps(spec, base_dir=p.resolve().parent if rebase else None)
+    text = dumps(spec, base_dir=p.resolve().parent if rebase else None, tidy=tidy)
     p.write_bytes(text.encode("utf-8"))

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..transforms import pose_to_matrix
+from . import mesh_cache
 
 LODS = ("full", "decimated")
 _DECIMATED: dict[tuple, object] = {}  # (visual key, max_faces) -> decimated trimesh
@@ -99,29 +100,64 @@ def _cluster(v: np.ndarray, f: np.ndarray, lo: np.ndarray, cell: float, n: int):
     return verts, faces
 
 
+MIN_AREA_KEPT = 0.7  # a decimated mesh with less of its source's surface area is refused ...
+MAX_BUDGET_DOUBLINGS = 3  # ... and the face budget doubled, up to 8 times the one asked
+
+
 def decimate(mesh, max_faces: int, key=None):
-    """``mesh`` with at most ``max_faces`` faces (itself when already small enough). Cached by ``key``."""
+    """``mesh`` with about ``max_faces`` faces (itself when already small enough). Cached by ``key``
+    (a visual's ``(mesh file, scale)``): in memory, and on disk (:mod:`engine.vis.mesh_cache`).
+
+    The vertices are merged by position first, whatever the file repeats (a COLLADA file splits
+    vertices along normal and texture seams: Baxter's torso has 2.4 vertices per face): edges
+    collapse only where triangles share vertices, and a quadric collapse of split triangles
+    shrinks each one to a point (the torso kept 2 % of its area and vanished). A result that keeps
+    less than :data:`MIN_AREA_KEPT` of the source's area has lost parts (thin struts, rotor
+    blades; or hidden inner walls, which cost nothing to lose): the budget is doubled until one
+    keeps enough, up to ``2 ** MAX_BUDGET_DOUBLINGS`` times ``max_faces``, past which the try that
+    kept the most area wins. Without the quadric backend, vertex clustering
+    (:func:`cluster_vertices`) does it."""
     if mesh is None or len(mesh.faces) <= max_faces:
         return mesh
     cache_key = None if key is None else (key, int(max_faces))
     if cache_key is not None and cache_key in _DECIMATED:
         return _DECIMATED[cache_key]
-    out = None
-    try:
-        source = mesh
-        if repeats_vertices(mesh):  # a triangle soup (STL): edges collapse only where triangles share vertices
-            source = mesh.copy()
-            source.merge_vertices()
-        out = source.simplify_quadric_decimation(face_count=int(max_faces))
-        if not 0 < len(out.faces) <= max_faces * 1.1:
-            out = None
-    except (ImportError, ValueError, TypeError, AttributeError):  # backend missing or API changed
-        out = None
+    path = mesh_cache.entry_path(key[0], key[1], max_faces) if key is not None else None
+    out = mesh_cache.load(path)
     if out is None:
-        out = cluster_vertices(mesh, max_faces)
+        out = _decimate(mesh, int(max_faces))
+        mesh_cache.save(path, out)
     if cache_key is not None:
         _DECIMATED[cache_key] = out
     return out
+
+
+def _decimate(mesh, max_faces: int):
+    source = mesh.copy()
+    source.merge_vertices(merge_tex=True, merge_norm=True)
+    budget, best = max_faces, None
+    for _ in range(MAX_BUDGET_DOUBLINGS + 1):
+        if len(source.faces) <= budget:
+            return trimesh_plain(source)
+        try:
+            out = source.simplify_quadric_decimation(face_count=int(budget))
+        except (ImportError, ValueError, TypeError, AttributeError):  # backend missing or API changed
+            return trimesh_plain(cluster_vertices(source, max_faces))
+        if 0 < len(out.faces) <= budget * 1.1:
+            if out.area >= MIN_AREA_KEPT * source.area:
+                return trimesh_plain(out)
+            if best is None or out.area > best.area:
+                best = out
+        budget *= 2
+    return trimesh_plain(best if best is not None else cluster_vertices(source, max_faces))
+
+
+def trimesh_plain(mesh):
+    """``mesh``'s vertices and faces alone, as a new unprocessed ``trimesh.Trimesh``."""
+    import trimesh
+
+    return trimesh.Trimesh(vertices=np.asarray(mesh.vertices, float), faces=np.asarray(mesh.faces, np.int64),
+                           process=False)
 
 
 def repeats_vertices(mesh) -> bool:
@@ -133,7 +169,7 @@ def repeats_vertices(mesh) -> bool:
 def _visual_key(visual):
     if visual.mesh_file is None:
         return None
-    return str(visual.mesh_file), tuple(np.round(np.asarray(visual.size, float), 9))
+    return str(visual.mesh_file), tuple(float(x) for x in np.round(np.asarray(visual.size, float), 9))
 
 
 def coarse_primitive(visual):
@@ -154,6 +190,31 @@ def coarse_primitive(visual):
 
 
 # -- link visuals -------------------------------------------------------------------------------
+def visuals_signature(link) -> tuple | None:
+    """What a link's merged mesh is made of (each visual's kind or mesh file, size, pose and colour),
+    so that links drawn alike share one instanced mesh; None for a link with in-memory mesh data
+    (not compared)."""
+    out = []
+    for v in link.visuals:
+        if v.mesh_data is not None:
+            return None
+        out.append((v.kind, str(v.mesh_file), bool(v.mesh_colors),
+                    *(tuple(np.round(np.asarray(a, float), 9).tolist()) for a in (v.size, v.pos, v.quat, v.rgba))))
+    return tuple(out)
+
+
+def tree_triangles(tree) -> int:
+    """Triangles of every visual of ``tree`` at full detail (mesh files are read on first call)."""
+    total = 0
+    for link in tree.links:
+        for visual in link.visuals:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                mesh = visual.mesh
+            total += 0 if mesh is None else len(mesh.faces)
+    return total
+
+
 def link_specs(tree, lod: str = "full", max_faces: int = 1000) -> list[tuple[int, MeshSpec]]:
     """``[(link index, MeshSpec)]``: each link's visuals merged into one mesh in the link frame,
     with per-vertex colours (one draw call per link, whatever its colours)."""
@@ -222,10 +283,24 @@ def debug_spec(shape: str, rgba: tuple) -> MeshSpec:
     return MeshSpec(unit_shape(shape), tuple(rgba), emissive=0.35)
 
 
+MAX_GRID_LINES = 32  # per side: a wider ground gets a coarser grid (finer lines alias into moire from afar)
+
+
+def grid_spacing(lo, hi, spacing: float = 0.25) -> float:
+    """The grid's line spacing, m, for a ground ``lo..hi`` (x, y): ``spacing`` doubled until at most
+    :data:`MAX_GRID_LINES` lines cross each side (256 envs 1.2 m apart: 1 m, not 0.25 m)."""
+    extent = float(np.max(np.asarray(hi, float) - np.asarray(lo, float)))
+    while extent / spacing > MAX_GRID_LINES:
+        spacing *= 2.0
+    return spacing
+
+
 def ground_specs(lo, hi, spacing: float = 0.25) -> dict[str, MeshSpec]:
-    """A ground plane and grid lines (every ``spacing`` m) covering ``lo..hi`` (x, y) at z = 0."""
+    """A ground plane and grid lines covering ``lo..hi`` (x, y) at z = 0, every ``spacing`` m, or a
+    multiple of it on a wide ground (:func:`grid_spacing`)."""
     import trimesh
 
+    spacing = grid_spacing(lo, hi, spacing)
     lo = np.floor(np.asarray(lo, float) / spacing) * spacing
     hi = np.ceil(np.asarray(hi, float) / spacing) * spacing
     z = -1e-3

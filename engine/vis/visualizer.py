@@ -27,6 +27,7 @@ from .recorder import VideoRecorder
 from .renderer import FrameRequest, RenderThread
 
 AUTO_DECIMATE_ENVS = 16  # lod=None: "decimated" from this many envs up
+AUTO_DECIMATE_TRIANGLES = 300_000  # lod=None: "decimated" too past this many triangles (Baxter: 410k an env)
 DEFAULT_RES = (1280, 720)
 
 
@@ -36,9 +37,10 @@ class Visualizer:
     ``res`` (width, height) px (None: ``scene.viewer_options.res``, else 1280x720); ``camera`` a
     :class:`Camera` (default: placed by the scene's viewer options when they set a camera field,
     else framed on all envs when first needed); ``lod`` "full" | "decimated" | None (decimated
-    when n_envs >= 16); ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid``
-    the ground grid; ``bg_color`` and ``ambient_light`` (None: the scene's ``vis_options``). The
-    scene's ``vis_options`` also choose the world and link frames and the envs drawn.
+    when n_envs >= 16, or when the envs' full meshes hold more than ``AUTO_DECIMATE_TRIANGLES``);
+    ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid`` the ground grid;
+    ``bg_color`` and ``ambient_light`` (None: the scene's ``vis_options``). The scene's
+    ``vis_options`` also choose the world and link frames and the envs drawn.
     """
 
     def __init__(self, scene, res=None, camera: Camera | None = None, lod: str | None = None,
@@ -59,6 +61,7 @@ class Visualizer:
             self._camera.look_at(viewer_options.camera_pos, viewer_options.camera_lookat, viewer_options.camera_up)
             self._auto_frame = False
         self._lod = lod
+        self._triangles: int | None = None
         self.max_faces_per_mesh = inputs.as_positive("max_faces_per_mesh", max_faces_per_mesh, integer=True)
         self.show_grid = bool(show_grid)
         self.bg_color = as_color("bg_color", vis_options.background_color if bg_color is None else bg_color)
@@ -68,7 +71,7 @@ class Visualizer:
         self._viewer = None
         self.debug = DebugObjects(scene)
         self._tint: np.ndarray | None = None  # (n_batch, 4), NaN rows untinted
-        self._link_specs: list | None = None  # [(entity idx, link idx, key)]
+        self._link_specs: list | None = None  # [(entity idx, link indices sharing one mesh, key)]
         self._specs: dict = {}
         self._thread: RenderThread | None = None
         self.recorded_frames = 0  # frames in the last finished recording
@@ -105,7 +108,24 @@ class Visualizer:
         """The level of detail in use: the one given, else by env count once the scene is built."""
         if self._lod is not None:
             return self._lod
-        return "decimated" if self._scene.is_built and self._scene.n_batch >= AUTO_DECIMATE_ENVS else "full"
+        if not self._scene.is_built:
+            return "full"
+        n = self._scene.n_batch
+        heavy = n * self._full_triangles() > AUTO_DECIMATE_TRIANGLES
+        return "decimated" if n >= AUTO_DECIMATE_ENVS or heavy else "full"
+
+    @property
+    def link_meshes(self) -> tuple[int, int]:
+        """(instanced link meshes, links drawn) per env: links drawn alike (the same visuals) share
+        one mesh, so one draw call draws them in every env (Baxter: 24 meshes for 38 links)."""
+        self._ensure_meshes()
+        return len(self._link_specs), sum(len(links) for _, links, _ in self._link_specs)
+
+    def _full_triangles(self) -> int:
+        """Triangles of one env's robots at full detail (their meshes are loaded on first call)."""
+        if self._triangles is None:
+            self._triangles = sum(meshes.tree_triangles(entity.tree) for entity in self._scene.entities)
+        return self._triangles
 
     @property
     def render_thread_id(self) -> int | None:
@@ -231,11 +251,19 @@ class Visualizer:
         self._scene.require_built()
         lod, link_specs = self.lod, []
         for e, entity in enumerate(self._scene.entities):
+            shared: dict = {}  # links whose visuals are the same (Baxter's two arms): one mesh, more instances
             for i, (link_idx, spec) in enumerate(meshes.link_specs(entity.tree, lod, self.max_faces_per_mesh)):
+                same = meshes.visuals_signature(entity.tree.links[link_idx])
+                if same is not None and same in shared:
+                    shared[same][1].append(link_idx)
+                    continue
                 key = ("link", e, link_idx, i)
                 self._specs[key] = spec
-                link_specs.append((e, link_idx, key))
-        self._link_specs = link_specs
+                entry = (e, [link_idx], key)
+                link_specs.append(entry)
+                if same is not None:
+                    shared[same] = entry
+        self._link_specs = [(e, np.asarray(links), key) for e, links, key in link_specs]
         offsets = self._scene.envs_offset()
         margin = np.array([0.6, 0.6]) + 0.5 * self._scene.env_spacing
         ground = meshes.ground_specs(offsets[:, :2].min(axis=0) - margin, offsets[:, :2].max(axis=0) + margin)
@@ -271,7 +299,7 @@ class Visualizer:
                 k = key if color is None else key + (color,)
                 if color is not None and k not in self._specs:
                     self._specs[k] = self._specs[key].tinted(color)
-                poses[k] = link_T[e][envs, link_idx]
+                poses[k] = link_T[e][envs][:, link_idx].reshape(-1, 4, 4)
         overlays = [("debug", self.debug.instance_poses(offsets))]
         options = self.vis_options
         if options.show_world_frame:
