@@ -23,6 +23,7 @@ import warnings
 from pathlib import Path
 
 from . import solve_cmd
+from .cli_common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, CliError, init_engine
 from .signals import Interrupted, stop_on_signals
 
 # Quiet taichi before anything imports it: no banner, no telemetry or version check.
@@ -33,17 +34,6 @@ os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 COMMANDS = ("record", "check", "robots", "bench", "solve", "gui")
 MAX_ERROR_LINES = 20
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-
-class CliError(Exception):
-    """A failure to report as ``ikstudio: error: ...`` with exit status ``code``."""
-
-    def __init__(self, message: str, code: int = EXIT_FAIL):
-        super().__init__(message)
-        self.code = code
-
-
 # -- argument parsing -------------------------------------------------------------------------------
 
 
@@ -129,43 +119,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _silenced_fds():
-    """Silence stdout and stderr at the file-descriptor level (taichi's C++ logs bypass Python)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = []
-    try:
-        with open(os.devnull, "w") as devnull:
-            for fd in (1, 2):
-                try:
-                    saved.append((fd, os.dup(fd)))
-                    os.dup2(devnull.fileno(), fd)
-                except OSError:
-                    pass
-            yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        for fd, copy in saved:
-            os.dup2(copy, fd)
-            os.close(copy)
-
-
-def init_engine(backend: str):
-    """``engine.init(backend)`` without taichi's console noise; init's own one-line note (a CPU
-    fallback, a software device skipped) goes to stderr. Returns the :class:`engine.runtime.backend.Backend`."""
-    import engine
-
-    with warnings.catch_warnings(record=True) as caught, _silenced_fds(), contextlib.redirect_stdout(sys.stderr):
-        warnings.simplefilter("always")
-        arch = engine.init(backend=backend)
-    for w in caught:
-        if issubclass(w.category, RuntimeWarning) and str(w.message).startswith("init: "):
-            print(f"note: {str(w.message).removeprefix('init: ')}", file=sys.stderr)
-    return arch
 
 
 def _print_scene_error(err) -> None:
@@ -380,7 +333,7 @@ def cmd_bench(args) -> int:
     n = args.n_envs
     scene.build(n_envs=n)
     if args.link is None:
-        link = robot.get_link("hand") if "hand" in robot._link_by_name else robot.links[-1]
+        link = robot.get_link("hand") if "hand" in [link.name for link in robot.links] else robot.links[-1]
     else:
         try:
             link = robot.get_link(args.link)

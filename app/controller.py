@@ -60,11 +60,11 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
     def __init__(self, scene_path=None, res=(1280, 720), lod: str | None = None, threaded: bool = False):
         self.res = (int(res[0]), int(res[1]))
         self.lod = lod
-        self._init_status()
+        self.init_status()
         self.metrics = Metrics()
         self.camera = OrbitCamera(target=np.zeros(3), distance=4.0, azimuth_deg=30.0, elevation_deg=30.0,
                                   width=self.res[0], height=self.res[1])
-        self.camera_params = self._camera_params()
+        self.camera_params = self.camera_params()
         self.camera_generation = 0  # the scene generation the camera was last handed over for
         self.playing = True
         self.speed = 1.0
@@ -73,7 +73,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.always_render = False  # render every tick even when nothing changed
         self.view_size = self.res  # the 3D view's size, px; the camera renders at it or at render_size
         self.render_size: tuple[int, int] | None = None  # a recording's fixed size
-        self._init_recording()
+        self.init_recording()
         self.selected_env = 0
         self.edit_lock = threading.Lock()  # held while the GUI edits spec.targets / .solver and the sim copies them
         self.edit_count = 0
@@ -144,7 +144,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
     @property
     def dirty(self) -> bool:
         """Targets or solver settings were edited since the last solve."""
-        return self.edit_count != self.sim._solved_edits
+        return self.edit_count != self.sim.solved_edits
 
     @dirty.setter
     def dirty(self, value: bool) -> None:
@@ -156,7 +156,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         the next tick copies them into the runner and solves, even when paused."""
         self.edit_count += 1
         if self.worker is None:
-            self.sim._sync_spec()  # inline: the runner follows at once (tests read runner.groups)
+            self.sim.sync_spec()  # inline: the runner follows at once (tests read runner.groups)
         else:
             self.worker.wake()
 
@@ -182,14 +182,14 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
                 self.history = EditHistory(self)
                 self.targets = TargetEditor(self)
                 self.obstacles = ObstacleEditor(self)
-            self._camera_from_spec()
+            self.camera_from_spec()
             if snap.keep_edits and envs_before is not None and len(snap.offsets) != envs_before:
                 self.frame_all()  # another env count: the old framing is far too wide, or leaves envs out
             self.selected_env = self.nearest_env()  # in front: its gizmo and robot are the largest on screen
         return True
 
     # -- scene lifecycle ------------------------------------------------------------------------------
-    def _post(self, what: str, fn, *args, key: str | None = None, label: str | None = None) -> bool:
+    def post(self, what: str, fn, *args, key: str | None = None, label: str | None = None) -> bool:
         """Run an engine-side action: in the sim thread (True at once; a failure becomes a message),
         or inline (its success, errors as messages). ``key``: a failure stays on the status line
         until the same key succeeds (see :mod:`app.status`)."""
@@ -239,7 +239,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             self.sim.install(spec)
             self.info(f"opened {path}")
 
-        return self._post(f"cannot open {path}", install)
+        return self.post(f"cannot open {path}", install)
 
     def save_scene(self, path=None) -> bool:
         """Write the current spec (robot, envs, solver, targets, camera) to ``path`` (default: its file)."""
@@ -247,7 +247,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         if path is None:
             self.error("save: this scene has no file yet; choose a path")
             return False
-        self._camera_to_spec()
+        self.camera_to_spec()
         ok = self._try(f"cannot save {path}", lambda: scenefile.save(self.spec, path, tidy=True))  # no float noise
         if ok:
             self.info(f"saved {path}")
@@ -283,7 +283,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             self.info(f"loaded robot {name_or_path}: {self.sim.robot.n_links} links, {self.sim.robot.n_dofs} dofs; "
                       f"envs {spacing:g} m apart" + (f", base raised {lift:.2f} m to the floor" if lift else ""))
 
-        return self._post(f"cannot load robot '{name_or_path}'", swap, label=f"loading {name_or_path}")
+        return self.post(f"cannot load robot '{name_or_path}'", swap, label=f"loading {name_or_path}")
 
     def set_n_envs(self, n_envs: int) -> bool:
         """Rebuild the scene with ``n_envs`` envs (1 .. :data:`MAX_ENVS`); targets and edits are kept."""
@@ -295,9 +295,9 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             self.error(f"cannot change the number of envs: n_envs: expected 1 to {MAX_ENVS}, got {n_envs!r}",
                        key="envs")
             return False
-        self._camera_to_spec()
+        self.camera_to_spec()
         spec = self._spec_copy()
-        return self._post("cannot change the number of envs", self.sim.install, spec, n, True, key="envs")
+        return self.post("cannot change the number of envs", self.sim.install, spec, n, True, key="envs")
 
     def set_env_spacing(self, spacing) -> bool:
         """Rebuild the scene with envs ``spacing`` (x, y) m apart; targets and edits are kept."""
@@ -305,7 +305,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         if not self._try("cannot change env spacing", lambda: setattr(spec.envs, "env_spacing", tuple(spacing)),
                          key="envs"):
             return False
-        return self._post("cannot change env spacing", self.sim.install, spec, self.n_envs, True, key="envs")
+        return self.post("cannot change env spacing", self.sim.install, spec, self.n_envs, True, key="envs")
 
     def _spec_copy(self):
         with self.edit_lock:
@@ -323,7 +323,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
     def show_collision_spheres(self, show: bool) -> bool:
         """Draw the robot's collision spheres in every env (visualizer debug objects only), or not."""
         self.show_spheres = bool(show)
-        return self._post("collision spheres", self.sim.show_spheres, self.show_spheres, key="spheres")
+        return self.post("collision spheres", self.sim.show_spheres, self.show_spheres, key="spheres")
 
     def close(self) -> None:
         """Finish a running recording, stop the sim thread and free the scene."""
@@ -344,7 +344,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self._wake()
 
     def reset_scene(self) -> None:
-        self._post("reset", self.sim.reset)
+        self.post("reset", self.sim.reset)
 
     def _wake(self) -> None:
         if self.worker is not None:
@@ -368,7 +368,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
 
     def _hand_camera(self) -> None:
         """The camera as it is now, for the sim's next image (and which scene it was framed for)."""
-        self.camera_params = self._camera_params()
+        self.camera_params = self.camera_params()
         self.camera_generation = 0 if self.view is None else self.view.generation
 
     def poll_frame(self) -> np.ndarray | None:
@@ -433,7 +433,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
     def set_joint(self, q_index: int, value: float) -> None:
         """Manual mode: set one qpos entry of the selected env (the solver stops driving it)."""
         self.manual = True
-        self._post("set joint", self.sim.set_joint, self.selected_env, int(q_index), float(value))
+        self.post("set joint", self.sim.set_joint, self.selected_env, int(q_index), float(value))
 
     def toggle_manual(self) -> None:
         self.manual = not self.manual

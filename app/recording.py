@@ -179,7 +179,7 @@ class RecordingMixin:
     shows the image letterboxed), images go to a :class:`Recorder`, and with ``overlay`` off the
     target frames are hidden from the render (and so from the view) until it ends."""
 
-    def _init_recording(self) -> None:
+    def init_recording(self) -> None:
         self.recorder: Recorder | None = None
         self.overlay_prims: list = []  # what the GUI drew over the view this frame, in camera pixels
         self.last_recording: dict | None = None  # {"path", "seconds", "frames", "fps"} of the last one
@@ -204,9 +204,9 @@ class RecordingMixin:
         self.resolve("record")
         self.recorder = rec
         self.render_size = size
-        self._apply_render_size()
+        self.apply_render_size()
         if not overlay:
-            self._post("record", self.sim.show_target_frames, False)
+            self.post("record", self.sim.show_target_frames, False)
         self.info(f"recording {rec.path.name}: {size[0]}x{size[1]} at {fps:g} fps, in real time")
         self._wake()
         return True
@@ -218,7 +218,7 @@ class RecordingMixin:
         if rec is None:
             return False
         self.render_size = None
-        self._apply_render_size()
+        self.apply_render_size()
 
         def finish():
             self.sim.show_target_frames(True)
@@ -227,7 +227,7 @@ class RecordingMixin:
             self.info(f"recording saved: {path} ({_clock(rec.seconds)} at {rec.fps:g} fps, {rec.frames} frames, "
                       "real time)")
 
-        return self._post("record", finish, key="record", label="finishing the video")
+        return self.post("record", finish, key="record", label="finishing the video")
 
     def finish_recording(self) -> Path | None:
         """Finish a running recording now, in the calling thread (the app is closing: the file is

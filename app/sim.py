@@ -184,7 +184,12 @@ class Sim:
         return snap
 
     # -- one tick -------------------------------------------------------------------------------------
-    def _sync_spec(self) -> bool:
+    @property
+    def solved_edits(self) -> int:
+        """The controller's edit count as of the last frame solved (-1: none yet)."""
+        return self._solved_edits
+
+    def sync_spec(self) -> bool:
         """Copy the GUI's targets and solver settings into the runner's spec if they were edited."""
         c = self.c
         if c.edit_count == self._synced_edits:
@@ -211,7 +216,7 @@ class Sim:
         c = self.c
         now = time.perf_counter()
         wall_dt, self._last_tick = now - self._last_tick, now
-        self._sync_spec()
+        self.sync_spec()
         step_once = c.step_requests != self._steps_seen
         edited = self._synced_edits != self._solved_edits
         if not (c.playing or step_once or edited) or c.manual:

@@ -18,6 +18,7 @@ import os
 import sys
 import warnings
 
+from .cli_common import EXIT_FAIL, EXIT_USAGE, CliError, init_engine
 from .signals import Interrupted, stop_on_signals
 
 # solver settings as flags: the keys of a scene file's `solver:` section
@@ -70,7 +71,6 @@ def add_parser(sub, add_backend) -> None:
 
 
 def _masks(values, flag: str):
-    from .cli import EXIT_USAGE, CliError
 
     if not values:
         return None
@@ -93,7 +93,6 @@ def run(args) -> int:
     import engine.batch
     from engine.scenefile import SceneFileError
 
-    from .cli import EXIT_USAGE, CliError, init_engine
 
     if args.verify is not None:
         return _verify(args)
@@ -148,7 +147,6 @@ def _verify(args) -> int:
     problem on stderr; exit 0 when every part is there and sound."""
     import engine.batch.verify
 
-    from .cli import EXIT_FAIL, CliError
 
     try:
         verdict = engine.batch.verify.verify(args.verify, "--verify")

@@ -21,7 +21,7 @@ INFO_SHOW_S = 6.0
 class StatusMixin:
     """Messages for the controller (``self.view`` gives the failed envs of the last frame)."""
 
-    def _init_status(self) -> None:
+    def init_status(self) -> None:
         self.messages: deque[tuple[str, str]] = deque(maxlen=50)  # (level, text), newest last
         self.problems: dict[str, str] = {}  # key -> text of errors whose cause is still there
         self._note: tuple[str, str, float] | None = None  # (level, text, time) of the last one-off

@@ -15,12 +15,12 @@ LINK_PAD_M = 0.15  # link geometry around the link origins
 class CameraMixin:
     """Camera methods for the controller (``self.camera``, ``self.view``, ``self.spec``)."""
 
-    def _camera_params(self) -> tuple:
+    def camera_params(self) -> tuple:
         cam = self.camera
         return (tuple(cam.position().tolist()), tuple(np.asarray(cam.target, float).tolist()), float(cam.fov_deg),
                 (cam.width, cam.height))
 
-    def _camera_from_spec(self) -> None:
+    def camera_from_spec(self) -> None:
         """The file's camera, unless it leaves an env out of this view (the file's camera may be
         framed for a video of another aspect ratio): then frame every env."""
         cam = self.spec.camera
@@ -50,7 +50,7 @@ class CameraMixin:
         edge = margin * size.min()
         return bool(np.all(depth > 0) and np.all(pix >= edge) and np.all(pix <= size - edge))
 
-    def _camera_to_spec(self) -> None:
+    def camera_to_spec(self) -> None:
         self.spec.camera = scenefile.CameraSpec(pos=tuple(float(x) for x in self.camera.position().round(4)),
                                                 lookat=tuple(float(x) for x in np.asarray(self.camera.target).round(4)),
                                                 fov=float(self.camera.fov_deg))
@@ -58,9 +58,9 @@ class CameraMixin:
     def resize_view(self, width: int, height: int) -> None:
         """The 3D view's widget changed size: render at the new size (unless a recording fixes it)."""
         self.view_size = (max(int(width), 16), max(int(height), 16))
-        self._apply_render_size()
+        self.apply_render_size()
 
-    def _apply_render_size(self) -> None:
+    def apply_render_size(self) -> None:
         """The camera renders at the recording's size while one runs, else at the view's."""
         size = self.render_size or self.view_size
         if tuple(size) != (self.camera.width, self.camera.height):
