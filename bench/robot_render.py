@@ -50,7 +50,7 @@ def main() -> None:
     vis = Visualizer(scene, res=res, lod=args.lod)
     scene.visualizer = vis
     shading.prepare(vis, robot.tree)
-    vis.update()
+    vis.render()
     first = time.perf_counter() - t0
     faces = sum(s.n_faces for k, s in vis._specs.items() if k[0] == "link")
     rng = np.random.default_rng(0)
@@ -61,7 +61,7 @@ def main() -> None:
         q = q0 + 0.05 * np.sin(i / 5) * np.clip(hi - lo, 0, 1)[None] * rng.uniform(0.5, 1.0, q0.shape)
         robot.set_qpos(q)
         t = time.perf_counter()
-        vis.update()
+        vis.render()
         times.append(time.perf_counter() - t)
     vis.close()
     med = statistics.median(times)

@@ -19,7 +19,7 @@ def floor_image(n_envs: int, spacing: float):
     scene.build(n_envs=n_envs, env_spacing=(spacing, spacing))
     vis = Visualizer(scene, res=(960, 540))
     try:
-        img = vis.update()
+        img = vis.render()
     except RuntimeError as err:
         vis.close()
         skip_or_fail(f"no offscreen GL here: {err}")

@@ -112,9 +112,9 @@ def reference_mask(parts, camera: Camera) -> np.ndarray:
 def drawn_mask(vis: Visualizer) -> np.ndarray:
     """Pixels the robot covers: those equal on a black and on a white background."""
     vis.bg_color = (0.0, 0.0, 0.0, 1.0)
-    dark = vis.update().astype(int)
+    dark = vis.render().astype(int)
     vis.bg_color = (1.0, 1.0, 1.0, 1.0)
-    light = vis.update().astype(int)
+    light = vis.render().astype(int)
     return np.abs(light - dark).max(axis=-1) < 255 * (1 - MIN_ALPHA)
 
 
