@@ -16,6 +16,7 @@ from .io import check_spec, dumps, load, loads, save, spec_issues, to_dict
 from .models import (
     BoxObstacle,
     CameraSpec,
+    CapsuleObstacle,
     CircleMotion,
     CylinderObstacle,
     EnvsSpec,
@@ -34,7 +35,8 @@ from .models import (
 )
 from .runner import Runner, RunnerFrame, build
 
-__all__ = ["BoxObstacle", "CameraSpec", "CircleMotion", "CylinderObstacle", "EnvsSpec", "Figure8Motion", "Issue",
-           "KeyPose", "KeyframesMotion", "MeshObstacle", "OffsetMotion", "PlaneObstacle", "RecordSpec", "RobotSpec",
-           "Runner", "RunnerFrame", "SceneFileError", "SceneSpec", "SolverSpec", "SphereObstacle", "TargetSpec",
-           "build", "check_spec", "dumps", "load", "loads", "save", "spec_issues", "to_dict"]
+__all__ = ["BoxObstacle", "CameraSpec", "CapsuleObstacle", "CircleMotion", "CylinderObstacle", "EnvsSpec",
+           "Figure8Motion", "Issue", "KeyPose", "KeyframesMotion", "MeshObstacle", "OffsetMotion", "PlaneObstacle",
+           "RecordSpec", "RobotSpec", "Runner", "RunnerFrame", "SceneFileError", "SceneSpec", "SolverSpec",
+           "SphereObstacle", "TargetSpec", "build", "check_spec", "dumps", "load", "loads", "save", "spec_issues",
+           "to_dict"]
