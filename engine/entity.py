@@ -136,7 +136,7 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
         self._config = self._ik = self._collision = None
         self._destroyed = True
 
-    def _require_built(self) -> None:
+    def require_built(self) -> None:
         """StateError, saying why, unless the entity's scene is built and still valid."""
         if self._config is None:
             if self._destroyed:
@@ -151,21 +151,21 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
     def configuration(self) -> Configuration:
         """The entity's kinematic state (:class:`~engine.configuration.Configuration`); StateError
         before ``scene.build()``, after ``scene.destroy()`` or after a new ``engine.init()``."""
-        self._require_built()
+        self.require_built()
         return self._config
 
     @property
     def ik_state(self) -> IKState:
         """The entity's IK plans, kept requests and working arrays (:mod:`engine.ik.state`); the
         same StateError as :attr:`configuration` when not usable."""
-        self._require_built()
+        self.require_built()
         return self._ik
 
     @property
     def collision_state(self) -> CollisionState:
         """The entity's collision model, tables and obstacle spheres (:mod:`engine.collision.state`);
         the same StateError as :attr:`configuration` when not usable."""
-        self._require_built()
+        self.require_built()
         return self._collision
 
     @property

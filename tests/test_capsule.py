@@ -16,8 +16,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
-from test_collision_obstacles import _distance, _random_quats, _tf
-from test_collision_reference import _coal
+from _coal import coal_distance, coal_tf, pin_coal
+from test_collision_obstacles import _random_quats
 from test_ik_obstacles import MARGIN, TARGET, _count_compiles
 
 import engine as gs
@@ -57,7 +57,7 @@ def test_capsule_distances_equal_coals_per_env():
 
     shapes = [coal.Capsule(m.radius, m.length) for m in caps]
     ball_shape = coal.Sphere(BALL)
-    ref = np.array([min(_distance(ball_shape, _tf(centers[e], [1, 0, 0, 0]), s, _tf(pos[e, o], quat[e, o]))
+    ref = np.array([min(coal_distance(ball_shape, coal_tf(centers[e], [1, 0, 0, 0]), s, coal_tf(pos[e, o], quat[e, o]))
                         for o, s in enumerate(shapes)) for e in range(N_ENVS)])
     twin = np.min([signed_distance("capsule", o.size, np.concatenate([pos[:, k], quat[:, k]], axis=1),
                                    centers[:, None]).ravel() - BALL for k, o in enumerate(obstacles)], axis=0)
@@ -102,14 +102,14 @@ def test_ik_avoids_a_capsule_moved_onto_each_elbow(monkeypatch):
     ok = second.success
     assert np.all(second.min_distance[ok] >= MARGIN - 1e-5)
 
-    ref, geom = _coal(panda.tree)
+    ref, geom = pin_coal(panda.tree)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
     capsule = coal.Capsule(morph.radius, morph.length)
     for e in np.flatnonzero(ok):  # each env judged against its own pose of the capsule, at mesh level
         pin.framesForwardKinematics(ref.model, data, ref.pin_q(second.qpos[e]))
         pin.updateGeometryPlacements(ref.model, data, geom, gdata)
-        gap = min(_distance(obj.geometry, coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation), capsule,
-                            _tf(pos[e], quat[e])) for g, obj in enumerate(geom.geometryObjects))
+        gap = min(coal_distance(obj.geometry, coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation),
+                                capsule, coal_tf(pos[e], quat[e])) for g, obj in enumerate(geom.geometryObjects))
         assert gap > 0.0, (e, gap)
     scene.destroy()
 

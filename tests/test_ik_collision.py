@@ -276,13 +276,14 @@ def test_the_tables_follow_pairs_changed_between_calls(clutter):
 def test_plain_generic_solves_compile_no_avoidance_code(clutter, monkeypatch):
     """The avoidance search is most of the generic solver's code (compiled in, every generic solve
     took 205-212 s to compile cold here instead of 28 s: bench/compile.py), so only requests that
-    avoid collisions get a generic solver with it: the kernel's last template flag."""
+    avoid collisions get a generic solver with it: the kernel's template flag before the last (the
+    last: boxed limits)."""
     from engine.kernels import generic as ik_kernels
 
     panda, _judge, (pos, quat) = clutter
     hand = panda.get_link("panda_hand")
     solve, flags = ik_kernels.solve, []
-    monkeypatch.setattr(ik_kernels, "solve", lambda *args: flags.append(args[-1]) or solve(*args))
+    monkeypatch.setattr(ik_kernels, "solve", lambda *args: flags.append(args[-2]) or solve(*args))
     call = dict(envs_idx=np.arange(4), seed=0, kernel="generic")
     panda.inverse_kinematics(hand, pos[:4], quat[:4], **call)
     assert flags and set(flags) == {False}

@@ -24,8 +24,8 @@ HEAD = "robot: panda\nobstacles:\n"
 
 CASES = [
     ("unknown kind", HEAD + "  - kind: boxx\n    size: [1, 1, 1]\n",
-     "obstacles[0]: unknown kind 'boxx'; did you mean 'box'? (expected one of box, sphere, cylinder, plane, mesh) "
-     "(line 3)"),
+     "obstacles[0]: unknown kind 'boxx'; did you mean 'box'? (expected one of box, sphere, cylinder, plane, mesh, "
+     "capsule) (line 3)"),
     ("no kind", HEAD + "  - size: [1, 1, 1]\n", "obstacles[0]: missing key 'kind' (line 3)"),
     ("box of two extents", HEAD + "  - kind: box\n    size: [1, 1]\n",
      "obstacles[0].size: expected 3 positive lengths (m), got [1, 1] (line 4)"),

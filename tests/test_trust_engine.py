@@ -45,7 +45,7 @@ import numpy as np
 import engine
 engine.init(sys.argv[1], seed=int(sys.argv[2]))
 scene = engine.Scene()
-robot = scene.add_entity(engine.morphs.URDF(file=sys.argv[3]))
+robot = scene.add_entity(engine.morphs.URDF(file=sys.argv[3], fixed=True))
 scene.build(n_envs=16)
 targets = np.random.default_rng(1).uniform(-0.8, 0.8, (16, 3)) * [1, 1, 0]
 digest = hashlib.sha256()
@@ -69,7 +69,7 @@ def arm_file(tmp_path_factory):
 def arm(arm_file):
     engine.init(backend="cpu", seed=0)
     scene = engine.Scene()
-    robot = scene.add_entity(morphs.URDF(file=arm_file / "arm.urdf"))
+    robot = scene.add_entity(morphs.URDF(file=arm_file / "arm.urdf", fixed=True))
     scene.build(n_envs=4)
     return scene, robot
 
@@ -140,7 +140,7 @@ def test_far_targets_report_their_real_residual(arm, x):
 
 def test_avoidance_with_nothing_to_check_warns_once_and_reports_nan(arm_file, arm):
     scene = engine.Scene()
-    bare = scene.add_entity(morphs.URDF(file=arm_file / "bare.urdf"))
+    bare = scene.add_entity(morphs.URDF(file=arm_file / "bare.urdf", fixed=True))
     scene.build(n_envs=2)
     target = np.array([NEAR, [5.0, 0.0, 0.0]])
     with warnings.catch_warnings(record=True) as caught:
@@ -162,7 +162,7 @@ def test_avoidance_with_nothing_to_check_warns_once_and_reports_nan(arm_file, ar
 def test_reset_refuses_another_scenes_state_and_stays_usable(arm_file, arm):
     def scene_of(n_envs, file="arm.urdf"):
         scene = engine.Scene()
-        robot = scene.add_entity(morphs.URDF(file=arm_file / file))
+        robot = scene.add_entity(morphs.URDF(file=arm_file / file, fixed=True))
         scene.build(n_envs=n_envs)
         return scene, robot
 
@@ -212,7 +212,7 @@ def test_obstacle_meshes_that_stand_for_nothing_are_refused_by_name(tmp_path, ar
     files = _write_meshes(tmp_path)
     for kind, path in files.items():
         scene = engine.Scene()
-        robot = scene.add_entity(morphs.URDF(file=arm_file / "arm.urdf"))
+        robot = scene.add_entity(morphs.URDF(file=arm_file / "arm.urdf", fixed=True))
         scene.add_entity(morphs.Mesh(file=path, fixed=True))
         scene.build()
         with pytest.raises(InvalidValueError, match=rf"obstacle entity #1 \(morphs.Mesh\): .*{path.name}") as err:

@@ -51,6 +51,7 @@ class IKMethods:
             (PostureTask and CollisionTask excluded), success, iterations, sample, and with
             avoidance min_distance and min_pair. The state is not changed.
         """
+        self.require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         tasks = list(tasks) if isinstance(tasks, list | tuple) else [tasks]
         posture = [t for t in tasks if isinstance(t, PostureTask)]
         if len(posture) > 1:
@@ -100,6 +101,7 @@ class IKMethods:
         dof moves more than ``max_joint_velocity * dt`` from the start, enforced inside the solve
         (:class:`~engine.ik.limits.VelocityLimit`); None: no such bound.
         """
+        self.require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         return_error, return_info = _flags(return_error, return_info)
         params = (link, pos is None, quat is None, local_point, respect_joint_limit, max_samples, max_solver_iters,
                   damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos,
@@ -133,6 +135,7 @@ class IKMethods:
         ``avoid_collisions`` / ``collision_margin``, ``max_joint_velocity`` / ``dt``: as in
         ``inverse_kinematics``.
         """
+        self.require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         return_error, return_info = _flags(return_error, return_info)
         links = list(links) if isinstance(links, list | tuple) else [links]
         n = len(links)
