@@ -64,7 +64,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.metrics = Metrics()
         self.camera = OrbitCamera(target=np.zeros(3), distance=4.0, azimuth_deg=30.0, elevation_deg=30.0,
                                   width=self.res[0], height=self.res[1])
-        self.camera_params = self.camera_params()
+        self.camera_params = self.current_camera_params()
         self.camera_generation = 0  # the scene generation the camera was last handed over for
         self.playing = True
         self.speed = 1.0
@@ -368,7 +368,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
 
     def _hand_camera(self) -> None:
         """The camera as it is now, for the sim's next image (and which scene it was framed for)."""
-        self.camera_params = self.camera_params()
+        self.camera_params = self.current_camera_params()
         self.camera_generation = 0 if self.view is None else self.view.generation
 
     def poll_frame(self) -> np.ndarray | None:

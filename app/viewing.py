@@ -15,7 +15,7 @@ LINK_PAD_M = 0.15  # link geometry around the link origins
 class CameraMixin:
     """Camera methods for the controller (``self.camera``, ``self.view``, ``self.spec``)."""
 
-    def camera_params(self) -> tuple:
+    def current_camera_params(self) -> tuple:
         cam = self.camera
         return (tuple(cam.position().tolist()), tuple(np.asarray(cam.target, float).tolist()), float(cam.fov_deg),
                 (cam.width, cam.height))
