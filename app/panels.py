@@ -125,7 +125,7 @@ def left_panel(app) -> None:
                                      user_data=field)
         collision_panel.solver_rows(app, _guard)
     with dpg.collapsing_header(label="Readouts", default_open=True):
-        dpg.add_text("\n" * (READOUT_LINES - 1), tag="readouts")
+        dpg.add_text("\n".join([" "] * READOUT_LINES), tag="readouts")  # as tall as the filled readouts
         with dpg.plot(height=120, width=-1, tag="plot"):
             dpg.add_plot_legend(tag="plot_legend", outside=True, location=dpg.mvPlot_Location_North,
                                 horizontal=True)  # above the plot, off its data
