@@ -140,7 +140,7 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
         """StateError, saying why, unless the entity's scene is built and still valid."""
         if self._config is None:
             if self._destroyed:
-                raise StateError(f"'{self.tree.name}': its scene was destroyed (scene.destroy()); build a new "
+                raise StateError(f"'{self.tree.name}': the scene was destroyed (scene.destroy()); build a new "
                                  "scene to use this robot again")
             raise StateError(f"'{self.tree.name}': the scene is not built: call scene.build() first")
         if not self._config.is_current:  # its kernels and device arrays are gone
