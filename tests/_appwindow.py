@@ -148,7 +148,7 @@ def _summary(r: dict | None) -> str:
     """The parts of a report that say what the GUI was doing, for a failure message."""
     if r is None:
         return "no report"
-    keys = ("frames", "images", "state", "keyboard_owner", "hovered", "status", "record_info")
+    keys = ("frames", "images", "state", "keyboard_owner", "hovered", "status", "record_info", "readouts")
     return json.dumps({k: r.get(k) for k in keys})
 
 
