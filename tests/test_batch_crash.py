@@ -60,7 +60,8 @@ def _parts(out: Path) -> int:
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    """The targets and the dataset of one uninterrupted run."""
+    """The targets, the dataset of one uninterrupted run, and that run's (time from its start to
+    its first part on disk, time per later part) in s: the kills land within those times."""
     tmp = tmp_path_factory.mktemp("crash")
     n = CHUNKS * CHUNK
     rng = np.random.default_rng(0)
@@ -69,9 +70,16 @@ def reference(tmp_path_factory):
                              "qw": np.zeros(n), "qx": np.ones(n), "qy": np.zeros(n), "qz": np.zeros(n),
                              "id": np.arange(n)}), src)
     out = tmp / "reference"
-    done = _run(src, out)
-    assert done.returncode == 0, done.stderr
-    return src, out, read_sorted(out)
+    t0 = time.monotonic()
+    proc = subprocess.Popen(_command(src, out), cwd=REPO, env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    while _parts(out) == 0 and proc.poll() is None and time.monotonic() - t0 < 300:
+        time.sleep(0.005)
+    to_first_part = time.monotonic() - t0
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    per_part = max(time.monotonic() - t0 - to_first_part, 0.0) / (CHUNKS - 1)
+    return src, out, read_sorted(out), (to_first_part, per_part)
 
 
 def _same(out: Path, reference: pa.Table) -> None:
@@ -82,24 +90,31 @@ def _same(out: Path, reference: pa.Table) -> None:
 
 def test_kill_9_at_random_points_over_20_runs(tmp_path, reference):
     """A third of the kills land while the process starts (importing, building, loading the
-    solver), the others right after a part appeared: inside the solve, the part's write or the
-    manifest's update. After each, the folder's parts are sound or named as unrecorded."""
-    src, _, expected = reference
+    solver: before its first part, at a random share of the time the uninterrupted run took to
+    write its first one), the others within one part's time after a part appeared: inside the solve, the part's
+    write or the manifest's update. After each, the folder's parts are sound or named as
+    unrecorded. The kill points follow the job's progress, not the clock, so a fast or a busy
+    machine kills at the same kinds of points."""
+    src, _, expected, (to_first_part, per_part) = reference
     out = tmp_path / "out"
     rng = np.random.default_rng(26)
     killed_mid_job = killed_starting = 0
     for run in range(KILL_RUNS):
         start = _parts(out)
         starting = rng.random() < 0.35
-        wait_for = start + (0 if starting else int(rng.integers(1, 3)))
-        delay = float(rng.uniform(0.2, 4.0) if starting else rng.uniform(0.0, 0.03))
+        wait_for = start + int(rng.integers(1, 3))
+        delay = float(rng.uniform(0.1, 0.9) * to_first_part if starting else rng.uniform(0.0, 1.0) * per_part)
         proc = subprocess.Popen(_command(src, out), cwd=REPO, env=_env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
         try:
-            end = time.monotonic() + 240
-            while _parts(out) < wait_for and proc.poll() is None and time.monotonic() < end:
-                time.sleep(0.005)
-            time.sleep(delay)
+            t0 = time.monotonic()
+            if starting:  # kill after the delay, or at once if a part appears first
+                while _parts(out) == start and proc.poll() is None and time.monotonic() - t0 < delay:
+                    time.sleep(0.002)
+            else:
+                while _parts(out) < wait_for and proc.poll() is None and time.monotonic() - t0 < 240:
+                    time.sleep(0.002)
+                time.sleep(delay)
             finished = proc.poll() is not None
             if not finished:
                 proc.send_signal(signal.SIGKILL)
@@ -129,7 +144,7 @@ def test_kill_9_at_random_points_over_20_runs(tmp_path, reference):
 
 @pytest.mark.parametrize("where", ["part_bit", "part_byte", "part_middle_zeros"])
 def test_a_flipped_bit_or_byte_in_a_part_is_solved_again(tmp_path, reference, where):
-    src, ref_out, expected = reference
+    src, ref_out, expected, _ = reference
     out = tmp_path / "out"
     shutil.copytree(ref_out, out)
     rng = np.random.default_rng(abs(hash(where)) % 1000)
@@ -154,7 +169,7 @@ def test_a_flipped_bit_or_byte_in_a_part_is_solved_again(tmp_path, reference, wh
 
 @pytest.mark.parametrize("damage", ["bit", "byte", "truncated", "empty"])
 def test_a_damaged_or_truncated_manifest_is_a_clear_refusal(tmp_path, reference, damage):
-    src, ref_out, _ = reference
+    src, ref_out, _, _ = reference
     out = tmp_path / "out"
     shutil.copytree(ref_out, out)
     manifest = out / "_ikstudio_solve.json"
@@ -195,7 +210,7 @@ def _remount(path: Path, options: str) -> None:
 
 
 def test_a_full_disk_then_freed_space_and_read_only_media(tmp_path, reference, monkeypatch):
-    src, ref_out, expected = reference
+    src, ref_out, expected, _ = reference
     size = sum(p.stat().st_size for p in ref_out.glob("part-*.parquet"))
     disk = tmp_path / "disk"
     if not _mount_tmpfs(disk, max(16, size // 2 // 1024)):  # not root here: the same failures, injected
@@ -240,7 +255,7 @@ def _injected_full_disk(tmp_path: Path, reference, monkeypatch) -> None:
     import engine.batch
     from engine.batch import manifest as mf
 
-    src, _, expected = reference
+    src, _, expected, _ = reference
     out = tmp_path / "out"
     real_replace = os.replace
     calls = {"n": 0}
@@ -273,7 +288,7 @@ def _injected_read_only(tmp_path: Path, reference, monkeypatch) -> None:
     import engine.batch
     from engine.batch import dataset
 
-    src, ref_out, _ = reference
+    src, ref_out, _, _ = reference
     out = tmp_path / "out"
     shutil.copytree(ref_out, out)
     real_open = builtins.open
