@@ -30,10 +30,11 @@ from ..errors import InvalidValueError, UnknownNameError
 from ..model.srdf import disabled_pairs, find_srdf
 from ..transforms import quat_rotate_unit
 from .geometry import collision_geometry, mesh_files
-from .spheres import DEFAULT_SPHERES_PER_LINK, cache_dir, cache_key, check_spheres_per_link, save_arrays, sphere_model
+from .groups import sphere_rows
+from .spheres import cache_dir, cache_key, check_spheres_per_link, check_tolerance, save_arrays, sphere_model
 
 DEFAULT_SAMPLES = 1000
-PAIRS_VERSION = 2
+PAIRS_VERSION = 3
 CHUNK = 256  # configurations per block in the distance computation (bounds the temporary arrays)
 
 
@@ -75,20 +76,28 @@ class RobotCollision:
 
     Attributes: ``spheres`` (:class:`~engine.collision.spheres.SphereModel`), ``srdf`` (the SRDF used,
     or None), ``excluded`` (``{(a, b): reason}``, link indices a < b, reason "adjacent",
-    "srdf", "always", "never", "default" or "user")."""
+    "srdf", "always", "never", "default" or "user"). The fit: ``spheres_per_link`` (the cluster
+    fit's count) or, when that is None, the cover fit at ``tolerance`` m (None: its default)."""
 
-    def __init__(self, entity, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
-                 samples: int = DEFAULT_SAMPLES, use_cache: bool = True):
+    def __init__(self, entity, spheres_per_link: int | None = None, seed: int = 0,
+                 samples: int = DEFAULT_SAMPLES, use_cache: bool = True, tolerance: float | None = None):
+        from .cover import DEFAULT_TOLERANCE
+
         self.entity = entity
         tree = self.tree = entity.tree
-        self.spheres_per_link = check_spheres_per_link(spheres_per_link)
+        if spheres_per_link is None:
+            self.spheres_per_link, self.tolerance = None, check_tolerance(
+                DEFAULT_TOLERANCE if tolerance is None else tolerance)
+        else:
+            self.spheres_per_link, self.tolerance = check_spheres_per_link(spheres_per_link), None
         if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
             raise InvalidValueError(f"samples: expected an int >= 1, got {samples!r}")
         self.seed, self.samples, self.use_cache = int(seed), int(samples), use_cache
         self.geometry = collision_geometry(tree, entity.morph)
         raw = getattr(entity.morph, "scale", 1.0)  # one factor, or 3 (a Mesh's)
         scale = float(raw) if np.ndim(raw) == 0 else tuple(float(x) for x in np.ravel(raw))
-        self.spheres = sphere_model(tree, self.geometry, self.spheres_per_link, self.seed, scale, use_cache)
+        self.spheres = sphere_model(tree, self.geometry, self.spheres_per_link, self.seed, scale, use_cache,
+                                    self.tolerance)
         has = np.zeros(tree.n_links, bool)
         has[self.spheres.link] = True
         self.srdf = find_srdf(tree.source) if str(tree.source).endswith(".urdf") else None
@@ -111,7 +120,8 @@ class RobotCollision:
         if not pairs:
             return {}
         params = {"what": "pairs", "v": PAIRS_VERSION, "samples": self.samples, "seed": self.seed, "scale": scale,
-                  "spheres_per_link": self.spheres_per_link, "links": ",".join(self.tree.link_names())}
+                  "spheres_per_link": self.spheres_per_link, "tolerance": self.tolerance,
+                  "links": ",".join(self.tree.link_names())}
         path = None
         if self.use_cache and self.tree.source.is_file():
             path = cache_dir() / f"pairs_{cache_key(self.tree.source, mesh_files(self.geometry), params)}.npz"
@@ -209,23 +219,22 @@ class RobotCollision:
         self._tables = {}  # the kernel's tables per float dtype, made on first use
 
     def kernel_tables(self, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(spheres (S, 5), bounds (L, 4), pairs int32 (P, 6))`` as :func:`engine.collision.checks.pack`
-        takes them, in ``dtype``."""
+        """``(sphere rows (R, 6), bounds (L, 4), pairs int32 (P, 6))`` as :func:`engine.collision.checks.pack`
+        takes them, in ``dtype``: the spheres in groups (:func:`engine.collision.groups.sphere_rows`),
+        each link's bounding ball, and each counted pair's links and row ranges."""
         key = np.dtype(dtype).str
         if key not in self._tables:
             sp = self.spheres
-            spheres = np.concatenate([sp.link[:, None].astype(float), sp.centers, sp.radii[:, None]], axis=1)
+            rows, ranges = sphere_rows(sp.link, sp.centers, sp.radii)
             bounds = np.zeros((self.tree.n_links, 4))
             bounds[:, 3] = -1.0
-            ranges = {}
             for link in np.unique(sp.link):
                 idx = sp.of_link(link)
                 c = 0.5 * (sp.centers[idx].min(0) + sp.centers[idx].max(0))
                 bounds[link, :3] = c
                 bounds[link, 3] = (np.linalg.norm(sp.centers[idx] - c, axis=1) + sp.radii[idx]).max() * (1 + 1e-6)
-                ranges[int(link)] = (int(idx[0]), int(idx[-1]) + 1)
             pairs = np.array([[a, b, *ranges[a], *ranges[b]] for a, b in self._pairs], np.int32).reshape(-1, 6)
-            self._tables[key] = (np.ascontiguousarray(spheres, dtype), np.ascontiguousarray(bounds, dtype), pairs)
+            self._tables[key] = (np.ascontiguousarray(rows, dtype), np.ascontiguousarray(bounds, dtype), pairs)
         return self._tables[key]
 
     def world_centers(self, pose: np.ndarray) -> np.ndarray:

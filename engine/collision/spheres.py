@@ -14,8 +14,14 @@ Fitting one link (``fit_spheres``):
 
 A link whose geometry is nothing but sphere primitives (no more than the budget) keeps them as
 they are. So "sphere clearance implies mesh clearance" holds by construction, at the price of some
-over-coverage; more spheres per link give a tighter fit. Results are cached on disk
-(:func:`cache_dir`) under a hash of the robot file, its mesh files and the parameters.
+over-coverage (18-32 mm on average for 32-8 spheres per link on the Panda: docs/collision.md).
+
+That is the *cluster* fit, asked for by a sphere count (``spheres_per_link``). The default model is
+the *cover* fit of :mod:`engine.collision.cover`: spheres sunk into the body, standing out of its
+surface by about ``tolerance`` (default :data:`engine.collision.cover.DEFAULT_TOLERANCE`), as many
+as that takes, up to :data:`COVER_MAX_SPHERES` per link; it contains the surface exactly as well.
+Results are cached on disk (:func:`cache_dir`) under a hash of the robot file, its mesh files, the
+parameters and :data:`FIT_VERSION`.
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ import numpy as np
 
 from ..errors import InvalidValueError
 
-FIT_VERSION = 2  # bump when the fitting changes: old cache entries are then ignored
-DEFAULT_SPHERES_PER_LINK = 8
+FIT_VERSION = 3  # bump when the fitting changes: old cache entries are then ignored
+DEFAULT_SPHERES_PER_LINK = 8  # the cluster fit's count where a caller asks for it without one (obstacles: their own)
 MAX_SPHERES_PER_LINK = 64
+COVER_MAX_SPHERES = 128  # the cover fit's budget per link (the tolerance grows where it does not suffice)
+MAX_TOLERANCE = 0.1  # m
 PRIMITIVE_GROWTH = 1.02  # tessellated spheres / cylinders / capsules / ellipsoids, scaled about their centre
 EDGE_FRACTION = 0.5  # triangles are split to edges below this fraction of the mesh extent / sqrt(max_spheres)
 MAX_FIT_FACES = 200_000  # a mesh with more faces is not subdivided
@@ -193,19 +201,37 @@ def check_spheres_per_link(value) -> int:
     return int(value)
 
 
-def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
-                 scale: float | np.ndarray = 1.0, use_cache: bool = True) -> SphereModel:
+def check_tolerance(value) -> float:
+    """``value`` as the cover fit's tolerance (m), in (0, :data:`MAX_TOLERANCE`]; ValueError naming
+    the argument."""
+    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+    if not ok or not np.isfinite(value) or not 0 < value <= MAX_TOLERANCE:
+        raise InvalidValueError(f"tolerance: expected a number of metres in (0, {MAX_TOLERANCE}], got {value!r}")
+    return float(value)
+
+
+def sphere_model(tree, geometry, spheres_per_link: int | None = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
+                 scale: float | np.ndarray = 1.0, use_cache: bool = True,
+                 tolerance: float | None = None) -> SphereModel:
     """The :class:`SphereModel` of ``tree`` from its collision ``geometry`` (``[n_links]`` lists of
     :class:`Visual`, :func:`engine.collision.geometry.collision_geometry`), cached on disk.
 
-    ``scale``: the morph's scale, one factor or 3 (part of the cache key; the geometry is already
-    scaled)."""
+    ``spheres_per_link``: the cluster fit with that many spheres per link (1..64); None: the cover
+    fit (:mod:`engine.collision.cover`) at ``tolerance`` m (None: its default), up to
+    :data:`COVER_MAX_SPHERES` per link. ``scale``: the morph's scale, one factor or 3 (part of the
+    cache key; the geometry is already scaled)."""
+    from .cover import DEFAULT_TOLERANCE
     from .geometry import mesh_files
 
-    spheres_per_link = check_spheres_per_link(spheres_per_link)
+    if spheres_per_link is None:
+        tolerance = DEFAULT_TOLERANCE if tolerance is None else check_tolerance(tolerance)
+        budget = COVER_MAX_SPHERES
+    else:
+        spheres_per_link = budget = check_spheres_per_link(spheres_per_link)
+        tolerance = None
     source = Path(tree.source)
     scale_key = float(scale) if np.ndim(scale) == 0 else tuple(float(x) for x in np.ravel(scale))
-    params = {"spheres_per_link": spheres_per_link, "seed": int(seed), "scale": scale_key,
+    params = {"spheres_per_link": spheres_per_link, "tolerance": tolerance, "seed": int(seed), "scale": scale_key,
               "links": ",".join(tree.link_names())}
     path = None
     if use_cache and source.is_file():
@@ -218,7 +244,7 @@ def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LIN
                 pass  # a damaged entry: fit again and overwrite it
     links, centers, radii = [], [], []
     for i, geoms in enumerate(geometry):
-        if geoms and all(g.kind == "sphere" for g in geoms) and len(geoms) <= spheres_per_link:
+        if geoms and all(g.kind == "sphere" for g in geoms) and len(geoms) <= budget:
             links.append(np.full(len(geoms), i))  # sphere primitives are their own model, exactly
             centers.append(np.array([np.asarray(g.pos, float) for g in geoms]))
             radii.append(np.array([float(g.size[0]) for g in geoms]))
@@ -226,7 +252,7 @@ def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LIN
         mesh = link_mesh(geoms)
         if mesh is None:
             continue
-        c, r = fit_spheres(mesh.vertices, mesh.faces, spheres_per_link, seed)
+        c, r = _fit_link(mesh, spheres_per_link, tolerance, seed)
         links.append(np.full(len(r), i))
         centers.append(c)
         radii.append(r)
@@ -236,6 +262,17 @@ def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LIN
     if path is not None:
         save_arrays(path, link=model.link, centers=model.centers, radii=model.radii)
     return model
+
+
+def _fit_link(mesh, spheres_per_link: int | None, tolerance: float | None, seed: int):
+    """One link's spheres: the cluster fit at ``spheres_per_link``, or the cover fit at
+    ``tolerance`` (the cluster fit at :data:`COVER_MAX_SPHERES` where the cover does not fit)."""
+    from .cover import cover_spheres
+
+    if spheres_per_link is not None:
+        return fit_spheres(mesh.vertices, mesh.faces, spheres_per_link, seed)
+    out = cover_spheres(mesh.vertices, mesh.faces, tolerance, COVER_MAX_SPHERES, seed)
+    return out if out is not None else fit_spheres(mesh.vertices, mesh.faces, COVER_MAX_SPHERES, seed)
 
 
 def save_arrays(path: Path, **arrays) -> None:

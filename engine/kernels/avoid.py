@@ -93,6 +93,13 @@ def _keep(form: ti.template(), slots: ti.template(), d, a, b, ca, cb, n):
 
 
 @ti.func
+def _skip(coll_f: ti.template(), row):
+    """Rows to step past ``row`` when it is not searched: 1 for a sphere, 1 + its members for a
+    group's ball (:mod:`engine.collision.groups`)."""
+    return 1 + ti.cast(coll_f[row, SPHERE_F.count], ti.i32)
+
+
+@ti.func
 def link_ball(p, q, coll_f: ti.template(), n_spheres, link):
     """(world centre, radius) of ``link``'s bounding ball for the link pose ``p``, ``q``."""
     row = bound_row(n_spheres, link)
@@ -133,23 +140,34 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
             best = NO_PAIR
             best_i = -1
             best_j = -1
-            # a cheap bound first: sphere i (offset v from a's ball centre, a's frame) is at least
+            # a cheap bound first: row i (offset v from a's ball centre, a's frame) is at least
             # |cb - ca| - u . v - r_i - rb from anything in b's ball, u the unit vector ca -> cb
             gap_ab = (cb - ca).norm()
             u = qrot(qconj(qa), cb - ca) / ti.max(gap_ab, 1e-12)
-            for i in range(coll_i[pr, PAIR_I.a0], coll_i[pr, PAIR_I.a1]):
-                if gap_ab - u.dot(_vec3(coll_f, i, SPHERE_F.center) - ca_local) - coll_f[i, SPHERE_F.radius] - rb >= \
-                        ti.min(best, cut):
-                    continue
-                wi = qrot(to_b, pa + qrot(qa, _vec3(coll_f, i, SPHERE_F.center)) - pb)
+            i = coll_i[pr, PAIR_I.a0]
+            while i < coll_i[pr, PAIR_I.a1]:  # a's rows: a far group is skipped whole, a near one opened
+                skip = _skip(coll_f, i)
+                ci = _vec3(coll_f, i, SPHERE_F.center)
                 ri = coll_f[i, SPHERE_F.radius]
-                if (wi - cb_local).norm() - ri - rb < ti.min(best, cut):  # else no sphere of b is nearer
-                    for j in range(coll_i[pr, PAIR_I.b0], coll_i[pr, PAIR_I.b1]):
-                        d = (wi - _vec3(coll_f, j, SPHERE_F.center)).norm() - ri - coll_f[j, SPHERE_F.radius]
-                        if d < best:
-                            best = d
-                            best_i = i
-                            best_j = j
+                if gap_ab - u.dot(ci - ca_local) - ri - rb < ti.min(best, cut):
+                    wi = qrot(to_b, pa + qrot(qa, ci) - pb)
+                    if (wi - cb_local).norm() - ri - rb < ti.min(best, cut):  # else nothing of b is nearer
+                        if skip > 1:
+                            skip = 1  # a near group: its members next
+                        else:
+                            j = coll_i[pr, PAIR_I.b0]
+                            while j < coll_i[pr, PAIR_I.b1]:  # b's rows, the same way
+                                step = _skip(coll_f, j)
+                                d = (wi - _vec3(coll_f, j, SPHERE_F.center)).norm() - ri - coll_f[j, SPHERE_F.radius]
+                                if step > 1:
+                                    if d < ti.min(best, cut):
+                                        step = 1
+                                elif d < best:
+                                    best = d
+                                    best_i = i
+                                    best_j = j
+                                j += step
+                i += skip
             if best < dmin:
                 dmin = best
                 which = ti.Vector([la, lb, -1])
@@ -190,16 +208,22 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
                     best = NO_PAIR
                     best_s = -1
                     best_g = ti.Vector([0.0, 0.0, 1.0])
-                    for s in range(coll_i[lr, LINK_C.s0], coll_i[lr, LINK_C.s1]):
-                        if d_ball + g_link.dot(_vec3(coll_f, s, SPHERE_F.center) - cl_local) - \
-                                coll_f[s, SPHERE_F.radius] >= ti.min(best, cut):
-                            continue
-                        d, g = shape_distance(kind, size, shift + qrot(rot, _vec3(coll_f, s, SPHERE_F.center)))
-                        d -= coll_f[s, SPHERE_F.radius]
-                        if d < best:
-                            best = d
-                            best_s = s
-                            best_g = g
+                    s = coll_i[lr, LINK_C.s0]
+                    while s < coll_i[lr, LINK_C.s1]:  # the link's rows: a far group skipped whole
+                        skip = _skip(coll_f, s)
+                        cs = _vec3(coll_f, s, SPHERE_F.center)
+                        rs = coll_f[s, SPHERE_F.radius]
+                        if d_ball + g_link.dot(cs - cl_local) - rs < ti.min(best, cut):
+                            d, g = shape_distance(kind, size, shift + qrot(rot, cs))
+                            d -= rs
+                            if skip > 1:
+                                if d < ti.min(best, cut):
+                                    skip = 1  # a near group: its members next
+                            elif d < best:
+                                best = d
+                                best_s = s
+                                best_g = g
+                        s += skip
                     if best < dmin:
                         dmin = best
                         which = ti.Vector([l, -1, o])

@@ -1,0 +1,175 @@
+"""A tight sphere cover of a link's surface: spheres sunk into the body, each standing out of it by
+about ``tolerance``, chosen greedily until every triangle of the surface lies in one of them.
+
+Fitting (:func:`cover_spheres`):
+
+1. The surface (a triangle mesh in the link frame, as :func:`engine.collision.spheres.link_mesh`
+   gives it) is split into small triangles, in their own planes (the surface is the same).
+2. Candidate centres are sunk from surface points along the inward normal, at several depths
+   (:data:`DEPTHS`), and kept where they are inside the body (behind the face of the nearest
+   surface sample, which copes with meshes that are not closed). A candidate's radius is its distance to the surface
+   (estimated from dense surface samples) plus ``tolerance``: the largest ball about it that stands
+   out of the surface by about ``tolerance``.
+3. A candidate *covers* a triangle when the triangle's three corners are inside it; a ball is
+   convex, so then the whole triangle is. Candidates are taken greedily, the one covering the most
+   uncovered area first, until every triangle is covered. Each kept sphere then shrinks to the
+   farthest corner of the triangles it is the first to cover.
+
+So every point of the surface is inside some sphere, exactly (not only sample points): the
+model contains the mesh's surface. Where ``max_spheres`` do not suffice at ``tolerance``, the
+tolerance grows (x :data:`GROWTH`) and the fit runs again; the caller falls back to the cluster
+fit of :func:`engine.collision.spheres.fit_spheres` when even that fails (None).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+DEFAULT_TOLERANCE = 0.004  # m: how far a sphere may stand out of the surface it covers, about
+GROWTH = 1.5  # the tolerance's growth when the sphere budget does not suffice
+TRIES = 6  # fits at growing tolerance before giving up
+DEPTHS = (0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.07, 0.1, 0.15)  # m: candidate centres below the surface
+SURFACE_SAMPLES = 20_000  # dense surface points for the depth estimate
+SEEDS = 600  # surface points the candidates are sunk from
+MAX_TRIANGLES = 4_000  # the split stops before the surface has more triangles than this
+ROUNDING = 2e-6  # m: room for float32's rounding of the candidates' corner distances
+
+
+def _split(vertices: np.ndarray, faces: np.ndarray, edge: float) -> tuple[np.ndarray, np.ndarray]:
+    """The surface with its triangles split to edges below ``edge`` (m), or as fine as
+    :data:`MAX_TRIANGLES` allows."""
+    import trimesh
+
+    for _ in range(8):
+        v, f = trimesh.remesh.subdivide_to_size(vertices, faces, max_edge=edge, max_iter=10)
+        if len(f) <= MAX_TRIANGLES:
+            return v, f
+        edge *= 1.5
+    return vertices, faces
+
+
+def _candidates(mesh, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate sphere centres ``(k, 3)`` inside the body (surface points sunk along the inward
+    normal) and their depths ``(k,)`` (m, the distance to the surface, estimated from dense
+    samples and rather under than over)."""
+    from scipy.spatial import cKDTree
+
+    dense, dense_face = _sample(mesh, SURFACE_SAMPLES, rng)
+    seeds, face = _sample(mesh, SEEDS, rng)
+    # outward normals (a mesh wound inside out, of negative volume, has its face normals inward)
+    normals = mesh.face_normals[face] * (1.0 if mesh.volume >= 0 else -1.0)
+    extent = float(np.linalg.norm(mesh.extents))
+    depths = np.array([d for d in DEPTHS if d < 0.5 * extent] or [0.1 * extent])
+    centres = (seeds[:, None, :] - normals[:, None, :] * depths[None, :, None]).reshape(-1, 3)
+    near, nearest = cKDTree(dense).query(centres)
+    # inside the body only: behind the face of the nearest surface sample (the surface need not be closed)
+    sign = 1.0 if mesh.volume >= 0 else -1.0
+    inside = ((centres - dense[nearest]) * mesh.face_normals[dense_face[nearest]]).sum(1) * sign < 0
+    centres, near = centres[inside], near[inside]
+    spacing = np.sqrt(mesh.area / len(dense))  # the samples' spacing: the nearest is about this far off
+    return centres, np.maximum(near - 0.5 * spacing, 0.0)
+
+
+def _sample(mesh, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` area-uniform surface points ``(n, 3)`` and their faces ``(n,)``."""
+    area = mesh.area_faces
+    face = rng.choice(len(area), n, p=area / area.sum())
+    uv = rng.random((n, 2))
+    flip = uv.sum(1) > 1
+    uv[flip] = 1 - uv[flip]
+    tri = mesh.triangles[face]
+    pts = tri[:, 0] + uv[:, :1] * (tri[:, 1] - tri[:, 0]) + uv[:, 1:] * (tri[:, 2] - tri[:, 0])
+    return pts, face
+
+
+def _far_corner(centres: np.ndarray, tri: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """``(k, m)`` the distance from each centre ``(k, 3)`` to the farthest corner of each triangle
+    ``(m, 3, 3)``, in ``dtype`` (float32: |c|^2 - 2 c.v + |v|^2, a few 1e-7 m off; float64: exact
+    differences)."""
+    if dtype == np.float64:
+        return np.sqrt(((centres[:, None, None, :] - tri[None]) ** 2).sum(-1).max(-1))
+    origin = tri.reshape(-1, 3).mean(0)  # near the numbers, for float32's sake
+    c, t = (centres - origin).astype(dtype), (tri - origin).astype(dtype)
+    cc = (c * c).sum(1)[:, None]
+    out = np.zeros((len(c), len(t)), dtype)
+    for k in range(3):
+        v = t[:, k, :]
+        np.maximum(out, cc - 2 * (c @ v.T) + (v * v).sum(1)[None], out=out)
+    return np.sqrt(np.maximum(out, 0, out=out), out=out)
+
+
+def _greedy(far: np.ndarray, radii: np.ndarray, area: np.ndarray, max_spheres: int) -> list[int] | None:
+    """Candidates (indices) covering every triangle, greedily by uncovered area; None when more
+    than ``max_spheres`` would be needed. ``far (k, m)``: :func:`_far_corner`."""
+    covers = far <= radii[:, None]
+    area = area.astype(np.float32)
+    gain = covers.astype(np.float32) @ area
+    open_ = np.ones(far.shape[1], bool)
+    chosen: list[int] = []
+    while open_.any():
+        if len(chosen) == max_spheres:
+            return None
+        best = int(np.argmax(gain))
+        if gain[best] <= 0:
+            return None
+        chosen.append(best)
+        new = covers[best] & open_
+        open_ &= ~new
+        gain -= covers[:, new].astype(np.float32) @ area[new]
+    return chosen
+
+
+def cover_spheres(vertices: np.ndarray, faces: np.ndarray, tolerance: float = DEFAULT_TOLERANCE,
+                  max_spheres: int = 64, seed: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    """Spheres ``(centres (k, 3), radii (k,))``, ``k <= max_spheres``, whose union holds every
+    triangle of the mesh ``vertices (n, 3)`` / ``faces (m, 3)`` (m), standing out of the surface by
+    about ``tolerance`` (m) or, where the budget forces it, a larger tolerance; None when
+    :data:`TRIES` growing tolerances do not fit the budget."""
+    import trimesh
+
+    vertices = np.asarray(vertices, float)
+    faces = np.asarray(faces, np.int64).reshape(-1, 3)
+    keep = trimesh.Trimesh(vertices, faces, process=False).area_faces > 0
+    if not keep.any():
+        return None
+    surface = trimesh.Trimesh(vertices, faces[keep], process=False)  # sampled for candidates
+    v, f = _split(vertices, faces, 1.5 * tolerance)  # every face, degenerate ones too, is covered
+    tri = v[f]
+    area = trimesh.Trimesh(v, f, process=False).area_faces + 1e-12
+    centres, depth = _candidates(surface, np.random.default_rng(seed))
+    far = _far_corner(centres, tri, np.float32)
+    for _ in range(TRIES):
+        radii = depth + tolerance
+        # a triangle no candidate holds gets its own: the ball about its centroid through its far corner
+        alone = ~np.any(far <= (radii + ROUNDING)[:, None].astype(np.float32), axis=0)
+        c_all, r_all, f_all = centres, radii, far
+        if alone.any():
+            extra = tri[alone].mean(1)
+            c_all = np.concatenate([centres, extra])
+            r_all = np.concatenate([radii, np.sqrt(((tri[alone] - extra[:, None]) ** 2).sum(-1).max(1))])
+            f_all = np.concatenate([far, _far_corner(extra, tri, np.float32)])
+        r_all = r_all + ROUNDING  # float32's rounding in the choice
+        chosen = _greedy(f_all, r_all.astype(np.float32), area, max_spheres)
+        if chosen is not None:
+            far = _far_corner(c_all[chosen], tri)  # float64 for the radii kept
+            radii = r_all[chosen]
+            # each triangle to the first chosen sphere holding it; each sphere shrinks to its triangles
+            slack = far - radii[:, None]
+            owner = np.where((slack <= 0).any(0), np.argmax(slack <= 0, axis=0), np.argmin(slack, axis=0))
+            r = np.array([far[j, owner == j].max(initial=0.0) for j in range(len(chosen))])
+            used = r > 0
+            return _hold_vertices(vertices, c_all[chosen][used], r[used])
+        tolerance *= GROWTH
+    return None
+
+
+def _hold_vertices(vertices: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every vertex (those of no face, or of degenerate faces, too) inside: the sphere that needs
+    the least growth grows; radii get a hair of rounding room."""
+    gap = np.sqrt(((vertices[:, None, :] - centres[None]) ** 2).sum(-1)) - radii[None]
+    best = np.argmin(gap, axis=1)
+    need = gap[np.arange(len(vertices)), best]
+    radii = radii.copy()
+    for j in np.unique(best[need > 0]):
+        radii[j] += need[(best == j) & (need > 0)].max()
+    return centres, radii * (1.0 + 1e-9) + 1e-9
