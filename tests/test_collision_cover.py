@@ -23,11 +23,11 @@ from engine.collision import spheres as spheres_mod
 from engine.collision.cover import cover_spheres
 from engine.collision.geometry import collision_geometry
 from engine.collision.robot import sample_qpos
-from engine.collision.spheres import link_mesh, sphere_model
+from engine.collision.spheres import fit_spheres, link_mesh, sphere_model
 from engine.errors import InvalidValueError
 from engine.model import load
 
-ROBOTS = {"panda": 120, "baxter": 60, "ur5": 120, "z1": 120}  # catalog name: random configurations
+ROBOTS = {"panda": 120, "baxter": 60, "ur5": 120, "xarm7": 120}  # catalog name: random configurations
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -36,15 +36,21 @@ def f32(backend):
 
 
 def _mesh_distances(robot, qpos):
+    """coal's smallest mesh distance ``(n,)`` and collision ``(n,)`` over the link pairs the
+    robot's model counts (Pinocchio's pairs after the SRDF, less any the model does not count)."""
     ref, geom = pin_coal(robot.tree)
+    link = [ref.model.frames[obj.parentFrame].name for obj in geom.geometryObjects]
+    ours = {frozenset(p) for p in robot.collision_pairs()}
+    keep = [k for k, cp in enumerate(geom.collisionPairs) if frozenset((link[cp.first], link[cp.second])) in ours]
+    assert keep, "no pair in common with Pinocchio's"
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
     dist, hit = np.empty(len(qpos)), np.zeros(len(qpos), bool)
     for i, q in enumerate(qpos):
         pq = ref.pin_q(q)
         pin.computeDistances(ref.model, data, geom, gdata, pq)
-        dist[i] = min(r.min_distance for r in gdata.distanceResults)
+        dist[i] = min(gdata.distanceResults[k].min_distance for k in keep)
         pin.computeCollisions(ref.model, data, geom, gdata, pq, False)
-        hit[i] = any(r.isCollision() for r in gdata.collisionResults)
+        hit[i] = any(gdata.collisionResults[k].isCollision() for k in keep)
     return dist, hit
 
 
@@ -104,7 +110,7 @@ def _box(flip: bool, open_top: bool):
 @pytest.mark.parametrize("flip, open_top", [(False, False), (True, False), (False, True)])
 def test_cover_fit_holds_inside_out_and_open_meshes(flip, open_top):
     v, f = _box(flip, open_top)
-    c, r = cover_spheres(v, f, 0.004, 128)
+    c, r = cover_spheres(v, f, 0.01, 400)  # flat faces take many spheres: ~150 here
     rng = np.random.default_rng(0)
     tri = v[f]
     w = rng.dirichlet(np.ones(3), 20000)
@@ -112,14 +118,22 @@ def test_cover_fit_holds_inside_out_and_open_meshes(flip, open_top):
     pts = np.einsum("nk,nkd->nd", w, tri[k])
     gap = (np.linalg.norm(pts[:, None] - c[None], axis=-1) - r[None]).min(1)
     assert gap.max() <= 0.0
-    # tight: spheres stand out of the box's faces by about the tolerance, not by centimetres
+    # tight: the spheres stand out of the box's faces by about the tolerance (1 cm); the cluster
+    # fit's balls around patches of faces, as many of them, by twice that
     out = (np.abs(c) + r[:, None] - np.array([0.05, 0.1, 0.15])).max(1)
-    assert np.mean(out) < 0.008, np.mean(out)
+    c_old, r_old = fit_spheres(v, f, len(r))
+    out_old = (np.abs(c_old) + r_old[:, None] - np.array([0.05, 0.1, 0.15])).max(1)
+    assert np.mean(out) < 0.015 and np.mean(out) < 0.6 * np.mean(out_old), (np.mean(out), np.mean(out_old))
 
 
 def test_tolerance_and_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("IKSTUDIO_CACHE_DIR", str(tmp_path))
-    morph = gs.morphs.URDF(file="erd:z1", fixed=True)
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text("""<robot name="arm"><link name="base"><collision><geometry><box size="0.1 0.1 0.05"/></geometry>
+      </collision></link><link name="arm"><collision><origin xyz="0 0 0.15"/><geometry><box size="0.05 0.06 0.3"/>
+      </geometry></collision></link><joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
+      <axis xyz="1 0 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>""")
+    morph = gs.morphs.URDF(file=str(urdf), fixed=True)
     tree = load(morph)
     geometry = collision_geometry(tree, morph)
     first = sphere_model(tree, geometry, None, tolerance=0.01)

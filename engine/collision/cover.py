@@ -32,17 +32,22 @@ DEPTHS = (0.002, 0.005, 0.01, 0.02, 0.035, 0.05, 0.07, 0.1, 0.15)  # m: candidat
 SURFACE_SAMPLES = 20_000  # dense surface points for the depth estimate
 SEEDS = 600  # surface points the candidates are sunk from
 MAX_TRIANGLES = 4_000  # the split stops before the surface has more triangles than this
+MAX_SPLIT = 16_000  # ... or, for a finer mesh, 3 times its own, up to this
 ROUNDING = 2e-6  # m: room for float32's rounding of the candidates' corner distances
 
 
 def _split(vertices: np.ndarray, faces: np.ndarray, edge: float) -> tuple[np.ndarray, np.ndarray]:
     """The surface with its triangles split to edges below ``edge`` (m), or as fine as
-    :data:`MAX_TRIANGLES` allows."""
+    :data:`MAX_TRIANGLES` (for a finer mesh 3 times its triangles, up to :data:`MAX_SPLIT`)
+    allows: long thin triangles would force large balls. A mesh finer than that stays as it is."""
     import trimesh
 
-    for _ in range(8):
+    limit = min(max(MAX_TRIANGLES, 3 * len(faces)), MAX_SPLIT)
+    if len(faces) >= limit:
+        return vertices, faces
+    for _ in range(12):
         v, f = trimesh.remesh.subdivide_to_size(vertices, faces, max_edge=edge, max_iter=10)
-        if len(f) <= MAX_TRIANGLES:
+        if len(f) <= limit:
             return v, f
         edge *= 1.5
     return vertices, faces
@@ -84,11 +89,9 @@ def _sample(mesh, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
 
 def _far_corner(centres: np.ndarray, tri: np.ndarray, dtype=np.float64) -> np.ndarray:
     """``(k, m)`` the distance from each centre ``(k, 3)`` to the farthest corner of each triangle
-    ``(m, 3, 3)``, in ``dtype`` (float32: |c|^2 - 2 c.v + |v|^2, a few 1e-7 m off; float64: exact
-    differences)."""
-    if dtype == np.float64:
-        return np.sqrt(((centres[:, None, None, :] - tri[None]) ** 2).sum(-1).max(-1))
-    origin = tri.reshape(-1, 3).mean(0)  # near the numbers, for float32's sake
+    ``(m, 3, 3)``, in ``dtype`` (|c|^2 - 2 c.v + |v|^2 about the corners' mean: float32 a few
+    1e-7 m off, float64 ~1e-12 m)."""
+    origin = tri.reshape(-1, 3).mean(0)  # near the numbers, for the rounding's sake
     c, t = (centres - origin).astype(dtype), (tri - origin).astype(dtype)
     cc = (c * c).sum(1)[:, None]
     out = np.zeros((len(c), len(t)), dtype)
@@ -98,13 +101,21 @@ def _far_corner(centres: np.ndarray, tri: np.ndarray, dtype=np.float64) -> np.nd
     return np.sqrt(np.maximum(out, 0, out=out), out=out)
 
 
-def _greedy(far: np.ndarray, radii: np.ndarray, area: np.ndarray, max_spheres: int) -> list[int] | None:
+def _covers(centres: np.ndarray, radii: np.ndarray, tri: np.ndarray, chunk: int = 4000) -> np.ndarray:
+    """``(k, m)`` bool: sphere ``i`` (float32 arithmetic) holds the three corners of triangle ``j``."""
+    out = np.empty((len(centres), len(tri)), bool)
+    r = radii.astype(np.float32)[:, None]
+    for s in range(0, len(tri), chunk):
+        out[:, s:s + chunk] = _far_corner(centres, tri[s:s + chunk], np.float32) <= r
+    return out
+
+
+def _greedy(covers: np.ndarray, area: np.ndarray, max_spheres: int) -> list[int] | None:
     """Candidates (indices) covering every triangle, greedily by uncovered area; None when more
-    than ``max_spheres`` would be needed. ``far (k, m)``: :func:`_far_corner`."""
-    covers = far <= radii[:, None]
+    than ``max_spheres`` would be needed. ``covers (k, m)``: :func:`_covers`."""
     area = area.astype(np.float32)
     gain = covers.astype(np.float32) @ area
-    open_ = np.ones(far.shape[1], bool)
+    open_ = np.ones(covers.shape[1], bool)
     chosen: list[int] = []
     while open_.any():
         if len(chosen) == max_spheres:
@@ -137,19 +148,19 @@ def cover_spheres(vertices: np.ndarray, faces: np.ndarray, tolerance: float = DE
     tri = v[f]
     area = trimesh.Trimesh(v, f, process=False).area_faces + 1e-12
     centres, depth = _candidates(surface, np.random.default_rng(seed))
-    far = _far_corner(centres, tri, np.float32)
     for _ in range(TRIES):
-        radii = depth + tolerance
+        radii = depth + tolerance + ROUNDING  # ROUNDING: float32's in the choice
+        covers = _covers(centres, radii, tri)
         # a triangle no candidate holds gets its own: the ball about its centroid through its far corner
-        alone = ~np.any(far <= (radii + ROUNDING)[:, None].astype(np.float32), axis=0)
-        c_all, r_all, f_all = centres, radii, far
+        alone = ~covers.any(0)
+        c_all, r_all = centres, radii
         if alone.any():
             extra = tri[alone].mean(1)
-            c_all = np.concatenate([centres, extra])
-            r_all = np.concatenate([radii, np.sqrt(((tri[alone] - extra[:, None]) ** 2).sum(-1).max(1))])
-            f_all = np.concatenate([far, _far_corner(extra, tri, np.float32)])
-        r_all = r_all + ROUNDING  # float32's rounding in the choice
-        chosen = _greedy(f_all, r_all.astype(np.float32), area, max_spheres)
+            r_extra = np.sqrt(((tri[alone] - extra[:, None]) ** 2).sum(-1).max(1)) + ROUNDING
+            c_all, r_all = np.concatenate([centres, extra]), np.concatenate([radii, r_extra])
+            covers = np.concatenate([covers, _covers(extra, r_extra, tri)])
+        chosen = _greedy(covers, area, max_spheres)
+        del covers
         if chosen is not None:
             far = _far_corner(c_all[chosen], tri)  # float64 for the radii kept
             radii = r_all[chosen]
