@@ -54,7 +54,6 @@ ENTITY_FEATURES = {
                      "set_mass_shift", "set_COM_shift", "set_friction", "set_friction_ratio", "get_links_acc",
                      "get_links_inertial_mass", "get_mass", "set_gravity_compensation"),
                     "dynamics (forces, gains, masses, friction)"),
-    **dict.fromkeys(("plan_path",), "motion planning"),
     **dict.fromkeys(("attach", "detach"), "welding entities together"),
     **dict.fromkeys(("get_AABB", "get_vAABB", "get_verts", "get_vverts"), "geometry readers"),
     **dict.fromkeys(("get_sdf",), "signed distance fields"),

@@ -1,0 +1,109 @@
+"""Collision checks for the planner: clearances of batched configurations and certified segments.
+
+Distances come from the engine's one batched distance kernel (:func:`engine.collision.checks.distance`,
+at the FK kernel's link poses), once over the self pairs and once over the obstacles, for rows that
+may belong to any env (each row reads its own env's obstacle poses).
+
+A configuration's *clearance* ``c`` (m) folds both into the distance any sphere may still move:
+``min(d_world - margin, (d_self - margin) / 2) - SLACK`` (a self pair's two spheres both move).
+By :mod:`engine.plan.bounds`, every configuration ``y`` with ``motion_bound(y - x) < c(x)`` is
+then at least ``margin`` from collision, so a segment is certified once its points' clearance
+balls cover it (:meth:`Checker.certify`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..collision.checks import AvoidTables, distance
+from .bounds import lever_arms, motion_bound
+
+SLACK = 1e-5  # m: float32 FK and distance rounding (a few 1e-7 m on the Panda), with room to spare
+MAX_EVALS = 4096  # configurations one segment may take before it counts as not certified
+
+
+class Checker:
+    """Clearances and certified segments of ``entity`` (a robot of hinges and slides) against its
+    counted self pairs and the scene's obstacles, ``margin`` m apart (the ``safety_margin``).
+    ``ignore``: every configuration and segment is free (``ignore_collision``)."""
+
+    def __init__(self, entity, margin: float = 0.0, ignore: bool = False):
+        self.entity, self.margin, self.ignore = entity, float(margin), bool(ignore)
+        cfg = entity.configuration
+        self.dtype = cfg.dtype
+        model = entity.collision_model()
+        self.R = lever_arms(entity.tree, model.spheres.link, model.spheres.centers)
+        self._self = AvoidTables(1, cfg.dtype, self_pairs=True, world=False)
+        self._world = AvoidTables(1, cfg.dtype, self_pairs=False, world=True)
+        self.evaluations = 0  # configurations checked so far (a figure for the status)
+
+    def distances(self, q: np.ndarray, envs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(d_self, d_world)`` (M,) m (inf: nothing to check) at configurations ``q (M, n_qs)`` of
+        the envs ``envs (M,)`` (repeats allowed)."""
+        envs = np.asarray(envs, np.int64)
+        if len(q) == 0:
+            return np.zeros(0), np.zeros(0)
+        pose = self.entity.configuration.fk_poses(np.ascontiguousarray(q, dtype=self.dtype))
+        self._self.update(self.entity, envs)
+        self._world.update(self.entity, envs)
+        d_self, _ = distance(self.entity, pose, envs, self._self)
+        d_world, _ = distance(self.entity, pose, envs, self._world)
+        self.evaluations += len(q)
+        return d_self, d_world
+
+    def clearance(self, q: np.ndarray, envs: np.ndarray) -> np.ndarray:
+        """Clearance ``(M,)`` m of configurations ``q (M, n_qs)``: negative means closer than the
+        margin (in collision when the margin is 0); inf with ``ignore``."""
+        if self.ignore:
+            return np.full(len(q), np.inf)
+        d_self, d_world = self.distances(q, envs)
+        return np.minimum(d_world - self.margin, 0.5 * (d_self - self.margin)) - SLACK
+
+    def certify(self, qa: np.ndarray, qb: np.ndarray, ca: np.ndarray, cb: np.ndarray,
+                envs: np.ndarray, max_evals: int = MAX_EVALS) -> np.ndarray:
+        """Whether each segment ``qa[i] -> qb[i]`` (M, n_qs), with end clearances ``ca``, ``cb`` (M,),
+        is free along its whole length: ``(M,)`` bool. Gaps the end balls leave are split at their
+        middle until covered, all segments of the batch in one distance call per round; a point
+        found closer than the margin, or more than ``max_evals`` points, fails the segment."""
+        M = len(qa)
+        ok = (np.asarray(ca) > 0) & (np.asarray(cb) > 0)
+        if self.ignore or M == 0:
+            return np.ones(M, bool)
+        evals = np.zeros(M, np.int64)
+        a, b = np.asarray(qa, float), np.asarray(qb, float)
+        ca, cb = np.asarray(ca, float), np.asarray(cb, float)
+        seg = np.arange(M)
+        while len(seg):
+            bound = motion_bound(self.R, b - a)
+            keep = (ca + cb <= bound) & ok[seg]
+            a, b, ca, cb, seg, bound = a[keep], b[keep], ca[keep], cb[keep], seg[keep], bound[keep]
+            if not len(seg):
+                break
+            t = np.clip((ca + bound - cb) / (2.0 * bound), 0.02, 0.98)[:, None]
+            m = a + t * (b - a)
+            cm = self.clearance(m, envs[seg])
+            np.add.at(evals, seg, 1)
+            ok[seg[cm <= 0]] = False
+            ok[evals > max_evals] = False
+            live = ok[seg]
+            a, b, ca, cb, seg, m, cm = a[live], b[live], ca[live], cb[live], seg[live], m[live], cm[live]
+            a, b = np.concatenate([a, m]), np.concatenate([m, b])
+            ca, cb = np.concatenate([ca, cm]), np.concatenate([cm, cb])
+            seg = np.concatenate([seg, seg])
+        return ok
+
+    def certify_path(self, path: np.ndarray, envs: np.ndarray) -> np.ndarray:
+        """Whether every waypoint and every segment between consecutive waypoints of ``path
+        (T, M, n_qs)`` is free, per env ``(M,)``."""
+        T, M, n = path.shape
+        rows = np.tile(np.asarray(envs), T)
+        c = self.clearance(path.reshape(T * M, n), rows).reshape(T, M)
+        ok = (c > 0).all(axis=0)
+        if T > 1:
+            seg_ok = self.certify(path[:-1].reshape(-1, n), path[1:].reshape(-1, n), c[:-1].ravel(), c[1:].ravel(),
+                                  np.tile(np.asarray(envs), T - 1))
+            ok &= seg_ok.reshape(T - 1, M).all(axis=0)
+        return ok
+
+
+__all__ = ["MAX_EVALS", "SLACK", "Checker", "motion_bound"]
