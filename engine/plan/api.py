@@ -68,7 +68,7 @@ class PlanMethods:
         self.tree.check_joint_values("qpos_goal", goal)
         self.tree.check_joint_values("qpos_start", start)
         t0 = time.monotonic()
-        checker = Checker(self, opts["safety_margin"], ignore_collision)  # refuses free and ball joints
+        checker = Checker(self, envs, opts["safety_margin"], ignore_collision)  # refuses free and ball joints
         start, goal = self.tree.apply_mimic(start), self.tree.apply_mimic(goal)
         out = _plan(checker, start, goal, envs, opts, smooth_path, t0)
         path = out.pop("path").astype(cfg.dtype)

@@ -24,28 +24,34 @@ MAX_EVALS = 4096  # configurations one segment may take before it counts as not 
 
 class Checker:
     """Clearances and certified segments of ``entity`` (a robot of hinges and slides) against its
-    counted self pairs and the scene's obstacles, ``margin`` m apart (the ``safety_margin``).
+    counted self pairs and the scene's obstacles as they stand in the envs ``envs`` (packed once),
+    ``margin`` m apart (the ``safety_margin``).
     ``ignore``: every configuration and segment is free (``ignore_collision``)."""
 
-    def __init__(self, entity, margin: float = 0.0, ignore: bool = False):
+    def __init__(self, entity, envs: np.ndarray, margin: float = 0.0, ignore: bool = False):
         self.entity, self.margin, self.ignore = entity, float(margin), bool(ignore)
         cfg = entity.configuration
         self.dtype = cfg.dtype
         model = entity.collision_model()
         self.R = lever_arms(entity.tree, model.spheres.link, model.spheres.centers)
+        envs = np.unique(np.asarray(envs, np.int64))
         self._self = AvoidTables(1, cfg.dtype, self_pairs=True, world=False)
-        self._world = AvoidTables(1, cfg.dtype, self_pairs=False, world=True)
+        self._world = AvoidTables(len(envs), cfg.dtype, self_pairs=False, world=True)
+        self._self.update(entity, envs[:1])  # packed once per call: the obstacles' poses stand still meanwhile
+        self._world.update(entity, envs)
+        self._poses = self._world.shape_pose.copy()  # (len(envs), O, 7): each env's obstacle poses
+        self._row = np.full(cfg.n_envs, -1, np.int64)
+        self._row[envs] = np.arange(len(envs))
         self.evaluations = 0  # configurations checked so far (a figure for the status)
 
     def distances(self, q: np.ndarray, envs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(d_self, d_world)`` (M,) m (inf: nothing to check) at configurations ``q (M, n_qs)`` of
-        the envs ``envs (M,)`` (repeats allowed)."""
+        the envs ``envs (M,)`` (repeats allowed; each among the envs the checker was made for)."""
         envs = np.asarray(envs, np.int64)
         if len(q) == 0:
             return np.zeros(0), np.zeros(0)
         pose = self.entity.configuration.fk_poses(np.ascontiguousarray(q, dtype=self.dtype))
-        self._self.update(self.entity, envs)
-        self._world.update(self.entity, envs)
+        self._world.shape_pose = np.ascontiguousarray(self._poses[self._row[envs]])
         d_self, _ = distance(self.entity, pose, envs, self._self)
         d_world, _ = distance(self.entity, pose, envs, self._world)
         self.evaluations += len(q)
