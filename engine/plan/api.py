@@ -9,7 +9,11 @@ return_valid_mask=False, *, ee_link_name=None, with_entity=None)`` returns the w
 Beyond Genesis (keywords, off by default): ``safety_margin`` (m: every returned segment stays this
 far from collision), ``seed`` (the draws; None: from the engine's generator, which
 ``engine.init(seed=...)`` seeds), ``return_info`` (a :class:`~engine.plan.result.PlanResult`
-instead: valid, failure reason, length, planning time, nodes per env).
+instead: valid, failure reason, length, planning time, nodes per env), ``return_trajectory``
+(a :class:`~engine.plan.timing.Trajectory` instead: qpos / dofs_vel / dofs_acc every ``dt`` s
+(default: the scene's), within ``max_velocity`` (per dof, or one number; default: the robot
+file's velocity limits) and ``max_acceleration`` (default: ``max_velocity / 0.5 s``), its
+samples certified like the waypoints).
 
 Differences from Genesis, on purpose: a returned path is *certified*: every segment between
 consecutive waypoints is proven free with the sphere model (not only points sampled at
@@ -33,6 +37,7 @@ from . import result as R
 from .checks import Checker
 from .search import grow
 from .smoothing import path_length, resample, shortcut
+from .timing import ACCEL_TIME, Trajectory, time_path
 
 PLANNERS = ("RRTConnect", "RRT")
 LIMIT_TOL = 1e-5  # rad / m: start and goal may sit this far outside a joint limit (float32 IK answers)
@@ -45,7 +50,7 @@ class PlanMethods:
     def plan_path(self, qpos_goal, qpos_start=None, max_nodes=2000, resolution=0.05, timeout=None, max_retry=1,
                   smooth_path=True, num_waypoints=300, ignore_collision=False, planner="RRTConnect", envs_idx=None,
                   return_valid_mask=False, *, ee_link_name=None, with_entity=None, safety_margin=0.0, seed=None,
-                  return_info=False):
+                  return_info=False, return_trajectory=False, max_velocity=None, max_acceleration=None, dt=None):
         """A collision-free joint path from ``qpos_start`` (None: the current qpos) to ``qpos_goal``
         (``([n_envs,] n_qs)``, or one ``(n_qs,)`` for every env) in every env of ``envs_idx``: see
         the module's docstring for the arguments and what comes back."""
@@ -57,6 +62,8 @@ class PlanMethods:
         ignore_collision = inputs.as_flag("ignore_collision", ignore_collision)
         return_valid_mask = inputs.as_flag("return_valid_mask", return_valid_mask)
         return_info = inputs.as_flag("return_info", return_info)
+        return_trajectory = inputs.as_flag("return_trajectory", return_trajectory)
+        limits = _limits(self, max_velocity, max_acceleration, dt) if return_trajectory else None
         if with_entity is not None:
             raise InvalidValueError("with_entity: planning with a carried entity is not supported yet; "
                                     "pass with_entity=None")
@@ -77,6 +84,8 @@ class PlanMethods:
                            length=cfg.out(out["length"]), planning_time=time.monotonic() - t0,
                            nodes=cfg.out(out["nodes"]), attempts=cfg.out(out["attempts"]),
                            certified=cfg.out(out["valid"] & ~ignore_collision))
+        if return_trajectory:
+            return _trajectory(checker, cfg, out, start, envs, limits)
         if return_info:
             return res
         if return_valid_mask:
@@ -149,7 +158,57 @@ def _plan(checker, start, goal, envs, opts, smooth, t0) -> dict:
             path[:, r] = start[r]
     length = np.array([path_length(path[:, r]) if valid[r] else 0.0 for r in range(M)])
     return {"path": path, "valid": valid, "reason": reason, "length": length, "nodes": nodes,
-            "attempts": attempts}
+            "attempts": attempts, "vertices": paths}
+
+
+def _limits(entity, max_velocity, max_acceleration, dt) -> tuple:
+    """``(vmax (n_qs,), amax (n_qs,), dt)`` of a time parametrisation, checked."""
+    n = entity.n_qs
+
+    def per_dof(name, value):
+        arr = np.broadcast_to(inputs.as_float_array(name, value), (n,)) if np.ndim(value) == 0 else \
+            inputs.as_float_array(name, value)
+        if arr.shape != (n,) or not (arr > 0).all():
+            raise InvalidValueError(f"{name}: expected a positive number or {n} positive numbers, got {value!r}")
+        return np.array(arr, float)
+
+    if entity.n_dofs != n:
+        raise InvalidValueError("return_trajectory: the robot's qpos and dofs differ (free or ball joints)")
+    vmax = np.asarray(entity.tree.velocity_limits(), float) if max_velocity is None else \
+        per_dof("max_velocity", max_velocity)
+    amax = vmax / ACCEL_TIME if max_acceleration is None else per_dof("max_acceleration", max_acceleration)
+    step = float(entity.scene.dt) if dt is None else inputs.as_positive("dt", dt, maximum=10.0)
+    return vmax, amax, step
+
+
+def _trajectory(checker, cfg, out, start, envs, limits) -> Trajectory:
+    """The :class:`Trajectory` of each env's smoothed path, its samples certified as returned."""
+    vmax, amax, dt = limits
+    M, n = start.shape
+    valid, reason = out["valid"].copy(), list(out["reason"])
+    parts, times = [], []
+    for r in range(M):
+        verts = out["vertices"][r] if valid[r] else start[r:r + 1]
+        q, v, a, t = time_path(verts, vmax, amax, dt)
+        parts.append((q.astype(cfg.dtype).astype(float), v, a))
+        times.append(t)
+    T = max(len(p[0]) for p in parts)
+    qpos, vel, acc = np.zeros((T, M, n)), np.zeros((T, M, n)), np.zeros((T, M, n))
+    for r, (q, v, a) in enumerate(parts):
+        qpos[:, r], qpos[len(q):, r] = q[-1], q[-1]
+        qpos[:len(q), r], vel[:len(v), r], acc[:len(a), r] = q, v, a
+    rows = np.flatnonzero(valid)
+    if len(rows):
+        ok = checker.certify_path(qpos[:, rows], envs[rows])
+        for r in rows[~ok]:
+            reason[r], valid[r] = R.NOT_CERTIFIED, False
+            qpos[:, r], vel[:, r], acc[:, r], times[r] = start[r], 0.0, 0.0, np.zeros(1)
+    duration = np.array([t[-1] for t in times])
+    dtype = cfg.dtype
+    one = (lambda x: x) if cfg.batched else (lambda x: x[:, 0])
+    return Trajectory(qpos=one(qpos.astype(dtype)), dofs_vel=one(vel.astype(dtype)), dofs_acc=one(acc.astype(dtype)),
+                      dt=dt, valid=cfg.out(valid), duration=cfg.out(duration),
+                      waypoint_times=times if cfg.batched else times[0], reason=reason if cfg.batched else reason[0])
 
 
 __all__ = ["LIMIT_TOL", "PLANNERS", "PlanMethods"]
