@@ -13,7 +13,9 @@ instead: valid, failure reason, length, planning time, nodes per env), ``return_
 (a :class:`~engine.plan.timing.Trajectory` instead: qpos / dofs_vel / dofs_acc every ``dt`` s
 (default: the scene's), within ``max_velocity`` (per dof, or one number; default: the robot
 file's velocity limits) and ``max_acceleration`` (default: ``max_velocity / 0.5 s``), its
-samples certified like the waypoints).
+samples certified like the waypoints), a Cartesian goal instead of ``qpos_goal``: ``goal_link``,
+``goal_pos`` ``([n_envs,] 3)``, ``goal_quat`` ``([n_envs,] 4)`` or None, ``goal_pos_mask`` /
+``goal_rot_mask``, ``goal_solutions`` (IK solutions tried per env: :mod:`engine.plan.goals`).
 
 Differences from Genesis, on purpose: a returned path is *certified*: every segment between
 consecutive waypoints is proven free with the sphere model (not only points sampled at
@@ -35,6 +37,7 @@ from ..runtime.locking import serialised
 from ..runtime.randomness import draw_seed
 from . import result as R
 from .checks import Checker
+from .goals import check_goal, ik_goals, plan_to_solutions
 from .search import grow
 from .smoothing import path_length, resample, shortcut
 from .timing import ACCEL_TIME, Trajectory, time_path
@@ -47,10 +50,12 @@ class PlanMethods:
     """``plan_path``, mixed into :class:`~engine.entity.RigidEntity`."""
 
     @serialised
-    def plan_path(self, qpos_goal, qpos_start=None, max_nodes=2000, resolution=0.05, timeout=None, max_retry=1,
+    def plan_path(self, qpos_goal=None, qpos_start=None, max_nodes=2000, resolution=0.05, timeout=None, max_retry=1,
                   smooth_path=True, num_waypoints=300, ignore_collision=False, planner="RRTConnect", envs_idx=None,
                   return_valid_mask=False, *, ee_link_name=None, with_entity=None, safety_margin=0.0, seed=None,
-                  return_info=False, return_trajectory=False, max_velocity=None, max_acceleration=None, dt=None):
+                  return_info=False, return_trajectory=False, max_velocity=None, max_acceleration=None, dt=None,
+                  goal_link=None, goal_pos=None, goal_quat=None, goal_pos_mask=(True, True, True),
+                  goal_rot_mask=(True, True, True), goal_solutions=4):
         """A collision-free joint path from ``qpos_start`` (None: the current qpos) to ``qpos_goal``
         (``([n_envs,] n_qs)``, or one ``(n_qs,)`` for every env) in every env of ``envs_idx``: see
         the module's docstring for the arguments and what comes back."""
@@ -69,21 +74,35 @@ class PlanMethods:
                                     "pass with_entity=None")
         if ee_link_name is not None:
             self.own_link(ee_link_name, "ee_link_name")
-        goal = inputs.batched("qpos_goal", qpos_goal, (n,), M, cfg.batched)
+        cartesian = goal_link is not None
+        if cartesian == (qpos_goal is not None):
+            raise InvalidValueError("qpos_goal, goal_link: give one goal, a configuration or a link's pose")
+        if cartesian:
+            link = self.own_link(goal_link, "goal_link")
+            target = check_goal(self, M, goal_pos, goal_quat, goal_pos_mask, goal_rot_mask)
+            count = inputs.as_positive("goal_solutions", goal_solutions, integer=True, maximum=64)
+        else:
+            goal = self.tree.apply_mimic(inputs.batched("qpos_goal", qpos_goal, (n,), M, cfg.batched))
+            self.tree.check_joint_values("qpos_goal", goal)
         start = cfg.qpos[envs].astype(float) if qpos_start is None else \
             inputs.batched("qpos_start", qpos_start, (n,), M, cfg.batched)
-        self.tree.check_joint_values("qpos_goal", goal)
         self.tree.check_joint_values("qpos_start", start)
         t0 = time.monotonic()
         checker = Checker(self, envs, opts["safety_margin"], ignore_collision)  # refuses free and ball joints
-        start, goal = self.tree.apply_mimic(start), self.tree.apply_mimic(goal)
-        out = _plan(checker, start, goal, envs, opts, smooth_path, t0)
+        start = self.tree.apply_mimic(start)
+        if cartesian:
+            goals, ok = ik_goals(self, envs, link, *target, opts["safety_margin"], start, opts["seed"], count)
+            out = plan_to_solutions(lambda s_, g_, e_: _plan(checker, s_, g_, e_, opts, smooth_path, t0),
+                                    start, goals, ok, envs, opts["num_waypoints"])
+        else:
+            out = _plan(checker, start, goal, envs, opts, smooth_path, t0)
+            out["goal"] = goal
         path = out.pop("path").astype(cfg.dtype)
         res = R.PlanResult(path=path if cfg.batched else path[:, 0], valid=cfg.out(out["valid"]),
                            reason=out["reason"] if cfg.batched else out["reason"][0],
                            length=cfg.out(out["length"]), planning_time=time.monotonic() - t0,
                            nodes=cfg.out(out["nodes"]), attempts=cfg.out(out["attempts"]),
-                           certified=cfg.out(out["valid"] & ~ignore_collision))
+                           certified=cfg.out(out["valid"] & ~ignore_collision), goal=cfg.out(out["goal"]))
         if return_trajectory:
             return _trajectory(checker, cfg, out, start, envs, limits)
         if return_info:

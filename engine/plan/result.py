@@ -14,8 +14,9 @@ GOAL_OUT_OF_LIMITS = "goal_out_of_limits"
 TIMEOUT = "timeout"
 NODE_BUDGET = "node_budget"
 NOT_CERTIFIED = "not_certified"  # a found path whose resampled form could not be certified
+GOAL_UNREACHABLE = "goal_unreachable"  # a Cartesian goal: IK found no collision-free solution
 REASONS = (OK, START_IN_COLLISION, GOAL_IN_COLLISION, START_OUT_OF_LIMITS, GOAL_OUT_OF_LIMITS, TIMEOUT,
-           NODE_BUDGET, NOT_CERTIFIED)
+           NODE_BUDGET, NOT_CERTIFIED, GOAL_UNREACHABLE)
 
 
 @dataclass
@@ -28,7 +29,8 @@ class PlanResult:
     ``length``: the path's joint-space length (rad / m, Euclidean over qpos; 0 where invalid);
     ``planning_time``: seconds of the whole call; ``nodes``: tree nodes used per env (both trees,
     every attempt); ``attempts``: attempts run per env; ``certified``: every segment between
-    consecutive waypoints was proven free (not only the waypoints), per env."""
+    consecutive waypoints was proven free (not only the waypoints), per env; ``goal``: the goal
+    configuration ``([n_envs,] n_qs)`` each env planned to (a Cartesian goal's IK solution)."""
 
     path: np.ndarray
     valid: np.ndarray
@@ -38,11 +40,12 @@ class PlanResult:
     nodes: np.ndarray
     attempts: np.ndarray
     certified: np.ndarray
+    goal: np.ndarray | None = None
 
     @property
     def success_rate(self) -> float:
         return float(np.mean(self.valid))
 
 
-__all__ = ["GOAL_IN_COLLISION", "GOAL_OUT_OF_LIMITS", "NODE_BUDGET", "NOT_CERTIFIED", "OK", "REASONS",
-           "START_IN_COLLISION", "START_OUT_OF_LIMITS", "TIMEOUT", "PlanResult"]
+__all__ = ["GOAL_IN_COLLISION", "GOAL_OUT_OF_LIMITS", "GOAL_UNREACHABLE", "NODE_BUDGET", "NOT_CERTIFIED", "OK",
+           "REASONS", "START_IN_COLLISION", "START_OUT_OF_LIMITS", "TIMEOUT", "PlanResult"]
