@@ -16,6 +16,9 @@ file's velocity limits) and ``max_acceleration`` (default: ``max_velocity / 0.5 
 samples certified like the waypoints), a Cartesian goal instead of ``qpos_goal``: ``goal_link``,
 ``goal_pos`` ``([n_envs,] 3)``, ``goal_quat`` ``([n_envs,] 4)`` or None, ``goal_pos_mask`` /
 ``goal_rot_mask``, ``goal_solutions`` (IK solutions tried per env: :mod:`engine.plan.goals`).
+``ee_link_name`` + ``with_entity`` (Genesis' pair): a free single body carried rigidly by that
+link, its grasp as it stands at the call, checked like the link's own spheres
+(:mod:`engine.plan.carried`).
 
 Differences from Genesis, on purpose: a returned path is *certified*: every segment between
 consecutive waypoints is proven free with the sphere model (not only points sampled at
@@ -36,6 +39,7 @@ from ..errors import InvalidTypeError, InvalidValueError
 from ..runtime.locking import serialised
 from ..runtime.randomness import draw_seed
 from . import result as R
+from .carried import carried_spheres
 from .checks import Checker
 from .goals import check_goal, ik_goals, plan_to_solutions
 from .search import grow
@@ -69,11 +73,9 @@ class PlanMethods:
         return_info = inputs.as_flag("return_info", return_info)
         return_trajectory = inputs.as_flag("return_trajectory", return_trajectory)
         limits = _limits(self, max_velocity, max_acceleration, dt) if return_trajectory else None
-        if with_entity is not None:
-            raise InvalidValueError("with_entity: planning with a carried entity is not supported yet; "
-                                    "pass with_entity=None")
-        if ee_link_name is not None:
-            self.own_link(ee_link_name, "ee_link_name")
+        ee_link = None if ee_link_name is None else self.own_link(ee_link_name, "ee_link_name")
+        if with_entity is not None and ee_link is None:
+            raise InvalidValueError("ee_link_name: with_entity needs the link that carries it (ee_link_name=...)")
         cartesian = goal_link is not None
         if cartesian == (qpos_goal is not None):
             raise InvalidValueError("qpos_goal, goal_link: give one goal, a configuration or a link's pose")
@@ -88,7 +90,8 @@ class PlanMethods:
             inputs.batched("qpos_start", qpos_start, (n,), M, cfg.batched)
         self.tree.check_joint_values("qpos_start", start)
         t0 = time.monotonic()
-        checker = Checker(self, envs, opts["safety_margin"], ignore_collision)  # refuses free and ball joints
+        carried = None if with_entity is None else carried_spheres(self, ee_link, with_entity, envs)
+        checker = Checker(self, envs, opts["safety_margin"], ignore_collision, carried)  # refuses free, ball joints
         start = self.tree.apply_mimic(start)
         if cartesian:
             goals, ok = ik_goals(self, envs, link, *target, opts["safety_margin"], start, opts["seed"], count)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collision.checks import AvoidTables, distance
+from ..collision.checks import AvoidTables, distance, loop_count, pack
+from ..collision.world import scene_obstacles, world_tables
 from .bounds import lever_arms, motion_bound
+from .carried import augment
 
 SLACK = 1e-5  # m: float32 FK and distance rounding (a few 1e-7 m on the Panda), with room to spare
 MAX_EVALS = 4096  # configurations one segment may take before it counts as not certified
@@ -28,17 +30,27 @@ class Checker:
     ``margin`` m apart (the ``safety_margin``).
     ``ignore``: every configuration and segment is free (``ignore_collision``)."""
 
-    def __init__(self, entity, envs: np.ndarray, margin: float = 0.0, ignore: bool = False):
+    def __init__(self, entity, envs: np.ndarray, margin: float = 0.0, ignore: bool = False, carried=None):
         self.entity, self.margin, self.ignore = entity, float(margin), bool(ignore)
         cfg = entity.configuration
         self.dtype = cfg.dtype
         model = entity.collision_model()
-        self.R = lever_arms(entity.tree, model.spheres.link, model.spheres.centers)
+        links, centres = model.spheres.link, model.spheres.centers
+        if carried is not None:  # (link, centres, radii) of a carried body: engine.plan.carried
+            links = np.concatenate([links, np.full(len(carried[2]), carried[0])])
+            centres = np.concatenate([centres, carried[1]])
+        self.R = lever_arms(entity.tree, links, centres)
         envs = np.unique(np.asarray(envs, np.int64))
         self._self = AvoidTables(1, cfg.dtype, self_pairs=True, world=False)
         self._world = AvoidTables(len(envs), cfg.dtype, self_pairs=False, world=True)
         self._self.update(entity, envs[:1])  # packed once per call: the obstacles' poses stand still meanwhile
         self._world.update(entity, envs)
+        if carried is not None:
+            tables = augment(model.kernel_tables(cfg.dtype), *carried)
+            shapes, _ = world_tables(scene_obstacles(entity.scene, entity), envs[:1], cfg.dtype)
+            for t, pairs, shp in ((self._self, tables[2], shapes[:0]), (self._world, tables[2][:0], shapes)):
+                t.coll_i, t.coll_f = pack(entity, (tables[0], tables[1], pairs), shp)
+                t.loops = loop_count(t.coll_i)
         self._poses = self._world.shape_pose.copy()  # (len(envs), O, 7): each env's obstacle poses
         self._row = np.full(cfg.n_envs, -1, np.int64)
         self._row[envs] = np.arange(len(envs))
