@@ -43,7 +43,7 @@ from .carried import carried_spheres
 from .checks import Checker
 from .goals import check_goal, ik_goals, plan_to_solutions
 from .search import grow
-from .smoothing import path_length, resample, shortcut
+from .smoothing import fit_vertices, path_length, resample, shortcut
 from .timing import ACCEL_TIME, Trajectory, time_path
 
 PLANNERS = ("RRTConnect", "RRT")
@@ -159,9 +159,10 @@ def _plan(checker, start, goal, envs, opts, smooth, t0) -> dict:
             reason[r], paths[r] = why[k], found[k]
         nodes[todo] += used
         attempts[todo] += 1
+    T = opts["num_waypoints"]
     if smooth:
         paths = shortcut(checker, paths, envs, opts["seed"])
-    T = opts["num_waypoints"]
+    paths = fit_vertices(checker, paths, envs, opts["seed"], T)  # so that the waypoints keep every vertex
     path = np.repeat(start[None], T, axis=0)
     recheck = []
     for r in range(M):

@@ -6,8 +6,9 @@ segment ``i -> j`` is certified free; all envs' attempts share one batch of chec
 
 :func:`resample`: ``num_waypoints`` waypoints along the polyline, evenly spaced along each edge,
 with the edges' waypoint counts proportional to their lengths (largest remainders) and every
-vertex kept, so each returned segment lies on a certified edge. With more vertices than
-waypoints the path is resampled evenly by length instead (the caller then certifies it again).
+vertex kept, so each returned segment lies on a certified edge. A path with more
+vertices than waypoints is shortcut further first (:func:`fit_vertices`); if it still has too
+many, it is resampled evenly by length instead (the caller then certifies it again).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ SHORTCUT_ROUNDS = 32
 _STREAM = 1 << 12  # draw stream of the shortcut rounds (the search uses the attempt numbers below it)
 
 
-def shortcut(checker, paths: list, envs: np.ndarray, seed: int, rounds: int = SHORTCUT_ROUNDS) -> list:
+def shortcut(checker, paths: list, envs: np.ndarray, seed: int, rounds: int = SHORTCUT_ROUNDS,
+             stream: int = _STREAM) -> list:
     """``paths`` (list of (k, n_qs) arrays, None skipped) with shortcuts taken, per env of ``envs``."""
     paths = [None if p is None else np.asarray(p, float) for p in paths]
     idx = [r for r, p in enumerate(paths) if p is not None and len(p) >= 3]
@@ -31,7 +33,7 @@ def shortcut(checker, paths: list, envs: np.ndarray, seed: int, rounds: int = SH
         idx = [r for r in idx if len(paths[r]) >= 3]
         if not idx:
             break
-        u = uniform(seed, _STREAM, envs[idx], rnd, 2)
+        u = uniform(seed, stream, np.asarray(envs)[idx], rnd, 2)
         ij = []
         for k, r in enumerate(idx):
             L = len(paths[r])
@@ -47,6 +49,20 @@ def shortcut(checker, paths: list, envs: np.ndarray, seed: int, rounds: int = SH
             r, (i, j) = idx[k], ij[k]
             paths[r] = np.concatenate([paths[r][:i + 1], paths[r][j:]])
             clear[r] = np.concatenate([clear[r][:i + 1], clear[r][j:]])
+    return paths
+
+
+def fit_vertices(checker, paths: list, envs: np.ndarray, seed: int, num: int, passes: int = 8) -> list:
+    """Shortcut the paths with more than ``num`` vertices further (``passes`` more rounds of
+    :data:`SHORTCUT_ROUNDS`), so that :func:`resample` can keep every vertex among ``num``
+    waypoints."""
+    for k in range(passes):
+        long = [r for r, p in enumerate(paths) if p is not None and len(p) > num]
+        if not long:
+            break
+        fitted = shortcut(checker, [paths[r] for r in long], np.asarray(envs)[long], seed, stream=_STREAM + 1 + k)
+        for r, p in zip(long, fitted):
+            paths[r] = p
     return paths
 
 
@@ -81,4 +97,4 @@ def path_length(path: np.ndarray) -> float:
     return float(np.linalg.norm(np.diff(np.asarray(path, float), axis=0), axis=1).sum())
 
 
-__all__ = ["SHORTCUT_ROUNDS", "path_length", "resample", "shortcut"]
+__all__ = ["SHORTCUT_ROUNDS", "fit_vertices", "path_length", "resample", "shortcut"]
