@@ -15,7 +15,7 @@ from _support import skip_or_fail  # noqa: F401  (CI rules: skips are failures t
 import engine as gs
 from engine.collision.robot import sample_qpos
 
-N_ENVS = 24  # 64 envs pass too (64/64 valid) but take ~80 s on this 2-core CPU, over the file budget
+N_ENVS = 32  # 64 envs pass too (64/64 valid) but take ~80 s on this 2-core CPU, over the file budget
 
 CLUTTER = (  # the IK collision tests' clutter: a table, a pillar, a ball, an overhead bar and a crate
     ("box", dict(pos=(0.55, 0.0, 0.15), size=(0.5, 0.9, 0.3))),

@@ -1,13 +1,15 @@
 """RRT and RRT-Connect over every env of a batch at once.
 
-Every round, each unfinished env draws a sample (:mod:`engine.plan.draws`; with probability
-:data:`GOAL_BIAS` the root of the other tree instead), finds the nearest node of the tree it
-grows this round (:class:`engine.plan.trees.Forest`, one kernel over all envs), steps towards the
+Every round, each unfinished env draws a sample per tree it grows (:mod:`engine.plan.draws`;
+with probability :data:`GOAL_BIAS` the root of the other tree instead), finds the nearest node of
+that tree (:class:`engine.plan.trees.Forest`, one kernel over all envs), steps towards the
 sample by at most ``resolution`` per joint (Genesis' steering), and keeps the new node when the
 step is certified free (:meth:`engine.plan.checks.Checker.certify`). It then tries to join the new
 node to the nearest node of the other tree by one straight certified segment: RRT-Connect's
-*connect*, done as one segment instead of a chain of steps. RRT-Connect alternates the trees
-round by round; RRT grows the start's tree only and the goal is its other tree's only node.
+*connect*, done as one segment instead of a chain of steps. RRT-Connect grows both trees every
+round, as (env, tree) rows of the same kernels and checks (one tree, alternating, when the node
+budget leaves room for one node only); RRT grows the start's tree only and the goal is its other
+tree's only node.
 
 An env stops when joined, when its trees hold ``max_nodes`` nodes together (or its rounds reach
 four times that: :data:`~engine.plan.result.NODE_BUDGET`), or when ``deadline`` passes
@@ -61,9 +63,15 @@ def grow(checker, starts, goals, c_start, c_goal, envs, lo, hi, step, planner, s
         act = act[~full]
         if not len(act):
             break
-        a = np.full(len(act), (rnd % 2) if planner == "RRTConnect" else 0, np.int32)
+        if planner == "RRTConnect":  # both trees grow each round while the node budget allows two nodes
+            both = forest.count[act].sum(axis=1) <= max_nodes - 2
+            act = np.concatenate([act, act[both]])
+            a = np.concatenate([np.full(len(act) - int(both.sum()), rnd % 2), np.full(int(both.sum()), 1 - rnd % 2)])
+            a = a.astype(np.int32)
+        else:
+            a = np.zeros(len(act), np.int32)
         b = 1 - a
-        u = uniform(seed, attempt, envs[act], rnd, n + 1)
+        u = uniform(seed, attempt, 2 * envs[act] + a, rnd, n + 1)  # one stream per (env, tree)
         target = lo + u[:, :n] * (hi - lo)
         bias = u[:, n] < GOAL_BIAS
         target[bias] = forest.host[act[bias], b[bias], 0]
@@ -89,6 +97,8 @@ def grow(checker, starts, goals, c_start, c_goal, envs, lo, hi, step, planner, s
                              max_evals=CONNECT_EVALS)
         for k in np.flatnonzero(ok):
             r = int(rows_[k])
+            if not live[r]:  # both trees joined this round: the first join counts
+                continue
             mine, theirs = forest.branch(r, int(a_[k]), int(new[k])), forest.branch(r, int(b_[k]), int(other[k]))
             from_start, to_goal = (mine, theirs) if a_[k] == 0 else (theirs, mine)
             paths[r] = np.concatenate([from_start[::-1], to_goal]).astype(float)
