@@ -47,11 +47,12 @@ def build(gs, n_envs):
 def problems(panda, n, seed=0):
     from engine.collision.robot import sample_qpos
 
-    kept, k = [], 0
+    kept, k, B = [], 0, panda.configuration.n_envs
+    chunk = B * max(1, 256 // B)
     while len(kept) < 2 * n:
-        q = sample_qpos(panda.tree, 256, seed=seed + k)
-        free = np.concatenate([~panda.in_collision(q[i:i + panda.configuration.n_envs])
-                               for i in range(0, 256, panda.configuration.n_envs)])
+        q = sample_qpos(panda.tree, chunk, seed=seed + k)
+        free = np.concatenate([~panda.in_collision(q[i:i + B] if B > 1 else q[i]).reshape(-1)
+                               for i in range(0, chunk, B)])
         kept.extend(q[free])
         k += 1
     q = np.array(kept[:2 * n])
