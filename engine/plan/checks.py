@@ -1,8 +1,9 @@
 """Collision checks for the planner: clearances of batched configurations and certified segments.
 
-Distances come from the engine's one batched distance kernel (:func:`engine.collision.checks.distance`,
-at the FK kernel's link poses), once over the self pairs and once over the obstacles, for rows that
-may belong to any env (each row reads its own env's obstacle poses).
+Distances come from the engine's one batched distance kernel (the kernel of
+:func:`engine.collision.checks.distance`, at the FK kernel's link poses), once over the self pairs
+and once over the obstacles, for rows that may belong to any env (each row reads its own env's
+obstacle poses).
 
 A configuration's *clearance* ``c`` (m) folds both into the distance any sphere may still move:
 ``min(d_world - margin, (d_self - margin) / 2) - SLACK`` (a self pair's two spheres both move).
@@ -17,6 +18,9 @@ import numpy as np
 
 from ..collision.checks import AvoidTables, distance, loop_count, pack
 from ..collision.world import scene_obstacles, world_tables
+from ..kernels import avoid
+from ..runtime.dispatch import SOFTWARE_LOOP_LIMIT, serial
+from ..runtime.state import STATE
 from .bounds import lever_arms, motion_bound
 from .carried import augment
 
@@ -65,10 +69,21 @@ class Checker:
             return np.zeros(0), np.zeros(0)
         pose = self.entity.configuration.fk_poses(np.ascontiguousarray(q, dtype=self.dtype))
         self._world.shape_pose = np.ascontiguousarray(self._poses[self._row[envs]])
-        d_self, _ = distance(self.entity, pose, envs, self._self)
-        d_world, _ = distance(self.entity, pose, envs, self._world)
+        d_self = self._distance(pose, envs, self._self)
+        d_world = self._distance(pose, envs, self._world)
         self.evaluations += len(q)
         return d_self, d_world
+
+    def _distance(self, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> np.ndarray:
+        """The smallest distance per row ``(M,)`` m (inf: nothing to check) over ``tables``: the
+        kernel of :func:`engine.collision.checks.distance` (without naming what sets it), or that
+        function itself where it would answer in numpy (a software Vulkan device's loop limit)."""
+        if STATE.software and tables.loops > SOFTWARE_LOOP_LIMIT:
+            return distance(self.entity, pose, envs, tables)[0]
+        n = len(pose)
+        dist, which = np.empty(n, pose.dtype), np.empty((n, 3), np.int32)
+        avoid.answer_distance(np.ascontiguousarray(pose), *tables.args(), dist, which, serial(n))
+        return np.where(dist >= avoid.NO_PAIR, np.inf, dist.astype(float))
 
     def clearance(self, q: np.ndarray, envs: np.ndarray) -> np.ndarray:
         """Clearance ``(M,)`` m of configurations ``q (M, n_qs)``: negative means closer than the
