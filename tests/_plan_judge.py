@@ -14,7 +14,7 @@ from __future__ import annotations
 import coal
 import numpy as np
 import pinocchio as pin
-from _coal import coal_world_shape, pin_coal
+from _coal import coal_shape, pin_coal
 
 from engine.collision.world import world_links
 from engine.transforms import quat_to_matrix
@@ -34,7 +34,7 @@ class SegmentJudge:
         names = robot.tree.link_names()
         objs = self.geom.geometryObjects
         self.moving = [g for g, obj in enumerate(objs) if keep[names.index(model.frames[obj.parentFrame].name)]]
-        self.shapes = [(coal_world_shape(m), coal.Transform3s(quat_to_matrix(m.quat), np.asarray(m.pos, float)))
+        self.shapes = [(coal_shape(m), coal.Transform3s(quat_to_matrix(m.quat), np.asarray(m.pos, float)))
                        for m in obstacles]
         self.pairs = [(p.first, p.second) for p in self.geom.collisionPairs]
         self.radius = np.array([_radius(obj.geometry) for obj in objs])
