@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError
-from ..kernels.tables import FRAME
 from ..runtime.locking import serialised
 from . import first_call
 from .limits import VelocityLimit
+from .options import BY_NAME, SolverOptions
 from .request import make_request
 from .result import IKResult
 from .run import run
-from .tasks import CollisionTask, PostureTask, Task, TaskRow, rot_mode
+from .tasks import CollisionTask, PoseTask, PostureTask, Task
 
 
 class IKMethods:
@@ -65,15 +65,14 @@ class IKMethods:
             rows.append(task.row(self, f"tasks[{i}]"))
             labels.append(task.labels(f"tasks[{i}]"))
             targets.append((task.pos, task.quat))
-        if _avoidance(avoid_collisions, collision_margin):
-            rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))
-            labels.append(("avoid_collisions", "avoid_collisions"))
         rest, weight = (posture[0].qpos, posture[0].weight) if posture else (None, 0.0)
+        options = SolverOptions.from_keywords(rest_weight=weight, **_settings(locals()))
+        if options.avoid_collisions:
+            rows.append(CollisionTask(options.collision_margin).row(self, "avoid_collisions"))
+            labels.append(("avoid_collisions", "avoid_collisions"))
         request = make_request(self, rows, labels, lambda i: "tasks" if i is None else f"tasks[{i}]",
-                               envs_idx=envs_idx, respect_joint_limit=respect_joint_limit, max_samples=max_samples,
-                               max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
-                               max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest,
-                               rest_weight=weight, kernel=kernel, limits=limits, step=self.scene.dt)
+                               envs_idx=envs_idx, options=options, dofs_idx_local=dofs_idx_local, rest_qpos=rest,
+                               limits=limits, step=self.scene.dt)
         return run(self, request, targets, init_qpos, seed)
 
     @serialised
@@ -103,13 +102,12 @@ class IKMethods:
         """
         self.require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         return_error, return_info = _flags(return_error, return_info)
-        params = (link, pos is None, quat is None, local_point, respect_joint_limit, max_samples, max_solver_iters,
-                  damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos,
-                  rest_weight, kernel, avoid_collisions, collision_margin, max_joint_velocity, dt)
+        settings = _settings(locals())
+        params = (link, pos is None, quat is None, local_point, pos_mask, rot_mask, dofs_idx_local, envs_idx,
+                  rest_qpos, max_joint_velocity, dt, *settings.values())
         request = self._genesis_request("single", params, lambda: self._pose_request(
-            [link], [pos], [quat], [local_point], True, respect_joint_limit, max_samples, max_solver_iters, damping,
-            pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt))
+            [link], [pos], [quat], [local_point], True, pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos,
+            max_joint_velocity, dt, settings))
         result = run(self, request, [(pos, quat)], init_qpos, seed)
         first_call.check(self, [link], [pos], result.success)
         if return_info:
@@ -141,14 +139,12 @@ class IKMethods:
         n = len(links)
         poss, quats, local_points = (_per_link(name, value, n) for name, value in
                                      (("poss", poss), ("quats", quats), ("local_points", local_points)))
+        settings = _settings(locals())
         params = (tuple(links), tuple(p is None for p in poss), tuple(q is None for q in quats), tuple(local_points),
-                  respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
-                  max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions,
-                  collision_margin, max_joint_velocity, dt)
+                  pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos, max_joint_velocity, dt, *settings.values())
         request = self._genesis_request("multi", params, lambda: self._pose_request(
-            links, poss, quats, local_points, False, respect_joint_limit, max_samples, max_solver_iters, damping,
-            pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt))
+            links, poss, quats, local_points, False, pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos,
+            max_joint_velocity, dt, settings))
         result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
         first_call.check(self, links, poss, result.success)
         if return_info:
@@ -168,12 +164,11 @@ class IKMethods:
             return make()
         return self.ik_state.kept_request(key, make)
 
-    def _pose_request(self, links, poss, quats, local_points, single, respect_joint_limit, max_samples,
-                      max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local,
-                      envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions, collision_margin,
-                      max_joint_velocity=None, dt=None):
-        """The request of a Genesis call: one world PoseTask row per link (and a CollisionTask's
-        row with ``avoid_collisions``; a VelocityLimit with ``max_joint_velocity``)."""
+    def _pose_request(self, links, poss, quats, local_points, single, pos_mask, rot_mask, dofs_idx_local, envs_idx,
+                      rest_qpos, max_joint_velocity, dt, settings: dict):
+        """The request of a Genesis call: one world :class:`~engine.ik.tasks.PoseTask` per link (and a
+        CollisionTask with ``avoid_collisions``; a VelocityLimit with ``max_joint_velocity``);
+        ``settings``: the call's solver keywords (:data:`engine.ik.options.SETTINGS`)."""
         def label(plural: str, singular: str):
             return lambda i: (plural if single is False else singular) if i is None else \
                 (singular if single else f"{plural}[{i}]")
@@ -191,28 +186,19 @@ class IKMethods:
             if poss[i] is None and quats[i] is None:
                 raise InvalidValueError(f"{pos_label(i)}, {quat_label(i)}: link '{resolved[i].name}' has neither a "
                                         "position nor an orientation target")
-        mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
-        mode = rot_mode(rot_mask)
-        rows = []
-        for i, link in enumerate(resolved):
-            point = (0.0, 0.0, 0.0)
-            if local_points[i] is not None:
-                arr = inputs.as_float_array(point_label(i), local_points[i])
-                if arr.shape != (3,):
-                    raise InvalidValueError(f"{point_label(i)}: expected shape (3,), got {arr.shape}")
-                point = tuple(float(v) for v in arr)
-            rows.append(TaskRow(FRAME, link.idx_local, -1, poss[i] is not None, quats[i] is not None,
-                                mode if quats[i] is not None else -1, point, mask, 1.0, None, None))
+        points = [None if p is None else inputs.as_point(point_label(i), p) for i, p in enumerate(local_points)]
+        options = SolverOptions.from_keywords(**settings)
+        tasks = [PoseTask(link, poss[i], quats[i], pos_mask=pos_mask, rot_mask=rot_mask, local_point=points[i])
+                 for i, link in enumerate(resolved)]
+        rows = [task.row(self, link_label(i)) for i, task in enumerate(tasks)]
         labels = [(pos_label(i), quat_label(i)) for i in range(n)]
-        if _avoidance(avoid_collisions, collision_margin):
-            rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))
+        if options.avoid_collisions:
+            rows.append(CollisionTask(options.collision_margin).row(self, "avoid_collisions"))
             labels.append(("avoid_collisions", "avoid_collisions"))
-        return make_request(self, rows, labels, link_label, envs_idx=envs_idx,
-                            respect_joint_limit=respect_joint_limit, max_samples=max_samples,
-                            max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
-                            max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos,
-                            rest_weight=rest_weight, kernel=kernel, limits=_velocity(max_joint_velocity, dt),
-                            step=self.scene.dt, limit_label=lambda i: "max_joint_velocity")
+        return make_request(self, rows, labels, link_label, envs_idx=envs_idx, options=options,
+                            dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos,
+                            limits=_velocity(max_joint_velocity, dt), step=self.scene.dt,
+                            limit_label=lambda i: "max_joint_velocity")
 
 
 _SEQUENCES = (list, tuple)
@@ -226,12 +212,12 @@ def _keyed(params: tuple) -> tuple:
                   for p in params])
 
 
-def _avoidance(avoid_collisions, collision_margin) -> bool:
-    """Whether the call avoids collisions; both arguments checked (a margin is checked even when
-    avoidance is off, so a typo is never silent)."""
-    avoid = inputs.as_flag("avoid_collisions", avoid_collisions)
-    inputs.as_positive("collision_margin", collision_margin, allow_zero=True)
-    return avoid
+def _settings(arguments: dict) -> dict:
+    """The solver settings among a call's ``arguments`` (its ``locals()`` on entry), by name
+    (:data:`engine.ik.options.SETTINGS`), so each call spells its settings once: in its
+    signature. Checked later, by :meth:`SolverOptions.from_keywords` (a margin is checked even
+    when avoidance is off, so a typo is never silent)."""
+    return {name: arguments[name] for name in BY_NAME if name in arguments}
 
 
 def _velocity(max_joint_velocity, dt) -> list:

@@ -23,7 +23,7 @@ from ..transforms import quat_to_matrix
 from . import patterns
 from .errors import Issue, SceneFileError
 from .io import check_spec, resolve_robot
-from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec
+from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec, solver_keywords
 from .obstacles import add_obstacles
 
 
@@ -36,6 +36,9 @@ class RunnerFrame:
     tolerance. ``pos_error`` / ``rot_error`` (n_envs, n_targets): masked error norms, m / rad, in
     the file's target order. ``ik_ms``: wall time of the IK calls; ``group_ms`` per group.
     ``targets``: per target ``(pos (n_envs, 3) | None, quat (n_envs, 4) | None)``.
+    ``min_distance`` (n_envs,): with ``solver.avoid_collisions``, each env's least clearance (m) of
+    ``qpos`` as the solve measured it (``robot.collision_distance``'s, NaN with nothing to check),
+    so a reader need not run the check again; None without avoidance.
     """
 
     index: int
@@ -47,6 +50,7 @@ class RunnerFrame:
     ik_ms: float
     group_ms: list[float] = field(default_factory=list)
     targets: list = field(default_factory=list)
+    min_distance: np.ndarray | None = None
 
     @property
     def success_rate(self) -> float:
@@ -145,7 +149,7 @@ class Runner:
         success = np.ones(n, bool)
         pos_error = np.zeros((n, n_targets))
         rot_error = np.zeros((n, n_targets))
-        group_ms = []
+        group_ms, min_distance = [], None
         for g, (_name, idx) in enumerate(self.groups):
             first = self.spec.targets[idx[0]]
             seed = None if solver.seed is None else (solver.seed + 7919 * self.frame_index + g) % (2**31 - 1)
@@ -153,18 +157,16 @@ class Runner:
             result = self.robot.inverse_kinematics_multilink(
                 links=[self._links[i] for i in idx], poss=[targets[i][0] for i in idx],
                 quats=[targets[i][1] for i in idx], pos_mask=first.pos_mask, rot_mask=first.rot_mask,
-                respect_joint_limit=solver.respect_joint_limit, max_samples=solver.max_samples,
-                max_solver_iters=solver.max_solver_iters, damping=solver.damping, pos_tol=solver.pos_tol,
-                rot_tol=solver.rot_tol, max_step_size=solver.max_step_size, seed=seed,
-                rest_weight=solver.rest_weight, return_info=True, kernel=solver.kernel,
-                avoid_collisions=solver.avoid_collisions, collision_margin=solver.collision_margin)
+                seed=seed, return_info=True, **solver_keywords(solver))
             group_ms.append((time.perf_counter() - t0) * 1e3)
             self.robot.set_qpos(result.qpos)
             success &= np.asarray(result.success, bool).reshape(n)
+            # the last group's solve leaves qpos as it is: its distances are the frame's
+            min_distance = None if result.min_distance is None else np.asarray(result.min_distance).reshape(n)
             pos_error[:, idx] = np.asarray(result.pos_error).reshape(n, len(idx))
             rot_error[:, idx] = np.asarray(result.rot_error).reshape(n, len(idx))
         frame = RunnerFrame(self.frame_index, self.t, self.robot.get_qpos().reshape(n, -1), success, pos_error,
-                            rot_error, float(sum(group_ms)), group_ms, targets)
+                            rot_error, float(sum(group_ms)), group_ms, targets, min_distance)
         self._advance(frame, dt)
         return frame
 
