@@ -44,7 +44,7 @@ class MeshJudge:
     def __init__(self, robot, morphs):
         import coal
         import pinocchio as pin
-        from _coal import coal_world_shape, pin_coal
+        from _coal import coal_shape, pin_coal
 
         from engine.collision.world import world_links
         from engine.transforms import quat_to_matrix
@@ -56,7 +56,7 @@ class MeshJudge:
         names = robot.tree.link_names()
         self.moving = [g for g, obj in enumerate(self.geom.geometryObjects)
                        if keep[names.index(self.ref.model.frames[obj.parentFrame].name)]]
-        self.shapes = [(coal_world_shape(m), coal.Transform3s(quat_to_matrix(np.asarray(m.quat, float)),
+        self.shapes = [(coal_shape(m, world=True), coal.Transform3s(quat_to_matrix(np.asarray(m.quat, float)),
                                                               np.asarray(m.pos, float))) for m in morphs]
 
     def judge(self, qpos) -> tuple[bool, float]:

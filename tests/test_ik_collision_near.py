@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import active, init_engine
-from _coal import coal_world_shape, pin_coal
+from _coal import coal_shape, pin_coal
 
 import engine as gs
 from engine.collision.robot import sample_qpos
@@ -44,7 +44,7 @@ class Judge:
         keep, names = world_links(robot.tree, fixed_base=True), robot.tree.link_names()
         self.moving = [g for g, obj in enumerate(self.geom.geometryObjects)
                        if keep[names.index(self.ref.model.frames[obj.parentFrame].name)]]
-        self.shapes = [(coal_world_shape(m), coal.Transform3s(quat_to_matrix(np.asarray(m.quat, float)),
+        self.shapes = [(coal_shape(m, world=True), coal.Transform3s(quat_to_matrix(np.asarray(m.quat, float)),
                                                               np.asarray(m.pos, float))) for m in morphs]
 
     def judge(self, q) -> tuple[bool, float]:
