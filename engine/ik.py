@@ -47,6 +47,14 @@ class IKResult:
     counted pairs and the obstacles (as ``collision_distance``; inf with nothing to check), and
     ``min_pair`` ``([n_envs,])`` what sets it, ``(link, link)`` or ``(link, obstacle)``. Success
     then also requires ``min_distance >= margin``. ``error`` has no rows for the avoidance task.
+
+    ``step`` ([n_envs,]): the largest move of a hinge or slide from the start configuration
+    (``init_qpos`` or the state), rad or m. ``warm_start_success`` ([n_envs,]) bool: sample 0,
+    solved from the start, met the tolerances; when it did not, the answer is the successful
+    restart nearest the start (continuity; :mod:`engine.kernels.solver`), unless a posture pull
+    (``rest_weight``) asks for the one nearest the rest posture. In a velocity-limited solve
+    (``track``) the tolerances may be out of reach within one step: ``success`` False, and
+    ``pos_error`` / ``rot_error`` say how far the target still is.
     """
 
     qpos: np.ndarray
@@ -56,6 +64,8 @@ class IKResult:
     sample: np.ndarray
     min_distance: np.ndarray | None = None
     min_pair: list | None = None
+    step: np.ndarray | None = None
+    warm_start_success: np.ndarray | None = None
 
     @property
     def pos_error(self) -> np.ndarray:
@@ -102,7 +112,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     plan = entity._ik_plans.get(entity, request)
     plan.task_i[0, SOLVE_I.seed] = as_seed(seed)
     fill_targets(plan, targets, entity._batched)
-    fill_start(plan, entity, init_qpos)
+    start = fill_start(plan, entity, init_qpos)
     plan.done.fill(ik_kernels.BIG)
     if request.collide_index is not None:
         plan.update_avoidance(entity)  # the current pair set and obstacle poses
@@ -124,7 +134,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
         plan.kernel(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
             *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
-    return _choose(entity, s, plan)
+    return _choose(entity, s, plan, start)
 
 
 def _run_generic(entity, plan: IKPlan, s: dict) -> None:
@@ -179,10 +189,11 @@ def fill_start(plan: IKPlan, entity, init_qpos) -> None:
     """Write sample 0's start configurations into ``plan.q0``: ``init_qpos`` or the current state,
     within the limits when they are respected (an answer accepted at its first FK must be), mimic
     joints following their leaders; with a box on the dofs (:attr:`IKRequest.boxed`), the box of
-    each env from its start (:func:`engine.limits.box`) in the blocks after the start."""
+    each env from its start (:func:`engine.limits.box`) in the blocks after the start. Returns the
+    start as given ``(n_sel, n_qs)`` (a copy)."""
     tree = entity.tree
     if init_qpos is None:
-        q0 = entity._qpos if plan.all_envs else entity._qpos[plan.envs]
+        q0 = (entity._qpos if plan.all_envs else entity._qpos[plan.envs]).copy()
     else:
         q0 = inputs.batched("init_qpos", init_qpos, (tree.n_qs,), plan.n_sel, entity._batched)
         tree.check_joint_values("init_qpos", q0)
@@ -198,23 +209,28 @@ def fill_start(plan: IKPlan, entity, init_qpos) -> None:
         n = plan.q0.shape[1] // START_BLOCKS
         lo, hi = box(plan.request.limits, start.astype(np.float64))
         plan.q0[:, n:n + tree.n_qs], plan.q0[:, 2 * n:2 * n + tree.n_qs] = lo, hi
+    return q0
 
 
-def _choose(entity, s: dict, plan: IKPlan) -> IKResult:
-    """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest
-    score (:mod:`engine.kernels.choose`). With one thread per env on the CPU (the usual case
-    there) each thread's kept solution is already its env's. Arrays come back in the engine's
-    precision."""
+def _choose(entity, s: dict, plan: IKPlan, start: np.ndarray) -> IKResult:
+    """Per env, the lowest successful sample (nearest rest when exhaustive, the warm start or the
+    nearest the ``start`` with continuity), else the lowest score (:mod:`engine.kernels.choose`).
+    With one thread per env on the CPU (the usual case there) each thread's kept solution is
+    already its env's. Arrays come back in the engine's precision."""
     n_qs = entity.tree.n_qs
     if plan.K == 1 and not memory.on_device():
         q, err = s["best_q"][:, :n_qs].copy(), s["best_err"].copy()
         sample, iterations = s["best_i"][:, BEST_I.success].copy(), s["best_i"][:, BEST_I.iters].copy()
+        warm = sample == 0  # the thread's first (continuity: kept) success; 0 only when sample 0 succeeded
     else:
-        choose_kernel.choose(s["best_q"], s["best_err"], s["best_i"], plan.exhaustive, s["q_out"], s["err_out"],
-                             s["info_out"], dispatch.serial(plan.n_sel))
+        choose_kernel.choose(s["best_q"], s["best_err"], s["best_i"], plan.exhaustive, plan.continuity, s["q_out"],
+                             s["err_out"], s["info_out"], dispatch.serial(plan.n_sel))
         q, err = s["q_out"][:, :n_qs].copy(), s["err_out"].copy()
         sample, iterations = s["info_out"][:, CHOICE_I.sample].copy(), s["info_out"][:, CHOICE_I.iters].copy()
+        warm = s["info_out"][:, CHOICE_I.warm] == 1
     q = entity.tree.apply_mimic_inplace(q)
+    scalar = list(plan.scalar_qs)
+    step = np.abs(q[:, scalar] - start[:, scalar]).max(axis=1) if scalar else np.zeros(len(q))
     success = sample >= 0
     dist = pairs = None
     avoiding = plan.request.collide_index
@@ -222,11 +238,13 @@ def _choose(entity, s: dict, plan: IKPlan) -> IKResult:
         dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid)
         dist = dist.astype(entity._dtype)
         success &= dist >= plan.request.rows[avoiding].margin + ROUNDING  # as the kernel's test
+        warm &= success | (sample != 0)  # the warm start's answer failed the host's check
         sample = np.where(success, sample, -1)
         err = np.delete(err, avoiding, axis=1)
     out = IKResult(qpos=q, error=err, success=success, iterations=iterations, sample=sample, min_distance=dist,
-                   min_pair=pairs)
+                   min_pair=pairs, step=step.astype(entity._dtype), warm_start_success=warm)
     if not entity._batched:
         out = IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0],
-                       None if dist is None else dist[0], None if pairs is None else pairs[0])
+                       None if dist is None else dist[0], None if pairs is None else pairs[0], out.step[0],
+                       out.warm_start_success[0])
     return out

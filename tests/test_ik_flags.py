@@ -159,8 +159,8 @@ def test_the_choice_among_restart_slots():
     best_q[[2, 8], n_qs + 1] = (3.0, 1.0)
     # exhaustive (a rest posture): the successful slot nearest the rest wins; env 0's two tie at 0 -> slot 1
     for exhaustive, winners, samples in ((0, [6, 4, 2], [2, -1, 0]), (1, [3, 4, 8], [4, -1, 5])):
-        q, err, info = np.zeros((B, n_qs), dt), np.zeros((B, 1, 6), dt), np.zeros((B, 2), np.int32)
-        choose(best_q, best_err, best_i, exhaustive, q, err, info, True)
+        q, err, info = np.zeros((B, n_qs), dt), np.zeros((B, 1, 6), dt), np.zeros((B, 3), np.int32)
+        choose(best_q, best_err, best_i, exhaustive, 0, q, err, info, True)
         np.testing.assert_array_equal(q[:, 0], winners)
         np.testing.assert_array_equal(err[:, 0], best_err[winners, 0])
         np.testing.assert_array_equal(info[:, 0], samples)

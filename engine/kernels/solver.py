@@ -9,6 +9,12 @@ tolerances (or :data:`BIG`), and a sample above it is skipped. The env's answer 
 successful sample (or, if none, the lowest-score one; :mod:`engine.kernels.choose`), so the
 output is deterministic: every sample below the lowest success runs, whatever the hint holds when.
 
+**Continuity** (``SOLVE_I.continuity``, every solve without a posture pull): sample 0 (the warm
+start) wins when it succeeds, and only it lowers the hint (to 0). When it fails, every sample of
+the env runs, each stopping at its own success, and the answer is the success nearest the start
+by :func:`start_distance` (ties: the lower sample), so that a failed warm start does not send the
+robot to a far branch. The set of samples judged is all of them, whatever the schedule.
+
 ``done`` is read and written with plain loads and stores, never atomics: any value a thread sees
 is a successful sample of its env, so a stale or overwritten hint only costs work, never the
 answer. (Atomics inside these divergent loops broke the whole kernel on Mesa's lavapipe Vulkan:
@@ -36,7 +42,9 @@ matrices; the generic form keeps none). The hooks:
   :func:`look_at_task`, ...), which use the primitives ``link_pose``, ``set_jacobian``,
   ``add_jacobian``, ``com``, ``add_com_jacobian``, ``zero_rows``, ``transform_rows``,
   ``mix_rows``, ``set_error``;
-- ``rest_distance``, ``keep`` (copy the iterate to the kept solution);
+- ``distance(ctx, S, t, e, task_f, start)``: the squared distance to the rest posture, or with
+  ``start`` continuity's from the start, ``sum_i w_i (q_i - q0_i)^2`` (``w_i``:
+  ``QPOS_REST_F.span``); ``keep`` (copy the iterate to the kept solution);
 - step primitives used by :func:`step`: ``error_sq``, ``direction``, ``block``, ``largest``,
   ``scale``, ``posture``, ``add_pull``, ``apply``.
 
@@ -316,20 +324,22 @@ def reset_kept(t, best_q: ti.template(), best_i: ti.template(), n_qs):
 
 
 @ti.func
-def keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, best_q: ti.template(), best_i: ti.template(), n_qs):
+def keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, continuity, best_q: ti.template(),
+                   best_i: ti.template(), n_qs):
     """Whether this iterate replaces the thread's kept one (any success beats failure; among
-    successes the nearest rest when ``exhaustive``; among failures the lowest score). If so its
-    sample (when a first success), iteration, score and rest distance are recorded; the caller
-    copies its qpos and error."""
+    successes the nearest rest when ``exhaustive``, the nearest start with ``continuity``; among
+    failures the lowest score). If so its sample (when a first success; with continuity, every
+    success kept), iteration, score and distance ``rest_dist`` are recorded; the caller copies its
+    qpos and error."""
     better = False
     if ok == 1:
-        if best_i[t, BEST_I.success] < 0 or (exhaustive == 1 and
+        if best_i[t, BEST_I.success] < 0 or ((exhaustive == 1 or continuity == 1) and
                                              rest_dist < best_q[t, n_qs + KEPT_F.rest_dist] - 1e-12):
             better = True
     elif best_i[t, BEST_I.success] < 0 and score < best_q[t, n_qs + KEPT_F.score]:
         better = True
     if better:
-        if ok == 1 and best_i[t, BEST_I.success] < 0:
+        if ok == 1 and (best_i[t, BEST_I.success] < 0 or continuity == 1):
             best_i[t, BEST_I.success] = s
         best_i[t, BEST_I.iters] = it
         best_q[t, n_qs + KEPT_F.score] = score
@@ -346,13 +356,13 @@ def stalled(exhaustive, s, n_samples, it, score, lag2):
 
 
 @ti.func
-def sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done: ti.template()):
+def sample_over(e, s, it, ok, score, lag2, exhaustive, continuity, n_samples, max_iters, done: ti.template()):
     """Whether the current sample stops after this iterate: it met its targets (then env ``e``'s
-    ``done`` hint is lowered to ``s``, unless every sample must run), it used its iterations, or it
-    stalled."""
+    ``done`` hint is lowered to ``s``, unless every sample must run; with ``continuity`` only by
+    sample 0), it used its iterations, or it stalled."""
     over = 0
     if ok == 1 and exhaustive == 0:
-        if s < done[e]:  # a plain store: see the module docstring
+        if s < done[e] and (continuity == 0 or s == 0):  # a plain store: see the module docstring
             done[e] = s
         over = 1
     elif it == max_iters or stalled(exhaustive, s, n_samples, it, score, lag2):
@@ -382,6 +392,7 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
     K = task_i[0, SOLVE_I.slots]
     seed = task_i[0, SOLVE_I.seed]
     exhaustive = task_i[0, SOLVE_I.exhaustive]
+    continuity = task_i[0, SOLVE_I.continuity]
     rest_weight = task_f[0, SOLVE_F.rest_weight]
     s = t // B
     it = 0
@@ -405,8 +416,9 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
         if budget > 0 and work >= budget:
             break  # the next launch carries on from here
         if it == 0:  # a new sample
-            if exhaustive == 0 and (best_i[t, BEST_I.success] >= 0 or done[e] < s):
-                s = n_samples  # this thread succeeded, or a lower sample of its env did (the hint)
+            kept = best_i[t, BEST_I.success]
+            if exhaustive == 0 and ((kept >= 0 and (continuity == 0 or kept == 0)) or done[e] < s):
+                s = n_samples  # this thread succeeded (continuity: at sample 0), or a lower sample of its env did
                 break
             best_i[t, BEST_I.samples] += 1
             form.start(ctx, S, t, e, s, q0, task_i, seed)
@@ -415,10 +427,14 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
         ok, score = form.rows(ctx, S, t, e, task_i, task_f, targets)
         rest_dist = 0.0
         if rest_weight > 0:
-            rest_dist = form.rest_distance(ctx, S, t, task_f)
-        if keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, best_q, best_i, n_qs):
+            rest_dist = form.distance(ctx, S, t, e, task_f, False)
+        elif continuity == 1 and ok == 1:
+            rest_dist = -1.0  # the warm start's success beats every other
+            if s > 0:
+                rest_dist = form.distance(ctx, S, t, e, task_f, True)
+        if keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, continuity, best_q, best_i, n_qs):
             form.keep(ctx, S, t, best_q, best_err, task_f)
-        if sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done):
+        if sample_over(e, s, it, ok, score, lag2, exhaustive, continuity, n_samples, max_iters, done):
             s += K
             it = 0
         else:
