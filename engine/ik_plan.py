@@ -38,6 +38,10 @@ from .kernels.tables import (
 )
 
 MAX_PLANS = 16  # per entity; the least recently used is dropped beyond this
+# continuity (engine.kernels.solver): when the warm start fails, the success nearest the start among
+# samples 1 .. CONTINUITY_WINDOW - 1 wins. A wider window finds nearer branches and runs more samples
+# where the warm start fails (bench/ik_cpu.py: random far targets)
+CONTINUITY_WINDOW = 8
 
 
 @dataclass(eq=False)
@@ -100,7 +104,8 @@ class IKPlan:
 
     @property
     def continuity(self) -> int:
-        """1 when a failed warm start is followed by the successful sample nearest the start."""
+        """1 when a failed warm start is followed by the successful sample nearest the start (within
+        the window, :data:`CONTINUITY_WINDOW`)."""
         return int(self.request.rest_weight == 0)
 
 
@@ -187,7 +192,7 @@ def pack(entity, request: IKRequest) -> IKPlan:
                                                                              K)
     head[SOLVE_I.respect_limits] = int(request.respect_limits or request.boxed)  # a box is enforced as limits are
     head[SOLVE_I.exhaustive] = int(request.rest_weight > 0)
-    head[SOLVE_I.continuity] = int(request.rest_weight == 0)
+    head[SOLVE_I.continuity] = CONTINUITY_WINDOW if request.rest_weight == 0 else 0
     head[SOLVE_I.plain] = int(plain)
     task_f = np.zeros((1 + Lt + n_qs_k, TASK_F_WIDTH), dtype)
     task_f[0, SOLVE_F.damping], task_f[0, SOLVE_F.max_step] = request.damping, request.max_step

@@ -119,8 +119,10 @@ def _z_axis(q):
 @pytest.mark.parametrize("kernel", ["generic", "auto"])
 def test_answers_do_not_depend_on_how_many_restart_slots_run_side_by_side(scenes, kernel, monkeypatch):
     """One thread running samples 0..5 in turn, or six threads each running one, or three running two:
-    every env gets the same answer bit for bit (its lowest successful sample), however the threads
-    share the progress hint. Targets far from the start make several envs need restarts."""
+    every env gets the same answer bit for bit (sample 0 when it succeeds, else the successful
+    restart nearest the start within the continuity window, else the lowest successful sample),
+    however the threads share the progress hint. Targets far from the start make several envs need
+    restarts."""
     from engine import dispatch
 
     robot, pos, quat = scenes[64]

@@ -9,11 +9,14 @@ tolerances (or :data:`BIG`), and a sample above it is skipped. The env's answer 
 successful sample (or, if none, the lowest-score one; :mod:`engine.kernels.choose`), so the
 output is deterministic: every sample below the lowest success runs, whatever the hint holds when.
 
-**Continuity** (``SOLVE_I.continuity``, every solve without a posture pull): sample 0 (the warm
-start) wins when it succeeds, and only it lowers the hint (to 0). When it fails, every sample of
-the env runs, each stopping at its own success, and the answer is the success nearest the start
-by :func:`start_distance` (ties: the lower sample), so that a failed warm start does not send the
-robot to a far branch. The set of samples judged is all of them, whatever the schedule.
+**Continuity** (``SOLVE_I.continuity`` = a window of W samples, every solve without a posture
+pull; 0: off): sample 0 (the warm start) wins when it succeeds. When it fails, samples 1 .. W-1
+all run, each stopping at its own success, and the answer is the success among them nearest the
+start by the form's ``distance`` (ties: the lower sample), so that a failed warm start does not
+send the robot to whichever branch the lowest restart found; only when none of them succeeds do
+the samples from W on run, the lowest success winning as without continuity. The hint then reads
+0 (sample 0 succeeded), W - 1 (a success within the window: nothing beyond it runs) or the lowest
+success beyond it; the samples judged are the same whatever the schedule.
 
 ``done`` is read and written with plain loads and stores, never atomics: any value a thread sees
 is a successful sample of its env, so a stale or overwritten hint only costs work, never the
@@ -60,6 +63,7 @@ from .quat import atan2_upper, qcolumn, qconj, qlog, qmul, qrot
 from .tables import BEST_I, KEPT_F, RESUME_F, RESUME_I, SOLVE_F, SOLVE_I, TARGET, TASK_F, TASK_I, task_row
 
 BIG = 1 << 30
+BEYOND = 1e6  # continuity's key of a success beyond its window: above any distance (at most n_dofs)
 PI = 3.141592653589793
 STALL_MIN_ITERS = 6    # never give up on a sample before this many iterations
 STALL_RATIO = 0.95     # stalled: the score fell by less than 5% over two iterations ...
@@ -333,13 +337,13 @@ def keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, continuity, best_
     qpos and error."""
     better = False
     if ok == 1:
-        if best_i[t, BEST_I.success] < 0 or ((exhaustive == 1 or continuity == 1) and
+        if best_i[t, BEST_I.success] < 0 or ((exhaustive == 1 or continuity > 0) and
                                              rest_dist < best_q[t, n_qs + KEPT_F.rest_dist] - 1e-12):
             better = True
     elif best_i[t, BEST_I.success] < 0 and score < best_q[t, n_qs + KEPT_F.score]:
         better = True
     if better:
-        if ok == 1 and (best_i[t, BEST_I.success] < 0 or continuity == 1):
+        if ok == 1 and (best_i[t, BEST_I.success] < 0 or continuity > 0):
             best_i[t, BEST_I.success] = s
         best_i[t, BEST_I.iters] = it
         best_q[t, n_qs + KEPT_F.score] = score
@@ -358,12 +362,16 @@ def stalled(exhaustive, s, n_samples, it, score, lag2):
 @ti.func
 def sample_over(e, s, it, ok, score, lag2, exhaustive, continuity, n_samples, max_iters, done: ti.template()):
     """Whether the current sample stops after this iterate: it met its targets (then env ``e``'s
-    ``done`` hint is lowered to ``s``, unless every sample must run; with ``continuity`` only by
-    sample 0), it used its iterations, or it stalled."""
+    ``done`` hint is lowered to ``s``, unless every sample must run; within a ``continuity``
+    window of samples, after sample 0, to the window's last sample), it used its iterations, or
+    it stalled."""
     over = 0
     if ok == 1 and exhaustive == 0:
-        if s < done[e] and (continuity == 0 or s == 0):  # a plain store: see the module docstring
-            done[e] = s
+        hint = s
+        if s > 0 and s < continuity:
+            hint = continuity - 1
+        if hint < done[e]:  # a plain store: see the module docstring
+            done[e] = hint
         over = 1
     elif it == max_iters or stalled(exhaustive, s, n_samples, it, score, lag2):
         over = 1
@@ -417,8 +425,8 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
             break  # the next launch carries on from here
         if it == 0:  # a new sample
             kept = best_i[t, BEST_I.success]
-            if exhaustive == 0 and ((kept >= 0 and (continuity == 0 or kept == 0)) or done[e] < s):
-                s = n_samples  # this thread succeeded (continuity: at sample 0), or a lower sample of its env did
+            if exhaustive == 0 and ((kept >= 0 and (kept == 0 or s >= continuity)) or done[e] < s):
+                s = n_samples  # this thread succeeded (within the continuity window: at sample 0), or the hint
                 break
             best_i[t, BEST_I.samples] += 1
             form.start(ctx, S, t, e, s, q0, task_i, seed)
@@ -428,9 +436,11 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
         rest_dist = 0.0
         if rest_weight > 0:
             rest_dist = form.distance(ctx, S, t, e, task_f, False)
-        elif continuity == 1 and ok == 1:
-            rest_dist = -1.0  # the warm start's success beats every other
-            if s > 0:
+        elif continuity > 0 and ok == 1:
+            rest_dist = -1.0  # the warm start's success beats every other ...
+            if s >= continuity:
+                rest_dist = BEYOND + ti.cast(s, float)  # ... and beyond the window the lowest sample wins
+            elif s > 0:
                 rest_dist = form.distance(ctx, S, t, e, task_f, True)
         if keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, continuity, best_q, best_i, n_qs):
             form.keep(ctx, S, t, best_q, best_err, task_f)

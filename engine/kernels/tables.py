@@ -86,8 +86,8 @@ def qpos_row_f(L, J, i):
 # -- request tables ------------------------------------------------------------------------------
 # iterations per sample, samples per env, restart slots per env, hash seed (set per call), joint
 # limits respected (0/1), every sample runs for the posture choice (0/1), no task needs its rows
-# transformed (every task a plain full world pose and every dof active: the fast path), continuity
-# (0/1: when sample 0 fails, every sample runs and the success nearest the start wins)
+# transformed (every task a plain full world pose and every dof active: the fast path), continuity's
+# window (0: off; W: when sample 0 fails, the success among samples 1 .. W-1 nearest the start wins)
 SOLVE_I = Columns(max_iters=1, n_samples=1, slots=1, seed=1, respect_limits=1, exhaustive=1, plain=1, continuity=1)
 # damping of the Levenberg-Marquardt term, largest dof step (rad or m), posture pull weight
 SOLVE_F = Columns(damping=1, max_step=1, rest_weight=1)
@@ -119,7 +119,8 @@ TARGET = Columns(pos=3, quat=4)
 # continuity the kept one's), iterations of the kept iterate, samples run
 BEST_I = Columns(success=1, iters=1, samples=1)
 # after a kept qpos in ``best_q`` (T, n_qs + KEPT_F.width): its score and distance to the rest posture
-# (with continuity: its weighted squared distance from the start, -1 for a successful sample 0)
+# (with continuity: its weighted squared distance from the start, -1 for a successful sample 0,
+# 1e6 + s for a sample s beyond the window)
 KEPT_F = Columns(score=1, rest_dist=1)
 # a thread's place in its samples between launches of a solve split into several (engine.dispatch.
 # solver_budget): ``resume_i`` (T, RESUME_I.width) the sample it is on (>= n_samples: finished) and
