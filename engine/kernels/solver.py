@@ -19,7 +19,8 @@ the samples from W on run, the lowest success winning as without continuity. The
 success beyond it; the samples judged are the same whatever the schedule.
 
 ``done`` is read and written with plain loads and stores, never atomics: any value a thread sees
-is a successful sample of its env, so a stale or overwritten hint only costs work, never the
+bounds the samples of its env that can still change the answer (a successful sample's index, or
+with continuity the window's last), so a stale or overwritten hint only costs work, never the
 answer. (Atomics inside these divergent loops broke the whole kernel on Mesa's lavapipe Vulkan:
 the loop exited early for every lane and nothing after it ran. See docs/backends.md.)
 
