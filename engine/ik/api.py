@@ -16,7 +16,7 @@ from ..errors import InvalidTypeError, InvalidValueError
 from ..kernels.tables import FRAME
 from ..runtime.locking import serialised
 from . import first_call
-from .limits import VelocityLimit
+from .limits import VelocityLimit, as_limits
 from .request import make_request
 from .result import IKResult
 from .run import run
@@ -28,8 +28,9 @@ class IKMethods:
 
     @serialised
     def solve_ik(self, tasks, *, init_qpos=None, envs_idx=None, dofs_idx_local=None, respect_joint_limit=True,
-                 max_samples=50, max_solver_iters=20, damping=0.01, pos_tol=5e-4, rot_tol=5e-3, max_step_size=0.5,
-                 seed=None, kernel="auto", avoid_collisions=False, collision_margin=0.0, limits=None) -> IKResult:
+                 max_samples=None, max_solver_iters=20, damping=0.01, pos_tol=5e-4, rot_tol=5e-3, max_step_size=0.5,
+                 seed=None, kernel="auto", avoid_collisions=False, collision_margin=0.0, limits=None,
+                 track=False) -> IKResult:
         """One configuration per env meeting every task of ``tasks`` together.
 
         Args:
@@ -45,6 +46,10 @@ class IKMethods:
             limits: :mod:`engine.ik.limits` objects bounding the answer besides the joint limits
                 ``respect_joint_limit`` asks for, e.g. ``[VelocityLimit(2.0, dt=0.01)]``: no dof
                 moves more than 2 rad/s x 10 ms from its start.
+            track: velocity-limited tracking (:func:`tracking`): a VelocityLimit of the robot
+                file's velocities and the scene's ``dt`` unless ``limits`` holds one, and one
+                sample (no restart: it would be a jump) unless ``max_samples`` is given.
+            max_samples: restarts per env; None: 50 (1 with ``track``).
 
         Returns:
             An :class:`~engine.ik.IKResult`: qpos ``([n_envs,] n_qs)``, error ``([n_envs,] n_tasks, 6)``
@@ -69,6 +74,7 @@ class IKMethods:
             rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))
             labels.append(("avoid_collisions", "avoid_collisions"))
         rest, weight = (posture[0].qpos, posture[0].weight) if posture else (None, 0.0)
+        limits, max_samples = tracking(track, limits, max_samples)
         request = make_request(self, rows, labels, lambda i: "tasks" if i is None else f"tasks[{i}]",
                                envs_idx=envs_idx, respect_joint_limit=respect_joint_limit, max_samples=max_samples,
                                max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
@@ -78,11 +84,11 @@ class IKMethods:
 
     @serialised
     def inverse_kinematics(self, link, pos=None, quat=None, local_point=None, init_qpos=None,
-                           respect_joint_limit=True, max_samples=50, max_solver_iters=20, damping=0.01,
+                           respect_joint_limit=True, max_samples=None, max_solver_iters=20, damping=0.01,
                            pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True), rot_mask=(True, True, True),
                            max_step_size=0.5, seed=None, dofs_idx_local=None, return_error=False, envs_idx=None,
                            return_info=False, rest_qpos=None, rest_weight=0.0, kernel="auto", avoid_collisions=False,
-                           collision_margin=0.0, max_joint_velocity=None, dt=None):
+                           collision_margin=0.0, max_joint_velocity=None, dt=None, track=False):
         """Joint configuration placing ``link`` at ``pos`` ([n_envs,] 3) / ``quat`` ([n_envs,] 4, wxyz).
 
         Returns qpos ``([n_envs,] n_qs)``; with ``return_error`` also the masked error
@@ -99,17 +105,21 @@ class IKMethods:
         ``max_joint_velocity`` (rad/s or m/s: a number, per dof ``(n_dofs,)``, or "file" for the
         robot file's velocity limits) with ``dt`` (s; None: the scene's ``dt``): no hinge or slide
         dof moves more than ``max_joint_velocity * dt`` from the start, enforced inside the solve
-        (:class:`~engine.ik.limits.VelocityLimit`); None: no such bound.
+        (:class:`~engine.ik.limits.VelocityLimit`); None: no such bound (with ``track``: the robot
+        file's). ``track``: velocity-limited tracking: the answer is the best configuration within
+        that bound (the solve is constrained, not clipped), success means the tolerances were met
+        within it, ``pos_error`` / ``rot_error`` of the info say how far the target still is, and
+        no restart runs unless ``max_samples`` is given (None: 50 restarts, 1 with ``track``).
         """
         self.require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         return_error, return_info = _flags(return_error, return_info)
         params = (link, pos is None, quat is None, local_point, respect_joint_limit, max_samples, max_solver_iters,
                   damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos,
-                  rest_weight, kernel, avoid_collisions, collision_margin, max_joint_velocity, dt)
+                  rest_weight, kernel, avoid_collisions, collision_margin, max_joint_velocity, dt, track)
         request = self._genesis_request("single", params, lambda: self._pose_request(
             [link], [pos], [quat], [local_point], True, respect_joint_limit, max_samples, max_solver_iters, damping,
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt))
+            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt, track))
         result = run(self, request, [(pos, quat)], init_qpos, seed)
         first_call.check(self, [link], [pos], result.success)
         if return_info:
@@ -120,20 +130,20 @@ class IKMethods:
 
     @serialised
     def inverse_kinematics_multilink(self, links, poss=None, quats=None, local_points=None, init_qpos=None,
-                                     respect_joint_limit=True, max_samples=50, max_solver_iters=20, damping=0.01,
+                                     respect_joint_limit=True, max_samples=None, max_solver_iters=20, damping=0.01,
                                      pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True),
                                      rot_mask=(True, True, True), max_step_size=0.5, seed=None,
                                      dofs_idx_local=None, return_error=False, envs_idx=None, return_info=False,
                                      rest_qpos=None, rest_weight=0.0, kernel="auto", avoid_collisions=False,
-                                     collision_margin=0.0, max_joint_velocity=None, dt=None):
+                                     collision_margin=0.0, max_joint_velocity=None, dt=None, track=False):
         """One configuration meeting every link's target together.
 
         ``links``: list of links; ``poss`` / ``quats`` / ``local_points``: lists of the same length
         whose entries may be None (no position / no orientation target for that link; not both).
         Returns qpos ``([n_envs,] n_qs)``, plus the error ``([n_envs,] n_links, 6)`` with
         ``return_error``, or an :class:`~engine.ik.IKResult` with ``return_info``.
-        ``avoid_collisions`` / ``collision_margin``, ``max_joint_velocity`` / ``dt``: as in
-        ``inverse_kinematics``.
+        ``avoid_collisions`` / ``collision_margin``, ``max_joint_velocity`` / ``dt``, ``track``,
+        ``max_samples``: as in ``inverse_kinematics``.
         """
         self.require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         return_error, return_info = _flags(return_error, return_info)
@@ -144,11 +154,11 @@ class IKMethods:
         params = (tuple(links), tuple(p is None for p in poss), tuple(q is None for q in quats), tuple(local_points),
                   respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
                   max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions,
-                  collision_margin, max_joint_velocity, dt)
+                  collision_margin, max_joint_velocity, dt, track)
         request = self._genesis_request("multi", params, lambda: self._pose_request(
             links, poss, quats, local_points, False, respect_joint_limit, max_samples, max_solver_iters, damping,
             pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt))
+            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt, track))
         result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
         first_call.check(self, links, poss, result.success)
         if return_info:
@@ -171,7 +181,7 @@ class IKMethods:
     def _pose_request(self, links, poss, quats, local_points, single, respect_joint_limit, max_samples,
                       max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local,
                       envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions, collision_margin,
-                      max_joint_velocity=None, dt=None):
+                      max_joint_velocity=None, dt=None, track=False):
         """The request of a Genesis call: one world PoseTask row per link (and a CollisionTask's
         row with ``avoid_collisions``; a VelocityLimit with ``max_joint_velocity``)."""
         def label(plural: str, singular: str):
@@ -207,11 +217,14 @@ class IKMethods:
         if _avoidance(avoid_collisions, collision_margin):
             rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))
             labels.append(("avoid_collisions", "avoid_collisions"))
+        if inputs.as_flag("track", track) and max_joint_velocity is None:
+            max_joint_velocity = "file"
+        limits, max_samples = tracking(track, _velocity(max_joint_velocity, dt), max_samples)
         return make_request(self, rows, labels, link_label, envs_idx=envs_idx,
                             respect_joint_limit=respect_joint_limit, max_samples=max_samples,
                             max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
                             max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos,
-                            rest_weight=rest_weight, kernel=kernel, limits=_velocity(max_joint_velocity, dt),
+                            rest_weight=rest_weight, kernel=kernel, limits=limits,
                             step=self.scene.dt, limit_label=lambda i: "max_joint_velocity")
 
 
@@ -239,6 +252,20 @@ def _velocity(max_joint_velocity, dt) -> list:
     if dt is not None:
         inputs.as_positive("dt", dt)
     return [] if max_joint_velocity is None else [VelocityLimit(max_joint_velocity, dt)]
+
+
+def tracking(track, limits, max_samples) -> tuple[list, int]:
+    """``(limits, max_samples)`` of a call with ``track`` (velocity-limited tracking): ``limits``
+    (a list of :mod:`engine.ik.limits` objects or None) with a ``VelocityLimit("file")`` added when
+    tracking and it holds none; ``max_samples`` None becomes 1 when tracking (a restart would be a
+    jump), else 50."""
+    track = inputs.as_flag("track", track)
+    limits = as_limits(limits)
+    if track and not any(isinstance(limit, VelocityLimit) for limit in limits):
+        limits = [*limits, VelocityLimit("file")]
+    if max_samples is None:
+        max_samples = 1 if track else 50
+    return limits, max_samples
 
 
 def _flags(return_error, return_info) -> tuple[bool, bool]:

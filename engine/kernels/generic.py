@@ -268,10 +268,13 @@ class Generic:
 
     @staticmethod
     @ti.func
-    def rest_distance(ctx: ti.template(), S: ti.template(), t, task_f: ti.template()):
+    def distance(ctx: ti.template(), S: ti.template(), t, e, task_f: ti.template(), start: ti.template()):
         out = 0.0
         for i in range(ctx.q.shape[1]):
-            out += (ctx.q[t, i] - task_f[rest_row(ctx.Lt, i), QPOS_REST_F.rest]) ** 2
+            if ti.static(start):
+                out += task_f[rest_row(ctx.Lt, i), QPOS_REST_F.span] * (ctx.q[t, i] - ctx.q0[e, i]) ** 2
+            else:
+                out += (ctx.q[t, i] - task_f[rest_row(ctx.Lt, i), QPOS_REST_F.rest]) ** 2
         return out
 
     @staticmethod

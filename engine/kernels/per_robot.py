@@ -55,10 +55,6 @@ def used_links(spec: RobotSpec, structure) -> tuple[int, ...]:
     return kinds.used_links(structure, spec.massive_links, spec.n_links)
 
 
-def has_collide(structure) -> bool:
-    return any(kind == COLLIDE for kind, _, _ in structure)
-
-
 def vector(values):
     """A taichi vector of traced values (constants and expressions); called while tracing."""
     return ti.Vector(list(values))
@@ -67,7 +63,7 @@ def vector(values):
 def _build(spec: RobotSpec, structure, boxed: bool = False):
     Lt = len(structure)
     LINKS = used_links(spec, structure)
-    COLLIDES = has_collide(structure)
+    COLLIDES = any(kind == COLLIDE for kind, _, _ in structure)
     LINEAGE = tuple(range(spec.n_links)) if COLLIDES else spec.lineage(LINKS)  # avoidance reads every link
     n_qs = max(spec.n_qs, 1)
     n = max(spec.n_dofs, 1)
@@ -375,10 +371,13 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
 
         @staticmethod
         @ti.func
-        def rest_distance(ctx: ti.template(), S: ti.template(), t, task_f: ti.template()):
+        def distance(ctx: ti.template(), S: ti.template(), t, e, task_f: ti.template(), start: ti.template()):
             out = 0.0
             for i in ti.static(range(spec.n_qs)):
-                out += (S[0][i] - task_f[rest_row(Lt, i), QPOS_REST_F.rest]) ** 2
+                if ti.static(start):
+                    out += task_f[rest_row(Lt, i), QPOS_REST_F.span] * (S[0][i] - ctx.q0[e, i]) ** 2
+                else:
+                    out += (S[0][i] - task_f[rest_row(Lt, i), QPOS_REST_F.rest]) ** 2
             return out
 
         @staticmethod

@@ -49,6 +49,7 @@ from .values import (
     Seed,
     SolverCount,
     Vec3,
+    Velocity,
     number_field,
     numbers_field,
 )
@@ -123,6 +124,10 @@ class SolverSpec(SpecModel):
     that loading a robot or adding a target never waits for a per-robot compile (~10 s the first
     time); "auto" is faster per call once compiled. ``avoid_collisions``: answers keep the robot's
     counted link pairs and the scene's obstacles at least ``collision_margin`` (m) apart.
+    ``track``: velocity-limited tracking (``inverse_kinematics(track=True)``): each frame moves each
+    dof at most ``max_joint_velocity`` (rad/s or m/s: a number, one per dof, or "file": the robot
+    file's limits, the default) times the frame's time step, so the motion never jumps; then only
+    one sample runs per frame unless ``max_samples`` is given (:meth:`samples`).
     """
 
     max_samples: SolverCount = 50
@@ -137,6 +142,19 @@ class SolverSpec(SpecModel):
     kernel: Literal["auto", "per_robot", "generic"] = "generic"
     avoid_collisions: Bool = False
     collision_margin: NonNegFloat = 0.0
+    track: Bool = False
+    max_joint_velocity: Velocity | None = None
+
+    def samples(self) -> int:
+        """Restarts per frame: ``max_samples``, unless tracking and not given: 1 (a restart would be a jump)."""
+        return 1 if self.track and "max_samples" not in self.model_fields_set else self.max_samples
+
+    @model_validator(mode="after")
+    def _velocity_needs_track(self):
+        if self.max_joint_velocity is not None and not self.track:
+            raise custom("max_joint_velocity bounds the motion of velocity-limited tracking; add track: true",
+                         at="max_joint_velocity")
+        return self
 
 
 # -- motion patterns --------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 The runner owns time. Each :meth:`Runner.step` computes every target's pose for the current time
 (its motion pattern, per env), runs one batched IK call per target group starting from the current
-qpos (so consecutive frames warm-start), writes the answer with ``set_qpos``, moves the target
+qpos (so consecutive frames warm-start; with ``solver.track`` velocity-limited after frame 0, which
+places the robot with the full restart search: each dof then moves at most its velocity times the
+frame's ``dt``), writes the answer with ``set_qpos``, moves the target
 frames drawn in the visualizer (when the scene has one), and advances time by ``dt``.
 """
 
@@ -146,6 +148,7 @@ class Runner:
         pos_error = np.zeros((n, n_targets))
         rot_error = np.zeros((n, n_targets))
         group_ms = []
+        track = solver.track and self.frame_index > 0  # frame 0 places the robot: the full search
         for g, (_name, idx) in enumerate(self.groups):
             first = self.spec.targets[idx[0]]
             seed = None if solver.seed is None else (solver.seed + 7919 * self.frame_index + g) % (2**31 - 1)
@@ -153,11 +156,14 @@ class Runner:
             result = self.robot.inverse_kinematics_multilink(
                 links=[self._links[i] for i in idx], poss=[targets[i][0] for i in idx],
                 quats=[targets[i][1] for i in idx], pos_mask=first.pos_mask, rot_mask=first.rot_mask,
-                respect_joint_limit=solver.respect_joint_limit, max_samples=solver.max_samples,
+                respect_joint_limit=solver.respect_joint_limit,
+                max_samples=solver.samples() if track else solver.max_samples,
                 max_solver_iters=solver.max_solver_iters, damping=solver.damping, pos_tol=solver.pos_tol,
                 rot_tol=solver.rot_tol, max_step_size=solver.max_step_size, seed=seed,
                 rest_weight=solver.rest_weight, return_info=True, kernel=solver.kernel,
-                avoid_collisions=solver.avoid_collisions, collision_margin=solver.collision_margin)
+                avoid_collisions=solver.avoid_collisions, collision_margin=solver.collision_margin,
+                track=track, max_joint_velocity=solver.max_joint_velocity if track else None,
+                dt=dt if track and dt > 0 else None)
             group_ms.append((time.perf_counter() - t0) * 1e3)
             self.robot.set_qpos(result.qpos)
             success &= np.asarray(result.success, bool).reshape(n)
