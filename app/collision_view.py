@@ -20,8 +20,9 @@ import numpy as np
 
 from engine.transforms import quat_to_matrix
 
-OK, FAILED, COLLIDING = 0, 1, 2  # an env's state, as tinted (collision wins over failure)
+OK, FAILED, COLLIDING, LAGGING = 0, 1, 2, 3  # an env's state, as tinted (collision wins over failure and lag)
 COLLIDE_TINT = (0.95, 0.35, 0.95, 1.0)  # magenta: apart from the IK-failure red (app.sim.FAIL_TINT)
+LAG_TINT = (1.0, 0.75, 0.1, 1.0)  # amber: velocity-limited tracking behind its target (issue 30)
 SPHERE_RGBA = (0.2, 0.85, 1.0, 0.45)  # the collision spheres, translucent cyan
 
 
@@ -31,12 +32,15 @@ def checks_wanted(spec, spheres_shown: bool) -> bool:
     return bool(spec.obstacles) or bool(spec.solver.avoid_collisions) or bool(spheres_shown)
 
 
-def env_states(success: np.ndarray, colliding: np.ndarray | None) -> np.ndarray:
-    """``(n_envs,)`` int8: :data:`OK`, :data:`FAILED` (IK did not reach the targets) or
-    :data:`COLLIDING` (the answer collides, whether or not it reached them) per env; ``colliding``
-    None: no collision check ran."""
+def env_states(success: np.ndarray, colliding: np.ndarray | None, lagging: np.ndarray | None = None) -> np.ndarray:
+    """``(n_envs,)`` int8: :data:`OK`, :data:`FAILED` (IK did not reach the targets),
+    :data:`LAGGING` (short of them, but following as fast as its velocity limits allow:
+    ``RunnerFrame.lagging``) or :data:`COLLIDING` (the answer collides, whether or not it reached
+    them) per env; ``colliding`` / ``lagging`` None: no collision check ran / no tracking."""
     success = np.asarray(success, bool).reshape(-1)
     state = np.where(success, OK, FAILED).astype(np.int8)
+    if lagging is not None:
+        state[np.asarray(lagging, bool).reshape(-1) & ~success] = LAGGING
     if colliding is not None:
         state[np.asarray(colliding, bool).reshape(-1)] = COLLIDING
     return state

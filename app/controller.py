@@ -70,6 +70,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.speed = 1.0
         self.manual = False
         self.follow = False
+        self.kept_velocity = None  # a scene's solver.max_joint_velocity while "smooth" is off (set_smooth)
         self.always_render = False  # render every tick even when nothing changed
         self.view_size = self.res  # the 3D view's size, px; the camera renders at it or at render_size
         self.render_size: tuple[int, int] | None = None  # a recording's fixed size
@@ -319,6 +320,25 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             self.edited()
 
         return self._try("solver", apply, key=f"solver {name}")
+
+    def set_smooth(self, on: bool) -> bool:
+        """The solver panel's "smooth" switch: velocity-limited tracking (``solver.track``). Off sets a
+        scene's ``max_joint_velocity`` aside (a scene file may give it only with ``track``), on
+        brings it back."""
+        def apply():
+            with self.edit_lock:
+                solver = self.spec.solver
+                if on:
+                    solver.track = True
+                    if self.kept_velocity is not None:
+                        solver.max_joint_velocity, self.kept_velocity = self.kept_velocity, None
+                else:
+                    if solver.max_joint_velocity is not None:
+                        self.kept_velocity, solver.max_joint_velocity = solver.max_joint_velocity, None
+                    solver.track = False
+            self.edited()
+
+        return self._try("solver", apply, key="solver track")
 
     def show_collision_spheres(self, show: bool) -> bool:
         """Draw the robot's collision spheres in every env (visualizer debug objects only), or not."""

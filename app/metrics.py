@@ -12,7 +12,9 @@ import numpy as np
 class FrameReadout:
     """One frame's figures. Times in ms, errors in m / rad, ``converged`` in percent of envs;
     ``collided``: percent of envs whose answer collides (None: no collision check ran, see
-    :mod:`app.collision_view`)."""
+    :mod:`app.collision_view`); ``worst_step``: the largest joint move of any env in this frame
+    (rad or m); ``lagging``: envs behind their targets under velocity-limited tracking (counted
+    apart from ``failed``)."""
 
     t: float
     ik_ms: float
@@ -22,6 +24,17 @@ class FrameReadout:
     worst_pos: float
     worst_rot: float
     collided: float | None = None
+    worst_step: float = 0.0
+    lagging: int = 0
+
+    @classmethod
+    def of(cls, frame, t: float, render_ms: float, colliding: np.ndarray | None) -> FrameReadout:
+        """The readout of a solved :class:`~engine.scenefile.runner.RunnerFrame` ``frame`` at time ``t``."""
+        lagging = np.zeros(frame.success.shape, bool) if frame.lagging is None else frame.lagging
+        return cls(t, frame.ik_ms, render_ms, 100.0 * frame.success_rate, int((~frame.success & ~lagging).sum()),
+                   worst(frame.pos_error), worst(frame.rot_error),
+                   None if colliding is None else 100.0 * float(colliding.mean()),
+                   worst(frame.step) if frame.step is not None else 0.0, int(lagging.sum()))
 
 
 class Metrics:

@@ -34,7 +34,7 @@ ACTIVE_RGB = (51, 105, 173, 255)
 STATUS_COLORS = {"error": (255, 95, 85, 255), "warning": (240, 180, 70, 255), "info": (200, 200, 200, 255)}
 STATUS_LINES = 2
 RECORD_FPS = 30.0
-READOUT_LINES = 8  # the readouts always have this many lines, so the sections below never move
+READOUT_LINES = 9  # the readouts always have this many lines, so the sections below never move
 SIDE_TEXT_WRAP = 300  # px: text in the side panels wraps at this width
 CATALOG_ROWS = 5  # robots the catalog list shows at once
 CATALOG_ROW_H = 17  # px per catalog row (the default font's 13 px and 4 px of item spacing)
@@ -112,6 +112,8 @@ def left_panel(app) -> None:
         dpg.add_checkbox(label="manual joints (M)", tag="manual",
                          callback=_guard(app, lambda v: setattr(c, "manual", v)))
     with dpg.collapsing_header(label="Solver", default_open=True):
+        dpg.add_checkbox(label="smooth (velocity limits)", tag="solver_track",
+                         default_value=bool(c.spec.solver.track), callback=_guard(app, lambda v: c.set_smooth(bool(v))))
         for field, label, kind, lo, hi in SOLVER_FIELDS:
             value = getattr(c.spec.solver, field)
             if kind is int:
@@ -378,6 +380,7 @@ def refresh(app) -> None:
         _build_joints(app)
         _set_unless_active("n_envs", c.n_envs)
         _set_unless_active("spacing", list(c.spec.envs.env_spacing))  # a new robot's comes from its reach
+        _set_unless_active("solver_track", bool(c.spec.solver.track))
     targets_key = tuple((t.link, t.group, t.pos_mask, t.rot_mask, t.orientation() is None)
                         for t in c.targets.targets)
     if getattr(app, "_targets_for", None) != (shape, targets_key):
@@ -401,10 +404,11 @@ def refresh(app) -> None:
     if m is not None:
         lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
-                  f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg"]
+                  f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg",
+                  f"worst step {m.worst_step:6.4f} rad/frame   lagging {m.lagging}"]
     else:  # as many lines before the first solve as after: the sections below never move under the mouse
         lines += ["IK     -- ms   render     -- ms", "converged    -- %   failed --",
-                  "worst pos     -- mm   rot    -- deg"]
+                  "worst pos     -- mm   rot    -- deg", "worst step     -- rad/frame   lagging --"]
     lines += collision_panel.readout_lines(c)
     width = max(dpg.get_item_rect_size("left")[0] - 36, 100)  # inside the panel, its scrollbar and padding
     lines = [status_mod.fit(line, width, 1, _measure)[0] for line in lines]

@@ -16,7 +16,7 @@ import numpy as np
 from . import collision_panel, obstacles
 from . import gizmo as gz
 
-REPORT_WIDGETS = ("robot_filter", "robot_list", "robot_load", "n_envs", "spacing", "solver_max_samples",
+REPORT_WIDGETS = ("robot_filter", "robot_list", "robot_load", "n_envs", "spacing", "solver_max_samples", "solver_track",
                   "solver_damping", "record_path", "record_button", "record_browse", "selected_env", "add_link",
                   "add_link_filter", "add_target", "status", "toggle_space", "readouts",
                   "plot", "left", "right")  # their screen rects go in the report

@@ -28,7 +28,7 @@ from engine import scenefile
 from engine.scenefile.errors import one_line
 
 from . import collision_view, shading
-from .metrics import FrameReadout, worst
+from .metrics import FrameReadout
 from .tuning import freeze_heap, kernel_cache_files, lower_priority, quick_compiles
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
@@ -245,11 +245,8 @@ class Sim:
         c.resolve("solve")
         self.last_frame = frame
         colliding = self._check_collisions()
-        self._tint_failures(frame.success, colliding)
-        readout = FrameReadout(now, frame.ik_ms, self.visualizer.last_timing.get("total_ms", 0.0),
-                               100.0 * frame.success_rate, int((~frame.success).sum()),
-                               worst(frame.pos_error), worst(frame.rot_error),
-                               None if colliding is None else 100.0 * float(colliding.mean()))
+        self._tint_failures(frame.success, colliding, frame.lagging)
+        readout = FrameReadout.of(frame, now, self.visualizer.last_timing.get("total_ms", 0.0), colliding)
         if self._warm:
             c.metrics.add(readout)
         self._warm = True  # the first solve of a scene may compile or load kernels: not a readout
@@ -286,14 +283,15 @@ class Sim:
             return False
         return not (self._stepped_unrendered and self.busy_rendering())
 
-    def _tint_failures(self, success: np.ndarray, colliding: np.ndarray | None = None) -> None:
-        """Failed envs red, envs whose answer collides in a colour of their own (collision_view)."""
-        state = collision_view.env_states(success, colliding)
+    def _tint_failures(self, success: np.ndarray, colliding: np.ndarray | None = None, lagging=None) -> None:
+        """Failed envs red, lagging ones amber, those whose answer collides magenta (collision_view)."""
+        state = collision_view.env_states(success, colliding, lagging)
         if state.shape == self._tinted.shape and np.array_equal(state, self._tinted):
             return
         vis = self.visualizer
         for code, rgba in ((collision_view.OK, None), (collision_view.FAILED, FAIL_TINT),
-                           (collision_view.COLLIDING, collision_view.COLLIDE_TINT)):
+                           (collision_view.COLLIDING, collision_view.COLLIDE_TINT),
+                           (collision_view.LAGGING, collision_view.LAG_TINT)):
             if (state == code).any():
                 vis.set_env_tint(np.flatnonzero(state == code), rgba)
         self._tinted = state
@@ -308,7 +306,7 @@ class Sim:
     def _retint(self) -> None:
         """The state changed without a solve (a joint, the spheres): check and tint again, publish."""
         if self.last_frame is not None:
-            self._tint_failures(self.last_frame.success, self._check_collisions())
+            self._tint_failures(self.last_frame.success, self._check_collisions(), self.last_frame.lagging)
         self.publish()
 
     def show_spheres(self, show: bool) -> None:

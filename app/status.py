@@ -58,8 +58,12 @@ class StatusMixin:
             return "warning", (f"{int(colliding.sum())} of {colliding.size} envs collide (tinted magenta): "
                                f"move the obstacle{hint}")
         frame = view.frame if view is not None else None
+        lagging = None if frame is None else frame.lagging
         if frame is not None and not frame.success.all():
-            failed = int((~frame.success).sum())
+            failed = int((~frame.success).sum()) - (0 if lagging is None else int(lagging.sum()))
+            if failed == 0:
+                return "warning", (f"{int(lagging.sum())} of {frame.success.size} envs lag behind their targets "
+                                   "(tinted amber): their joints move at their velocity limits (smooth is on)")
             return "warning", (f"{failed} of {frame.success.size} envs do not reach their targets (tinted red): "
                                "move the target back, or press T to reset targets to the robots")
         return None

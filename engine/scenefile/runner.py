@@ -22,7 +22,7 @@ from ..errors import InvalidValueError
 from ..options import SimOptions, ViewerOptions, studio_vis_options
 from ..scene import Scene
 from ..transforms import quat_to_matrix
-from . import patterns
+from . import patterns, smoothness
 from .errors import Issue, SceneFileError
 from .io import check_spec, resolve_robot
 from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec
@@ -37,7 +37,10 @@ class RunnerFrame:
     (n_envs, n_qs) after the step. ``success`` (n_envs,): every target of every group within
     tolerance. ``pos_error`` / ``rot_error`` (n_envs, n_targets): masked error norms, m / rad, in
     the file's target order. ``ik_ms``: wall time of the IK calls; ``group_ms`` per group.
-    ``targets``: per target ``(pos (n_envs, 3) | None, quat (n_envs, 4) | None)``.
+    ``targets``: per target ``(pos (n_envs, 3) | None, quat (n_envs, 4) | None)``. ``step``
+    (n_envs,): each env's largest hinge or slide move in this frame, rad or m; ``lagging``
+    (n_envs,) bool: velocity-limited, short of its targets, moving as fast as allowed
+    (:mod:`engine.scenefile.smoothness`).
     """
 
     index: int
@@ -49,6 +52,8 @@ class RunnerFrame:
     ik_ms: float
     group_ms: list[float] = field(default_factory=list)
     targets: list = field(default_factory=list)
+    step: np.ndarray | None = None
+    lagging: np.ndarray | None = None
 
     @property
     def success_rate(self) -> float:
@@ -149,6 +154,7 @@ class Runner:
         rot_error = np.zeros((n, n_targets))
         group_ms = []
         track = solver.track and self.frame_index > 0  # frame 0 places the robot: the full search
+        q_before = self.robot.get_qpos().reshape(n, -1).copy()
         for g, (_name, idx) in enumerate(self.groups):
             first = self.spec.targets[idx[0]]
             seed = None if solver.seed is None else (solver.seed + 7919 * self.frame_index + g) % (2**31 - 1)
@@ -169,8 +175,11 @@ class Runner:
             success &= np.asarray(result.success, bool).reshape(n)
             pos_error[:, idx] = np.asarray(result.pos_error).reshape(n, len(idx))
             rot_error[:, idx] = np.asarray(result.rot_error).reshape(n, len(idx))
-        frame = RunnerFrame(self.frame_index, self.t, self.robot.get_qpos().reshape(n, -1), success, pos_error,
-                            rot_error, float(sum(group_ms)), group_ms, targets)
+        q_after = self.robot.get_qpos().reshape(n, -1)
+        step, lagging = smoothness.frame_steps(self.robot.tree, q_before, q_after, success, track,
+                                               solver.max_joint_velocity, dt if dt > 0 else self.scene.dt)
+        frame = RunnerFrame(self.frame_index, self.t, q_after, success, pos_error, rot_error, float(sum(group_ms)),
+                            group_ms, targets, step, lagging)
         self._advance(frame, dt)
         return frame
 
