@@ -49,6 +49,10 @@ def add_parser(sub, add_backend) -> None:
     p.add_argument("--chunk", type=int, metavar="N", help="rows per IK call (default 4096 on a CPU, 65536 on a GPU; "
                                                          "a resumed job keeps its own)")
     p.add_argument("--seed", type=int, help="job seed (default: the solver file's, else 0)")
+    p.add_argument("--trajectory", metavar="COLUMN",
+                   help="trajectory id column: rows sharing an id are one motion, solved in --time order, each frame "
+                        "warm-started from the previous and velocity-limited (--chunk then counts trajectories)")
+    p.add_argument("--time", metavar="COLUMN", help="time column of a --trajectory job, seconds")
     p.add_argument("--solver", metavar="FILE.yaml", help="solver settings, as in a scene file's solver: section")
     for key, kind in SOLVER_FLAGS.items():
         p.add_argument("--" + key.replace("_", "-"), type=kind, dest=key, metavar="N" if kind is int else "X",
@@ -107,7 +111,8 @@ def run(args) -> int:
     solver = engine.batch.settings.solver_file(args.solver) if args.solver else {}
     labels = {"links": "--link", "out": "--out", "targets": "--targets", "pos_mask": "--pos-mask",
               "rot_mask": "--rot-mask", "chunk": "--chunk", "seed": "--seed", "solver": "--solver",
-              "ray": "--ray", "workers": "--workers", "robot": "robot", "obstacles": "--obstacles"}
+              "ray": "--ray", "workers": "--workers", "robot": "robot", "obstacles": "--obstacles",
+              "trajectory": "--trajectory", "time": "--time"}
     for key in (*SOLVER_FLAGS, "respect_joint_limit", "kernel", "avoid_collisions", "collision_margin"):
         labels[key] = "--" + key.replace("_", "-")
         if getattr(args, key) is not None:
@@ -122,7 +127,8 @@ def run(args) -> int:
                 seed=args.seed, solver=solver, ray=args.ray, workers=args.workers,
                 backend=args.backend, progress=not args.no_progress,
                 log=lambda message: print(f"note: {message}", file=sys.stderr, flush=True),
-                labels=labels, init=lambda backend, precision: init_engine(backend), obstacles=args.obstacles)
+                labels=labels, init=lambda backend, precision: init_engine(backend), obstacles=args.obstacles,
+                trajectory=args.trajectory, time=args.time)
             signals.check()
         except SceneFileError:
             raise

@@ -32,7 +32,8 @@ from ..scenefile.errors import Issue, SceneFileError, format_loc, issues_from_va
 from ..scenefile.io import MAX_FILE_BYTES, parse_yaml, resolve_robot
 from ..scenefile.models import Mask, RotMask, SolverSpec
 
-SOLVER_KEYS = tuple(k for k in SolverSpec.model_fields if k != "seed")
+TRACK_KEYS = ("track", "max_joint_velocity")  # a trajectory job's (engine.batch.trajectories), not an IK call's
+SOLVER_KEYS = tuple(k for k in SolverSpec.model_fields if k != "seed" and k not in TRACK_KEYS)
 DEFAULT_KERNEL = "auto"
 CPU_CHUNK = 4096  # rows per call on a CPU: the per-row rate is flat from ~1024 rows (2 cores, Panda)
 GPU_CHUNK = 65536  # a GPU needs many more threads in flight
@@ -99,8 +100,9 @@ def solver_settings(values: dict | None, labels: dict[str, str] | None = None) -
         key = str(issue.loc[0]) if issue.loc else ""
         raise InvalidValueError(f"{labels.get(key, 'solver.' + format_loc(issue.loc))}: {issue.message}") from None
     out = {k: getattr(spec, k) for k in SOLVER_KEYS}
-    if "seed" in values:
-        out["seed"] = spec.seed
+    for key in ("seed", *TRACK_KEYS):
+        if key in values:
+            out[key] = getattr(spec, key)
     return out
 
 
@@ -290,7 +292,10 @@ class JobSpec:
     (:data:`SOLVER_KEYS`); ``backend`` / ``precision``: of ``engine.init`` in workers;
     ``obstacles``: ``(text, folder)`` of a scene file whose ``obstacles:`` every worker's scene
     gets (fixed bodies in every env; :func:`obstacle_file`), or None; ``files``: SHA-256 of every
-    other file the answers depend on (:mod:`engine.batch.files`).
+    other file the answers depend on (:mod:`engine.batch.files`). A trajectory job
+    (:mod:`engine.batch.trajectories`): ``trajectory`` / ``time`` name its columns, ``chunk`` and
+    ``envs`` count trajectories, ``max_joint_velocity`` bounds its frames after the first (None: the
+    robot file's), which run ``track_samples`` samples (1 unless the solver settings gave ``max_samples``).
     """
 
     robot: str
@@ -307,6 +312,10 @@ class JobSpec:
     precision: str = "32"
     obstacles: tuple[str, str] | None = None
     files: dict = field(default_factory=dict, hash=False)
+    trajectory: str | None = None
+    time: str | None = None
+    max_joint_velocity: object = None
+    track_samples: int = 1
 
     @property
     def has_pos(self) -> list[bool]:
@@ -330,6 +339,11 @@ class JobSpec:
         d["rot_masks"] = [list(m) for m in self.rot_masks]
         d["solver"] = dict(sorted(self.solver.items()))
         d["obstacles"] = None if self.obstacles is None else hashlib.sha256(self.obstacles[0].encode()).hexdigest()
+        if self.trajectory is None:  # a row job's settings read as before trajectories existed
+            for key in ("trajectory", "time", "max_joint_velocity", "track_samples"):
+                d.pop(key)
+        elif isinstance(self.max_joint_velocity, tuple):
+            d["max_joint_velocity"] = list(self.max_joint_velocity)
         return d
 
 
