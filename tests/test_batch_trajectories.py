@@ -124,3 +124,22 @@ def test_trajectory_arguments_are_checked(tmp_path, panda):
     with pytest.raises(ValueError, match=r"column 't': time 0 s twice in trajectory 'traj-"):
         engine.batch.solve("panda", src, "hand", tmp_path / "o", rot_mask=(False,) * 3, trajectory="motion", time="t")
     assert not (tmp_path / "o").exists()
+
+
+def test_the_plan_orders_rows_by_trajectory_then_time_and_chunks_whole_trajectories():
+    from engine.batch.targets import numeric_column
+    from engine.batch.trajectories import frame_dt, frame_rows, plan
+
+    # rows of three trajectories, shuffled: "b" 3 frames, 7 (an integer id) 2 frames, "c" 4 frames
+    ids = ["b", "7", "b", "c", "c", "7", "b", "c", "c"]
+    t = [0.2, 5.0, 0.0, 1.0, 1.1, 4.0, 0.1, 1.3, 1.2]
+    p = plan(pa.table({"id": ids, "t": t}), "id", "t", numeric_column)
+    assert p.order.tolist() == [2, 6, 0, 5, 1, 3, 4, 8, 7]  # "b", then 7, then "c" (first appearance), by time
+    assert p.bounds.tolist() == [0, 3, 5, 9] and p.n_trajectories == 3
+    assert p.chunk_rows(2) == [5, 4] and p.chunk_rows(3) == [9] and p.chunk_rows(1) == [3, 2, 4]
+    rows, times, lengths = p.chunk(1, 2)
+    assert rows.tolist() == [3, 4, 8, 7] and lengths.tolist() == [4]
+    rows, times, lengths = p.chunk(0, 2)
+    assert frame_rows(lengths, 2).tolist() == [2, 4]  # trajectory 7 holds its last frame
+    assert frame_dt(times, lengths, 1) == pytest.approx(0.1)  # min(0.1 s, 1.0 s)
+    assert frame_dt(times, lengths, 2) == pytest.approx(0.1)  # only "b" still runs
