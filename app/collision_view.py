@@ -82,14 +82,19 @@ class CollisionView:
             self.colliding = None
         return self.colliding
 
-    def after_state(self, spec) -> np.ndarray | None:
+    def after_state(self, spec, min_distance: np.ndarray | None = None) -> np.ndarray | None:
         """After the robot's state changed (a solve, a joint): the drawn spheres follow it, and the
         envs are checked when ``spec`` (the runner's) asks for checks (:func:`checks_wanted`);
-        returns :attr:`colliding` (None: no check)."""
+        returns :attr:`colliding` (None: no check). ``min_distance`` (n_envs,) m: the clearances
+        the solve measured for this very state (``RunnerFrame.min_distance``), read instead of
+        running the check again (NaN, nothing to check, is no collision, as ``in_collision``)."""
         self.update_spheres()
         if not checks_wanted(spec, self.spheres_shown):
             self.colliding = None
             return None
+        if min_distance is not None and self.error is None:
+            self.colliding = np.asarray(min_distance).reshape(-1) < 0.0
+            return self.colliding
         return self.check()
 
     @property

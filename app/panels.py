@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from engine import assets
+from engine.ik.options import SETTINGS
 from engine.runtime import backend
 from engine.scenefile.errors import one_line
 
@@ -41,15 +42,33 @@ CATALOG_ROW_H = 17  # px per catalog row (the default font's 13 px and 4 px of i
 JOINT_ROW_H = 23  # px per joint slider
 JOINTS_MAX_H = 260  # the joint sliders scroll inside this height, so the targets stay on screen
 
-SOLVER_FIELDS = (  # (field, label, kind, min, max)
-    ("max_solver_iters", "iterations", int, 0, 200),
-    ("max_samples", "restarts", int, 1, 200),
-    ("damping", "damping", float, 1e-6, 10.0),
-    ("pos_tol", "pos tol (m)", float, 1e-6, 0.1),
-    ("rot_tol", "rot tol (rad)", float, 1e-6, 0.5),
-    ("max_step_size", "max step (rad)", float, 1e-3, 3.0),
-    ("rest_weight", "posture weight", float, 0.0, 2.0),
-)
+# the solver panel's fields: the settings of the engine's table that the panel shows (a new setting
+# there appears here by itself)
+SOLVER_FIELDS = tuple(setting for setting in SETTINGS if setting.panel)
+
+def _solver_field(app, setting) -> None:
+    """The widget of one solver setting (:class:`engine.ik.options.Setting`), tagged
+    ``solver_<name>``: a number field, a checkbox or a list; a change is validated like the scene
+    file's ``solver:`` section."""
+    c = app.controller
+    field, tag = setting.name, f"solver_{setting.name}"
+    value = getattr(c.spec.solver, field)
+    label = f"{setting.label} ({setting.unit})" if setting.unit else setting.label
+    change = _guard(app, lambda v, f: c.set_solver_param(f, v))
+    if setting.kind == "bool":
+        dpg.add_checkbox(label=label, tag=tag, default_value=bool(value), callback=change, user_data=field)
+    elif setting.kind == "choice":
+        dpg.add_combo(list(setting.choices), label=label, tag=tag, default_value=value, width=120, callback=change,
+                      user_data=field)
+    elif setting.kind == "int":
+        lo, hi = setting.ui_range
+        dpg.add_input_int(label=label, tag=tag, default_value=value, min_value=int(lo), max_value=int(hi),
+                          min_clamped=True, max_clamped=True, width=120, on_enter=True,
+                          callback=_guard(app, lambda v, f: c.set_solver_param(f, int(v))), user_data=field)
+    else:
+        dpg.add_input_double(label=label, tag=tag, default_value=value, format="%.6g", width=120, on_enter=True,
+                             step=0, callback=_guard(app, lambda v, f: c.set_solver_param(f, float(v))),
+                             user_data=field)
 
 
 def _guard(app, fn):
@@ -114,17 +133,8 @@ def left_panel(app) -> None:
     with dpg.collapsing_header(label="Solver", default_open=True):
         dpg.add_checkbox(label="smooth (velocity limits)", tag="solver_track",
                          default_value=bool(c.spec.solver.track), callback=_guard(app, lambda v: c.set_smooth(bool(v))))
-        for field, label, kind, lo, hi in SOLVER_FIELDS:
-            value = getattr(c.spec.solver, field)
-            if kind is int:
-                dpg.add_input_int(label=label, tag=f"solver_{field}", default_value=value, min_value=lo, max_value=hi,
-                                  min_clamped=True, max_clamped=True, width=120, on_enter=True,
-                                  callback=_guard(app, lambda v, f: c.set_solver_param(f, int(v))), user_data=field)
-            else:
-                dpg.add_input_double(label=label, tag=f"solver_{field}", default_value=value, format="%.6g",
-                                     width=120, on_enter=True, step=0,
-                                     callback=_guard(app, lambda v, f: c.set_solver_param(f, float(v))),
-                                     user_data=field)
+        for setting in SOLVER_FIELDS:
+            _solver_field(app, setting)
         collision_panel.solver_rows(app, _guard)
     with dpg.collapsing_header(label="Readouts", default_open=True):
         dpg.add_text("\n".join([" "] * READOUT_LINES), tag="readouts")  # as tall as the filled readouts

@@ -244,7 +244,7 @@ class Sim:
             self.pool.settled()  # the spare child and the generic warm-up start now, not before
         c.resolve("solve")
         self.last_frame = frame
-        colliding = self._check_collisions()
+        colliding = self._check_collisions(frame.min_distance)  # the solve's own distances when it avoided
         self._tint_failures(frame.success, colliding, frame.lagging)
         readout = FrameReadout.of(frame, now, self.visualizer.last_timing.get("total_ms", 0.0), colliding)
         if self._warm:
@@ -296,9 +296,10 @@ class Sim:
                 vis.set_env_tint(np.flatnonzero(state == code), rgba)
         self._tinted = state
 
-    def _check_collisions(self) -> np.ndarray | None:
-        """Which envs' current answers collide (None when the checks are off; see collision_view)."""
-        colliding = self.collisions.after_state(self.runner.spec)
+    def _check_collisions(self, min_distance: np.ndarray | None = None) -> np.ndarray | None:
+        """Which envs' current answers collide (None when the checks are off; see collision_view);
+        ``min_distance``: the clearances the solve of this state measured, if it did."""
+        colliding = self.collisions.after_state(self.runner.spec, min_distance)
         if self.collisions.error is not None:
             self.c.error(self.collisions.error, key="collisions")
         return colliding

@@ -21,12 +21,26 @@ import warnings
 from .cli_common import EXIT_FAIL, EXIT_USAGE, CliError, init_engine
 from .signals import Interrupted, stop_on_signals
 
-# solver settings as flags: the keys of a scene file's `solver:` section
-SOLVER_FLAGS = {"max_samples": int, "max_solver_iters": int, "damping": float, "pos_tol": float, "rot_tol": float,
-                "max_step_size": float, "rest_weight": float}
+
+def _add_setting_flag(parser, setting) -> None:
+    """``--name`` for one solver setting (:class:`engine.ik.options.Setting`): a number, a choice,
+    or ``--name`` / ``--no-name`` for a flag; unset flags leave the solver file's value."""
+    default = "the solver file's, else " + ("yes" if setting.default is True else "no" if setting.default is False
+                                             else repr(setting.default))
+    text = f"{setting.help}{f' ({setting.unit})' if setting.unit else ''}; default: {default}"
+    if setting.kind == "bool":
+        parser.add_argument(setting.flag, dest=setting.name, action=argparse.BooleanOptionalAction, default=None,
+                            help=text)
+    elif setting.kind == "choice":
+        parser.add_argument(setting.flag, dest=setting.name, choices=setting.choices, help=text)
+    else:
+        kind = int if setting.kind == "int" else float
+        parser.add_argument(setting.flag, dest=setting.name, type=kind, metavar="N" if kind is int else "X", help=text)
 
 
 def add_parser(sub, add_backend) -> None:
+    from engine.ik.options import SETTINGS  # the solver settings' table (imports the engine: not at module level)
+
     p = sub.add_parser(
         "solve", help="solve IK for every row of a table of targets into a Parquet dataset",
         description="Solve IK for every row of TARGETS (Parquet, .npz or .csv: x, y, z, qw, qx, qy, qz; LINK.x ... "
@@ -54,21 +68,14 @@ def add_parser(sub, add_backend) -> None:
                         "warm-started from the previous and velocity-limited (--chunk then counts trajectories)")
     p.add_argument("--time", metavar="COLUMN", help="time column of a --trajectory job, seconds")
     p.add_argument("--solver", metavar="FILE.yaml", help="solver settings, as in a scene file's solver: section")
-    for key, kind in SOLVER_FLAGS.items():
-        p.add_argument("--" + key.replace("_", "-"), type=kind, dest=key, metavar="N" if kind is int else "X",
-                       help="solver setting (see --solver)")
-    p.add_argument("--respect-joint-limit", action=argparse.BooleanOptionalAction, default=None,
-                   help="keep joints within their limits (default: yes)")
-    p.add_argument("--kernel", choices=("auto", "per_robot", "generic"), help="compiled solver (default auto)")
+    for setting in SETTINGS:  # a flag per solver setting (engine.ik.options), as in a scene file's solver: section
+        _add_setting_flag(p, setting)
     p.add_argument("--ray", nargs="?", const=True, metavar="ADDRESS",
                    help="spread the chunks over a Ray cluster: ADDRESS (HOST:PORT, or auto: the one `ray start` "
                         "began on this machine), else RAY_ADDRESS, else a new local one")
     p.add_argument("--workers", type=int, help="Ray workers (default: one per CPU of the cluster)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--avoid-collisions", action=argparse.BooleanOptionalAction, default=None,
-                   help="keep the robot clear of itself and of the obstacles (default: the solver file's, else no)")
-    p.add_argument("--collision-margin", type=float, metavar="M", help="least clearance with --avoid-collisions (m)")
     p.add_argument("--obstacles", metavar="FILE.yaml",
                    help="a scene file whose obstacles: are placed in every env (its robot is not used)")
     add_backend(p)
@@ -95,6 +102,7 @@ def _masks(values, flag: str):
 def run(args) -> int:
     """``ikstudio solve``; returns the exit status. Errors are raised as ``CliError`` (one line)."""
     import engine.batch
+    from engine.ik.options import SETTINGS
     from engine.scenefile import SceneFileError
 
 
@@ -113,10 +121,10 @@ def run(args) -> int:
               "rot_mask": "--rot-mask", "chunk": "--chunk", "seed": "--seed", "solver": "--solver",
               "ray": "--ray", "workers": "--workers", "robot": "robot", "obstacles": "--obstacles",
               "trajectory": "--trajectory", "time": "--time"}
-    for key in (*SOLVER_FLAGS, "respect_joint_limit", "kernel", "avoid_collisions", "collision_margin"):
-        labels[key] = "--" + key.replace("_", "-")
-        if getattr(args, key) is not None:
-            solver[key] = getattr(args, key)
+    for setting in SETTINGS:
+        labels[setting.name] = setting.flag
+        if getattr(args, setting.name) is not None:
+            solver[setting.name] = getattr(args, setting.name)
     pos_mask = _masks(args.pos_mask, "--pos-mask")
     rot_mask = _masks(args.rot_mask, "--rot-mask")
     with stop_on_signals() as signals, warnings.catch_warnings(), _stdout_to_stderr():

@@ -367,9 +367,7 @@ class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods
         cfg = self.configuration
         link = self.own_link(link)
         envs = cfg.envs(envs_idx)
-        point = np.zeros(3) if local_point is None else inputs.as_float_array("local_point", local_point)
-        if point.shape != (3,):
-            raise InvalidValueError(f"local_point: expected shape (3,), got {point.shape}")
+        point = np.zeros(3) if local_point is None else np.array(inputs.as_point("local_point", local_point))
         n = len(envs)
         pose = cfg.jacobian_pose(n)
         J = allocate("get_jacobian", (n, 6, max(self.n_dofs, 1)), cfg.dtype, zero=True)

@@ -81,6 +81,15 @@ def batched(name: str, value, shape: Sequence[int], n_selected: int, scene_batch
     raise InvalidValueError(f"{name}: expected shape {expected}, got {arr.shape}")
 
 
+def as_point(name: str, value) -> tuple[float, float, float]:
+    """A point or a direction ``(3,)`` (m, or unitless) as three floats; another shape is an
+    error naming ``name``."""
+    arr = as_float_array(name, value)
+    if arr.shape != (3,):
+        raise InvalidValueError(f"{name}: expected shape (3,), got {arr.shape}")
+    return tuple(float(v) for v in arr)
+
+
 def as_mask(name: str, value) -> np.ndarray:
     """A length-3 boolean mask."""
     arr = np.asarray(value)

@@ -1,6 +1,6 @@
 """Independent collision references for the tests: Pinocchio + coal on the robots' meshes.
 
-Imported the same way everywhere: ``from _coal import pin_coal, coal_distance``.
+Imported the same way everywhere: ``from _coal import coal_distance, coal_shape, pin_coal``.
 """
 
 from __future__ import annotations
@@ -27,30 +27,24 @@ def pin_coal(tree):
     return ref, geom
 
 
-def coal_world_shape(morph):
-    """coal's shape of a single-body morph; a Plane is the world half-space through its ``pos``."""
+def coal_shape(morph, world: bool = False):
+    """coal's shape of a single-body morph in its body frame. A Plane is the half-space behind it:
+    through the body origin, or with ``world`` through the morph's ``pos`` (for a plane placed
+    with an identity transform)."""
     if morph.kind == "box":
         return coal.Box(*morph.size)
     if morph.kind == "sphere":
         return coal.Sphere(morph.radius)
     if morph.kind == "cylinder":
         return coal.Cylinder(morph.radius, morph.height)
-    return coal.Halfspace(np.asarray(morph.normal, float), float(np.dot(morph.normal, morph.pos)))
+    if morph.kind == "capsule":
+        return coal.Capsule(morph.radius, morph.length)
+    offset = float(np.dot(morph.normal, morph.pos)) if world else 0.0
+    return coal.Halfspace(np.asarray(morph.normal, float), offset)
 
 
 def coal_tf(pos, quat):
     return coal.Transform3s(quat_to_matrix(np.asarray(quat, float)), np.asarray(pos, float))
-
-
-def coal_body_shape(morph):
-    """coal's shape of a single-body morph in its body frame; a Plane through the body origin."""
-    if morph.kind == "box":
-        return coal.Box(*morph.size)
-    if morph.kind == "sphere":
-        return coal.Sphere(morph.radius)
-    if morph.kind == "cylinder":
-        return coal.Cylinder(morph.radius, morph.height)
-    return coal.Halfspace(np.asarray(morph.normal, float), 0.0)  # through the body origin, local normal
 
 
 def coal_mesh(path, scale):

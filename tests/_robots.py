@@ -91,3 +91,18 @@ def axis_angle(qa, qb, axis: int):
     a = quat_to_matrix(qa)[..., axis]
     b = quat_to_matrix(qb)[..., axis]
     return np.arccos(np.clip(np.sum(a * b, axis=-1), -1.0, 1.0))
+
+
+def built_panda(n_envs: int):
+    """A scene with example-robot-data's Panda (URDF, fixed base) built with ``n_envs`` envs;
+    yields the robot and destroys the scene after (for module fixtures: ``yield from``)."""
+    import engine as gs
+
+    scene = gs.Scene(show_FPS=False)
+    robot = scene.add_entity(gs.morphs.URDF(file="erd:panda", fixed=True))
+    scene.build(n_envs=n_envs)
+    try:
+        yield robot
+    finally:
+        scene.destroy()
+

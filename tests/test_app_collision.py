@@ -82,6 +82,29 @@ def test_the_avoidance_switch_and_margin_reach_the_solver(ctl):
     assert not c.robot.in_collision().any()
 
 
+def test_a_solve_that_avoided_is_not_checked_again(ctl, monkeypatch):
+    """Issue 25 item 6: the solve's own clearances (RunnerFrame.min_distance) tell which envs
+    collide; the sim runs no distance kernel of its own after such a solve."""
+    c = ctl
+    c.obstacles.set_pose(BALL, pos=BALL_ON_ARM)
+    entity = type(c.robot)
+    real = entity.collision_distance
+    calls = []
+    monkeypatch.setattr(entity, "collision_distance", lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
+    _solve(c)
+    assert calls == [], "the sim measured again what the solve had measured"
+    frame = c.last_frame
+    assert frame.min_distance is not None and frame.min_distance.shape == (2,)
+    truth = real(c.robot)  # the engine's check of the state the window shows
+    np.testing.assert_allclose(frame.min_distance, truth, atol=1e-5)
+    np.testing.assert_array_equal(c.view.colliding, truth < 0)
+    monkeypatch.undo()
+    assert c.set_solver_param("avoid_collisions", False)  # no avoidance: the frame has no distances, the sim checks
+    _solve(c)
+    assert c.last_frame.min_distance is None
+    np.testing.assert_array_equal(c.view.colliding, c.robot.in_collision())
+
+
 def test_colliding_envs_get_their_own_colour_and_readout(tmp_path):
     # env 1's target is out of reach (IK fails: red); env 0 reaches through the ball (magenta)
     scene = write_scene(tmp_path).read_text().replace(

@@ -16,7 +16,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
-from _coal import coal_distance, coal_tf, pin_coal
+from _coal import coal_distance, coal_shape, coal_tf, pin_coal
 from test_collision_obstacles import _random_quats
 from test_ik_obstacles import MARGIN, TARGET, _count_compiles
 
@@ -55,7 +55,7 @@ def test_capsule_distances_equal_coals_per_env():
     q = np.zeros((N_ENVS, 7))
     q[:, :3], q[:, 3] = centers, 1.0
 
-    shapes = [coal.Capsule(m.radius, m.length) for m in caps]
+    shapes = [coal_shape(m) for m in caps]
     ball_shape = coal.Sphere(BALL)
     ref = np.array([min(coal_distance(ball_shape, coal_tf(centers[e], [1, 0, 0, 0]), s, coal_tf(pos[e, o], quat[e, o]))
                         for o, s in enumerate(shapes)) for e in range(N_ENVS)])
@@ -104,7 +104,7 @@ def test_ik_avoids_a_capsule_moved_onto_each_elbow(monkeypatch):
 
     ref, geom = pin_coal(panda.tree)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
-    capsule = coal.Capsule(morph.radius, morph.length)
+    capsule = coal_shape(morph)
     for e in np.flatnonzero(ok):  # each env judged against its own pose of the capsule, at mesh level
         pin.framesForwardKinematics(ref.model, data, ref.pin_q(second.qpos[e]))
         pin.updateGeometryPlacements(ref.model, data, geom, gdata)

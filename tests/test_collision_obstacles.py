@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import trimesh
 from _backend import init_engine
-from _coal import coal_body_shape, coal_distance, coal_mesh, coal_tf, pin_coal
+from _coal import coal_distance, coal_mesh, coal_shape, coal_tf, pin_coal
 
 import engine as gs
 from engine.collision.robot import sample_qpos
@@ -84,7 +84,7 @@ def test_primitives_moved_per_env_match_coal_without_a_recompile():
     centers = rng.uniform(-0.8, 0.8, (N_ENVS, 3)) * [1, 1, 0.5] + [0, 0, 0.3]
     q = _ball_qpos(centers)
     coal_ball = coal.Sphere(BALL)
-    shapes = [coal_body_shape(m) for m in PRIMITIVES]
+    shapes = [coal_shape(m) for m in PRIMITIVES]
 
     def judge(pos, quat):  # pos (N_ENVS, O, 3), quat (N_ENVS, O, 4): the poses the test set
         d = np.array([min(coal_distance(coal_ball, coal_tf(centers[e], [1, 0, 0, 0]), s, coal_tf(pos[e, o], quat[e, o]))

@@ -9,7 +9,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
-from _coal import coal_tf, coal_world_shape, pin_coal
+from _coal import coal_shape, coal_tf, pin_coal
 
 import engine as gs
 from engine.collision.robot import sample_qpos
@@ -88,7 +88,7 @@ def test_world_distance_is_a_lower_bound_of_coal(cluttered):
     world_dist = panda.collision_distance(qpos, self_collision=False)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
     request, mesh = coal.DistanceRequest(), np.empty(N_CONFIGS)
-    objects = [(coal_world_shape(m), coal_tf(m.pos, m.quat)) for m in shapes]
+    objects = [(coal_shape(m, world=True), coal_tf(m.pos, m.quat)) for m in shapes]
     for i, q in enumerate(qpos):
         pin.framesForwardKinematics(ref.model, data, ref.pin_q(q))
         pin.updateGeometryPlacements(ref.model, data, geom, gdata)

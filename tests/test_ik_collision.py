@@ -15,7 +15,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import active, init_engine
-from _coal import coal_world_shape, pin_coal
+from _coal import coal_shape, pin_coal
 from _dual_arm import GRIPPERS, baxter_scene, close_hand_targets
 
 import engine as gs
@@ -57,7 +57,7 @@ class MeshJudge:
         names = robot.tree.link_names()
         self.moving = [g for g, obj in enumerate(self.geom.geometryObjects)
                        if keep[names.index(self.ref.model.frames[obj.parentFrame].name)]]
-        self.shapes = [(coal_world_shape(m), coal.Transform3s(quat_to_matrix(m.quat), np.asarray(m.pos, float)))
+        self.shapes = [(coal_shape(m, world=True), coal.Transform3s(quat_to_matrix(m.quat), np.asarray(m.pos, float)))
                        for m in obstacles]
 
     def collides(self, qpos) -> tuple[bool, bool]:

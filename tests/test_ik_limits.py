@@ -15,10 +15,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
+from _robots import built_panda
 from pinref import PinReference
 from scipy.optimize import least_squares
 
-import engine as gs
 from engine.errors import InvalidTypeError, InvalidValueError
 from engine.ik.limits import JointPositionLimit, VelocityLimit
 from engine.ik.tasks import PoseTask
@@ -32,11 +32,7 @@ SLACK = 2e-6  # float32 rounding of q0 +- v dt (rad)
 @pytest.fixture(scope="module")
 def panda(backend):
     init_engine(precision="32")
-    scene = gs.Scene(show_FPS=False)
-    robot = scene.add_entity(gs.morphs.URDF(file="erd:panda", fixed=True))
-    scene.build(n_envs=N)
-    yield robot
-    scene.destroy()
+    yield from built_panda(N)
 
 
 @pytest.fixture(scope="module")

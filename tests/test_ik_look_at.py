@@ -14,9 +14,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _backend import init_engine
+from _robots import built_panda
 from pinref import PinReference
 
-import engine as gs
 from engine.errors import InvalidValueError
 from engine.ik.tasks import LookAtTask, PoseTask
 
@@ -28,11 +28,7 @@ ROT_TOL = 5e-3
 @pytest.fixture(scope="module")
 def panda(backend):
     init_engine(precision="32")
-    scene = gs.Scene(show_FPS=False)
-    robot = scene.add_entity(gs.morphs.URDF(file="erd:panda", fixed=True))
-    scene.build(n_envs=N)
-    yield robot
-    scene.destroy()
+    yield from built_panda(N)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pinocchio as pin
 import pytest
 import trimesh
 from _backend import init_engine
-from _coal import coal_body_shape, coal_distance, coal_mesh, coal_tf, pin_coal
+from _coal import coal_distance, coal_mesh, coal_shape, coal_tf, pin_coal
 
 import engine as gs
 from engine.runtime import launch
@@ -86,7 +86,7 @@ def test_an_obstacle_moved_onto_each_envs_elbow_is_avoided(kind, post_file, monk
 
     ref, geom = pin_coal(panda.tree)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
-    shape = coal_body_shape(morph) if kind == "cylinder" else coal_mesh(post_file, 1.0)
+    shape = coal_shape(morph) if kind == "cylinder" else coal_mesh(post_file, 1.0)
     for e in np.flatnonzero(ok):  # each env judged against its own pose of the post
         pin.framesForwardKinematics(ref.model, data, ref.pin_q(second.qpos[e]))
         pin.updateGeometryPlacements(ref.model, data, geom, gdata)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import trimesh
-from _coal import coal_body_shape, coal_distance, coal_tf, pin_coal
+from _coal import coal_distance, coal_shape, coal_tf, pin_coal
 
 from engine import morphs, scenefile
 from engine.collision.world import scene_obstacles, world_tables
@@ -235,7 +235,7 @@ def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
 
     ref, geom = pin_coal(robot.tree)
     data, gdata = ref.model.createData(), pin.GeometryData(geom)
-    shapes = [(coal_body_shape(m), coal_tf(m.pos, m.quat)) for m in morphs_]
+    shapes = [(coal_shape(m), coal_tf(m.pos, m.quat)) for m in morphs_]
     base = robot.tree.link_names().index("panda_link0")
     worst = np.inf
     for q in answers[True][::3]:

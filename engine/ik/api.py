@@ -13,14 +13,25 @@ from __future__ import annotations
 
 from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError
-from ..kernels.tables import FRAME
 from ..runtime.locking import serialised
 from . import first_call
 from .limits import VelocityLimit, as_limits
+from .options import BY_NAME, SolverOptions
 from .request import make_request
 from .result import IKResult
 from .run import run
-from .tasks import CollisionTask, PostureTask, Task, TaskRow, rot_mode
+from .tasks import CollisionTask, PoseTask, PostureTask, Task
+
+
+class _Default(int):
+    """``max_samples``' default: 50, Genesis' (it compares equal to 50), told apart from a 50 the
+    caller gave, because a tracking call (``track=True``) runs one sample unless asked for more."""
+
+    def __repr__(self) -> str:
+        return f"{int(self)}"
+
+
+SAMPLES = _Default(BY_NAME["max_samples"].default)
 
 
 class IKMethods:
@@ -28,7 +39,7 @@ class IKMethods:
 
     @serialised
     def solve_ik(self, tasks, *, init_qpos=None, envs_idx=None, dofs_idx_local=None, respect_joint_limit=True,
-                 max_samples=None, max_solver_iters=20, damping=0.01, pos_tol=5e-4, rot_tol=5e-3, max_step_size=0.5,
+                 max_samples=SAMPLES, max_solver_iters=20, damping=0.01, pos_tol=5e-4, rot_tol=5e-3, max_step_size=0.5,
                  seed=None, kernel="auto", avoid_collisions=False, collision_margin=0.0, limits=None,
                  track=False) -> IKResult:
         """One configuration per env meeting every task of ``tasks`` together.
@@ -49,7 +60,7 @@ class IKMethods:
             track: velocity-limited tracking (:func:`tracking`): a VelocityLimit of the robot
                 file's velocities and the scene's ``dt`` unless ``limits`` holds one, and one
                 sample (no restart: it would be a jump) unless ``max_samples`` is given.
-            max_samples: restarts per env; None: 50 (1 with ``track``).
+            max_samples: restarts per env: 50, or 1 with ``track`` unless given.
 
         Returns:
             An :class:`~engine.ik.IKResult`: qpos ``([n_envs,] n_qs)``, error ``([n_envs,] n_tasks, 6)``
@@ -70,21 +81,20 @@ class IKMethods:
             rows.append(task.row(self, f"tasks[{i}]"))
             labels.append(task.labels(f"tasks[{i}]"))
             targets.append((task.pos, task.quat))
-        if _avoidance(avoid_collisions, collision_margin):
-            rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))
-            labels.append(("avoid_collisions", "avoid_collisions"))
         rest, weight = (posture[0].qpos, posture[0].weight) if posture else (None, 0.0)
-        limits, max_samples = tracking(track, limits, max_samples)
+        limits, settings = tracking(track, limits, _settings(locals()))
+        options = SolverOptions.from_keywords(rest_weight=weight, **settings)
+        if options.avoid_collisions:
+            rows.append(CollisionTask(options.collision_margin).row(self, "avoid_collisions"))
+            labels.append(("avoid_collisions", "avoid_collisions"))
         request = make_request(self, rows, labels, lambda i: "tasks" if i is None else f"tasks[{i}]",
-                               envs_idx=envs_idx, respect_joint_limit=respect_joint_limit, max_samples=max_samples,
-                               max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
-                               max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest,
-                               rest_weight=weight, kernel=kernel, limits=limits, step=self.scene.dt)
+                               envs_idx=envs_idx, options=options, dofs_idx_local=dofs_idx_local, rest_qpos=rest,
+                               limits=limits, step=self.scene.dt)
         return run(self, request, targets, init_qpos, seed)
 
     @serialised
     def inverse_kinematics(self, link, pos=None, quat=None, local_point=None, init_qpos=None,
-                           respect_joint_limit=True, max_samples=None, max_solver_iters=20, damping=0.01,
+                           respect_joint_limit=True, max_samples=SAMPLES, max_solver_iters=20, damping=0.01,
                            pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True), rot_mask=(True, True, True),
                            max_step_size=0.5, seed=None, dofs_idx_local=None, return_error=False, envs_idx=None,
                            return_info=False, rest_qpos=None, rest_weight=0.0, kernel="auto", avoid_collisions=False,
@@ -109,17 +119,16 @@ class IKMethods:
         file's). ``track``: velocity-limited tracking: the answer is the best configuration within
         that bound (the solve is constrained, not clipped), success means the tolerances were met
         within it, ``pos_error`` / ``rot_error`` of the info say how far the target still is, and
-        no restart runs unless ``max_samples`` is given (None: 50 restarts, 1 with ``track``).
+        no restart runs unless ``max_samples`` is given (50 restarts by default, 1 with ``track``).
         """
         self.require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         return_error, return_info = _flags(return_error, return_info)
-        params = (link, pos is None, quat is None, local_point, respect_joint_limit, max_samples, max_solver_iters,
-                  damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos,
-                  rest_weight, kernel, avoid_collisions, collision_margin, max_joint_velocity, dt, track)
+        settings = _settings(locals())
+        params = (link, pos is None, quat is None, local_point, pos_mask, rot_mask, dofs_idx_local, envs_idx,
+                  rest_qpos, max_joint_velocity, dt, track, *settings.values())
         request = self._genesis_request("single", params, lambda: self._pose_request(
-            [link], [pos], [quat], [local_point], True, respect_joint_limit, max_samples, max_solver_iters, damping,
-            pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt, track))
+            [link], [pos], [quat], [local_point], True, pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos,
+            max_joint_velocity, dt, settings, track))
         result = run(self, request, [(pos, quat)], init_qpos, seed)
         first_call.check(self, [link], [pos], result.success)
         if return_info:
@@ -130,7 +139,7 @@ class IKMethods:
 
     @serialised
     def inverse_kinematics_multilink(self, links, poss=None, quats=None, local_points=None, init_qpos=None,
-                                     respect_joint_limit=True, max_samples=None, max_solver_iters=20, damping=0.01,
+                                     respect_joint_limit=True, max_samples=SAMPLES, max_solver_iters=20, damping=0.01,
                                      pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True),
                                      rot_mask=(True, True, True), max_step_size=0.5, seed=None,
                                      dofs_idx_local=None, return_error=False, envs_idx=None, return_info=False,
@@ -151,14 +160,13 @@ class IKMethods:
         n = len(links)
         poss, quats, local_points = (_per_link(name, value, n) for name, value in
                                      (("poss", poss), ("quats", quats), ("local_points", local_points)))
+        settings = _settings(locals())
         params = (tuple(links), tuple(p is None for p in poss), tuple(q is None for q in quats), tuple(local_points),
-                  respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask,
-                  max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions,
-                  collision_margin, max_joint_velocity, dt, track)
+                  pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos, max_joint_velocity, dt, track,
+                  *settings.values())
         request = self._genesis_request("multi", params, lambda: self._pose_request(
-            links, poss, quats, local_points, False, respect_joint_limit, max_samples, max_solver_iters, damping,
-            pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local, envs_idx, rest_qpos, rest_weight,
-            kernel, avoid_collisions, collision_margin, max_joint_velocity, dt, track))
+            links, poss, quats, local_points, False, pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos,
+            max_joint_velocity, dt, settings, track))
         result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
         first_call.check(self, links, poss, result.success)
         if return_info:
@@ -178,12 +186,12 @@ class IKMethods:
             return make()
         return self.ik_state.kept_request(key, make)
 
-    def _pose_request(self, links, poss, quats, local_points, single, respect_joint_limit, max_samples,
-                      max_solver_iters, damping, pos_tol, rot_tol, pos_mask, rot_mask, max_step_size, dofs_idx_local,
-                      envs_idx, rest_qpos, rest_weight, kernel, avoid_collisions, collision_margin,
-                      max_joint_velocity=None, dt=None, track=False):
-        """The request of a Genesis call: one world PoseTask row per link (and a CollisionTask's
-        row with ``avoid_collisions``; a VelocityLimit with ``max_joint_velocity``)."""
+    def _pose_request(self, links, poss, quats, local_points, single, pos_mask, rot_mask, dofs_idx_local, envs_idx,
+                      rest_qpos, max_joint_velocity, dt, settings: dict, track=False):
+        """The request of a Genesis call: one world :class:`~engine.ik.tasks.PoseTask` per link (and a
+        CollisionTask with ``avoid_collisions``; a VelocityLimit with ``max_joint_velocity``, or
+        the robot file's with ``track``); ``settings``: the call's solver keywords
+        (:data:`engine.ik.options.SETTINGS`)."""
         def label(plural: str, singular: str):
             return lambda i: (plural if single is False else singular) if i is None else \
                 (singular if single else f"{plural}[{i}]")
@@ -201,31 +209,21 @@ class IKMethods:
             if poss[i] is None and quats[i] is None:
                 raise InvalidValueError(f"{pos_label(i)}, {quat_label(i)}: link '{resolved[i].name}' has neither a "
                                         "position nor an orientation target")
-        mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
-        mode = rot_mode(rot_mask)
-        rows = []
-        for i, link in enumerate(resolved):
-            point = (0.0, 0.0, 0.0)
-            if local_points[i] is not None:
-                arr = inputs.as_float_array(point_label(i), local_points[i])
-                if arr.shape != (3,):
-                    raise InvalidValueError(f"{point_label(i)}: expected shape (3,), got {arr.shape}")
-                point = tuple(float(v) for v in arr)
-            rows.append(TaskRow(FRAME, link.idx_local, -1, poss[i] is not None, quats[i] is not None,
-                                mode if quats[i] is not None else -1, point, mask, 1.0, None, None))
-        labels = [(pos_label(i), quat_label(i)) for i in range(n)]
-        if _avoidance(avoid_collisions, collision_margin):
-            rows.append(CollisionTask(collision_margin).row(self, "avoid_collisions"))
-            labels.append(("avoid_collisions", "avoid_collisions"))
+        points = [None if p is None else inputs.as_point(point_label(i), p) for i, p in enumerate(local_points)]
         if inputs.as_flag("track", track) and max_joint_velocity is None:
             max_joint_velocity = "file"
-        limits, max_samples = tracking(track, _velocity(max_joint_velocity, dt), max_samples)
-        return make_request(self, rows, labels, link_label, envs_idx=envs_idx,
-                            respect_joint_limit=respect_joint_limit, max_samples=max_samples,
-                            max_solver_iters=max_solver_iters, damping=damping, pos_tol=pos_tol, rot_tol=rot_tol,
-                            max_step_size=max_step_size, dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos,
-                            rest_weight=rest_weight, kernel=kernel, limits=limits,
-                            step=self.scene.dt, limit_label=lambda i: "max_joint_velocity")
+        limits, settings = tracking(track, _velocity(max_joint_velocity, dt), settings)
+        options = SolverOptions.from_keywords(**settings)
+        tasks = [PoseTask(link, poss[i], quats[i], pos_mask=pos_mask, rot_mask=rot_mask, local_point=points[i])
+                 for i, link in enumerate(resolved)]
+        rows = [task.row(self, link_label(i)) for i, task in enumerate(tasks)]
+        labels = [(pos_label(i), quat_label(i)) for i in range(n)]
+        if options.avoid_collisions:
+            rows.append(CollisionTask(options.collision_margin).row(self, "avoid_collisions"))
+            labels.append(("avoid_collisions", "avoid_collisions"))
+        return make_request(self, rows, labels, link_label, envs_idx=envs_idx, options=options,
+                            dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos, limits=limits, step=self.scene.dt,
+                            limit_label=lambda i: "max_joint_velocity")
 
 
 _SEQUENCES = (list, tuple)
@@ -239,12 +237,12 @@ def _keyed(params: tuple) -> tuple:
                   for p in params])
 
 
-def _avoidance(avoid_collisions, collision_margin) -> bool:
-    """Whether the call avoids collisions; both arguments checked (a margin is checked even when
-    avoidance is off, so a typo is never silent)."""
-    avoid = inputs.as_flag("avoid_collisions", avoid_collisions)
-    inputs.as_positive("collision_margin", collision_margin, allow_zero=True)
-    return avoid
+def _settings(arguments: dict) -> dict:
+    """The solver settings among a call's ``arguments`` (its ``locals()`` on entry), by name
+    (:data:`engine.ik.options.SETTINGS`), so each call spells its settings once: in its
+    signature. Checked later, by :meth:`SolverOptions.from_keywords` (a margin is checked even
+    when avoidance is off, so a typo is never silent)."""
+    return {name: arguments[name] for name in BY_NAME if name in arguments}
 
 
 def _velocity(max_joint_velocity, dt) -> list:
@@ -254,18 +252,20 @@ def _velocity(max_joint_velocity, dt) -> list:
     return [] if max_joint_velocity is None else [VelocityLimit(max_joint_velocity, dt)]
 
 
-def tracking(track, limits, max_samples) -> tuple[list, int]:
-    """``(limits, max_samples)`` of a call with ``track`` (velocity-limited tracking): ``limits``
-    (a list of :mod:`engine.ik.limits` objects or None) with a ``VelocityLimit("file")`` added when
-    tracking and it holds none; ``max_samples`` None becomes 1 when tracking (a restart would be a
-    jump), else 50."""
+
+
+def tracking(track, limits, settings: dict) -> tuple[list, dict]:
+    """``(limits, settings)`` of a call with ``track`` (velocity-limited tracking): ``limits`` (a list
+    of :mod:`engine.ik.limits` objects or None) with a ``VelocityLimit("file")`` added when tracking
+    and it holds none; ``settings`` (the call's solver keywords) with ``max_samples`` 1 when
+    tracking and the caller left it at its default (a restart would be a jump)."""
     track = inputs.as_flag("track", track)
     limits = as_limits(limits)
     if track and not any(isinstance(limit, VelocityLimit) for limit in limits):
         limits = [*limits, VelocityLimit("file")]
-    if max_samples is None:
-        max_samples = 1 if track else 50
-    return limits, max_samples
+    if track and settings.get("max_samples") is SAMPLES:
+        settings = {**settings, "max_samples": 1}
+    return limits, settings
 
 
 def _flags(return_error, return_info) -> tuple[bool, bool]:

@@ -15,12 +15,13 @@ import numpy as np
 
 from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError
-from ..kernels import per_robot as static_ik
+from ..kernels import per_robot
 from ..kernels.kinds import kind_of
 from ..kernels.tables import COLLIDE
 from ..runtime import dispatch
 from ..runtime.randomness import draw_seed
 from .limits import JointPositionLimit, LimitRow, as_limits
+from .options import SolverOptions
 from .tasks import TaskRow
 
 
@@ -74,12 +75,12 @@ class IKRequest:
 
 
 def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], link_label, *, envs_idx,
-                 respect_joint_limit, max_samples, max_solver_iters, damping, pos_tol, rot_tol, max_step_size,
-                 dofs_idx_local, rest_qpos, rest_weight, kernel, limits=None, step: float = 0.01,
+                 options: SolverOptions, dofs_idx_local, rest_qpos, limits=None, step: float = 0.01,
                  limit_label=lambda i: f"limits[{i}]") -> IKRequest:
-    """Validate the parameters of a solve of ``rows`` on ``entity`` (built). ``link_label(i)``
-    names task i's link in errors. ``limits``: :class:`~engine.ik.limits.Limit` objects besides the
-    joint limits that ``respect_joint_limit`` asks for (a JointPositionLimit among them asks too);
+    """Validate the parameters of a solve of ``rows`` on ``entity`` (built). ``options``: the solver
+    settings, checked when they were made; ``link_label(i)`` names task i's link in errors.
+    ``limits``: :class:`~engine.ik.limits.Limit` objects besides the joint limits that
+    ``options.respect_joint_limit`` asks for (a JointPositionLimit among them asks too);
     ``step``: the scene's time step (s), the ``dt`` of limits that give none; ``limit_label(i)``
     names limit i in errors."""
     tree = entity.tree
@@ -110,7 +111,7 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
     if dofs_idx_local is not None:
         dofs = tuple(int(d) for d in inputs.as_index_list("dofs_idx_local", dofs_idx_local, tree.n_dofs, "dof"))
     limits = as_limits(limits)
-    respect = inputs.as_flag("respect_joint_limit", respect_joint_limit) or any(
+    respect = options.respect_joint_limit or any(
         isinstance(limit, JointPositionLimit) for limit in limits)
     extra = [limit.row(tree, limit_label(i), step) for i, limit in enumerate(limits)
              if not isinstance(limit, JointPositionLimit)]
@@ -119,12 +120,9 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
     request = IKRequest(
         rows=tuple(rows), labels=tuple(labels), envs=None if envs_idx is None else tuple(int(e) for e in envs),
         respect_limits=respect, limits=tuple(extra),
-        max_samples=inputs.as_positive("max_samples", max_samples, integer=True),
-        max_iters=inputs.as_positive("max_solver_iters", max_solver_iters, integer=True, allow_zero=True),
-        damping=inputs.as_positive("damping", damping), pos_tol=inputs.as_positive("pos_tol", pos_tol),
-        rot_tol=inputs.as_positive("rot_tol", rot_tol), max_step=inputs.as_positive("max_step_size", max_step_size),
-        dofs=dofs, rest=tuple(float(v) for v in rest),
-        rest_weight=inputs.as_positive("rest_weight", rest_weight, allow_zero=True), kernel=kernel)
+        max_samples=options.max_samples, max_iters=options.max_solver_iters, damping=options.damping,
+        pos_tol=options.pos_tol, rot_tol=options.rot_tol, max_step=options.max_step_size, dofs=dofs,
+        rest=tuple(float(v) for v in rest), rest_weight=options.rest_weight, kernel=options.kernel)
     solver_spec(entity, request)  # a kernel the robot cannot have is refused now, by name
     return request
 
@@ -132,7 +130,7 @@ def make_request(entity, rows: list[TaskRow], labels: list[tuple[str, str]], lin
 def solver_spec(entity, request: IKRequest):
     """The robot's spec when the per-robot solver runs this request, else None (the generic one)."""
     spec = entity.configuration.spec
-    used = static_ik.used_links(spec, request.structure) if spec is not None else ()
+    used = per_robot.used_links(spec, request.structure) if spec is not None else ()
     moving = spec.moving_dofs(used) if spec is not None else ()
     what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else kind_of(row.kind).name
                      for row in request.rows)

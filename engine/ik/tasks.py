@@ -171,7 +171,7 @@ class PoseTask(Task):
         self.link, self.pos, self.quat = link, pos, quat
         self.pos_mask = tuple(bool(v) for v in inputs.as_mask("pos_mask", pos_mask))
         self.rot_mode = rot_mode(rot_mask)
-        self.local_point = (0.0, 0.0, 0.0) if local_point is None else _point("local_point", local_point)
+        self.local_point = (0.0, 0.0, 0.0) if local_point is None else inputs.as_point("local_point", local_point)
         if type(self) is PoseTask:
             self._seal()
 
@@ -258,13 +258,13 @@ class LookAtTask(Task):
         super().__init__(weight, None, rot_tol)
         if target is None:
             raise InvalidValueError("target: a look-at task needs a target point")
-        direction = np.array(_point("axis", axis))
+        direction = np.array(inputs.as_point("axis", axis))
         norm = float(np.linalg.norm(direction))
         if not norm > 1e-9:
             raise InvalidValueError(f"axis: expected a non-zero direction, got {direction.tolist()}")
         self.link, self.pos = link, target
         self.axis = tuple(float(v) for v in direction / norm)
-        self.local_point = (0.0, 0.0, 0.0) if local_point is None else _point("local_point", local_point)
+        self.local_point = (0.0, 0.0, 0.0) if local_point is None else inputs.as_point("local_point", local_point)
         self._seal()
 
     @property
@@ -293,9 +293,3 @@ class PostureTask:
         self.qpos = None if qpos is None else inputs.as_float_array("qpos", qpos).copy()
         self.weight = float(inputs.as_positive("weight", weight))
 
-
-def _point(name: str, value) -> tuple[float, float, float]:
-    arr = inputs.as_float_array(name, value)
-    if arr.shape != (3,):
-        raise InvalidValueError(f"{name}: expected shape (3,), got {arr.shape}")
-    return tuple(float(v) for v in arr)

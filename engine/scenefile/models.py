@@ -5,7 +5,8 @@ one mapping together (``quat`` or ``rpy``, ``seconds`` or ``frames``). Rules tha
 several sections (link names, groups, per-env counts) are in :func:`engine.scenefile.io.check_spec`,
 and building a scene from a spec is :func:`engine.scenefile.runner.build`: this module holds data and
 its validation only, and imports nothing of the engine beyond this package's errors, patterns and
-value types (:mod:`engine.scenefile.values`).
+value types (:mod:`engine.scenefile.values`), and the solver settings' table
+(:mod:`engine.ik.options`).
 
 Values are kept as written (a quaternion is not normalised, an rpy is not turned into a quaternion)
 so that saving a loaded spec writes the same file back; the ``*_quat()`` helpers give the derived
@@ -18,8 +19,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, create_model, model_validator
 
+from ..ik.options import SETTINGS, Setting
 from .errors import custom, show
 from .patterns import rpy_to_quat
 from .values import MAX_ENVS as MAX_ENVS  # re-exported: the app and the batch jobs read the limits here
@@ -47,7 +49,6 @@ from .values import (
     RotMask,
     Scale,
     Seed,
-    SolverCount,
     Vec3,
     Velocity,
     number_field,
@@ -116,38 +117,30 @@ class EnvsSpec(SpecModel):
         return self
 
 
-class SolverSpec(SpecModel):
-    """IK parameters, Genesis' defaults (see ``RigidEntity.inverse_kinematics``).
+def _solver_field(setting: Setting):
+    """A scene file's type for a solver setting (:data:`engine.ik.options.SETTINGS`): counts at most
+    :data:`MAX_SOLVER_COUNT`, the numbers' ranges, a choice as a Literal."""
+    if setting.kind == "bool":
+        return Bool
+    if setting.kind == "choice":
+        return Literal[setting.choices]
+    integer = setting.kind == "int"
+    check = number_field(setting.low or 0, strict_low=setting.low_open, integer=integer,
+                         high=MAX_SOLVER_COUNT if integer else setting.high)
+    return Annotated[int if integer else float, BeforeValidator(check)]
 
-    ``seed``: restarts are seeded with ``seed + frame`` so a run is reproducible; null draws randomly.
-    ``kernel``: which compiled solver runs (see ``engine.ik.KERNELS``); "generic" by default, so
-    that loading a robot or adding a target never waits for a per-robot compile (~10 s the first
-    time); "auto" is faster per call once compiled. ``avoid_collisions``: answers keep the robot's
-    counted link pairs and the scene's obstacles at least ``collision_margin`` (m) apart.
-    ``track``: velocity-limited tracking (``inverse_kinematics(track=True)``): each frame moves each
-    dof at most ``max_joint_velocity`` (rad/s or m/s: a number, one per dof, or "file": the robot
-    file's limits, the default) times the frame's time step, so the motion never jumps; then only
-    one sample runs per frame unless ``max_samples`` is given (:meth:`samples`).
-    """
 
-    max_samples: SolverCount = 50
-    max_solver_iters: Annotated[int, BeforeValidator(number_field(0, high=MAX_SOLVER_COUNT, integer=True))] = 20
-    damping: PosFloat = 0.01
-    pos_tol: PosFloat = 5e-4
-    rot_tol: PosFloat = 5e-3
-    max_step_size: PosFloat = 0.5
-    respect_joint_limit: Bool = True
-    seed: Seed | None = None
-    rest_weight: NonNegFloat = 0.0
-    kernel: Literal["auto", "per_robot", "generic"] = "generic"
-    avoid_collisions: Bool = False
-    collision_margin: NonNegFloat = 0.0
-    track: Bool = False
-    max_joint_velocity: Velocity | None = None
+# scene files default to the generic kernel: loading a robot or adding a target never waits for a
+# per-robot compile (~10 s the first time); "auto" is faster per call once compiled
+_SCENE_DEFAULTS = {"kernel": "generic"}
+
+class _Tracking(SpecModel):
+    """What :data:`SolverSpec` adds to the IK settings: velocity-limited tracking (issue 30)."""
 
     def samples(self) -> int:
-        """Restarts per frame: ``max_samples``, unless tracking and not given: 1 (a restart would be a jump)."""
-        return 1 if self.track and "max_samples" not in self.model_fields_set else self.max_samples
+        """Restarts per tracked frame: ``max_samples`` when the file gives it, else 1 (a restart
+        would be a jump)."""
+        return self.max_samples if "max_samples" in self.model_fields_set else 1
 
     @model_validator(mode="after")
     def _velocity_needs_track(self):
@@ -155,6 +148,25 @@ class SolverSpec(SpecModel):
             raise custom("max_joint_velocity bounds the motion of velocity-limited tracking; add track: true",
                          at="max_joint_velocity")
         return self
+
+
+SolverSpec = create_model(
+    "SolverSpec", __base__=_Tracking, __module__=__name__,
+    __doc__="""IK parameters: the settings of :data:`engine.ik.options.SETTINGS` (Genesis' defaults,
+    but ``kernel``: "generic"; see ``RigidEntity.inverse_kinematics``), and ``seed``: restarts are
+    seeded with ``seed + frame`` so a run is reproducible; null draws randomly. ``track``:
+    velocity-limited tracking (``inverse_kinematics(track=True)``) after the first frame: each frame
+    moves each dof at most ``max_joint_velocity`` (rad/s or m/s: a number, one per dof, or "file": the
+    robot file's limits, the default) times the frame's time step, so the motion never jumps; then
+    one sample runs per frame unless ``max_samples`` is given (``samples()``).""",
+    **{s.name: (_solver_field(s), _SCENE_DEFAULTS.get(s.name, s.default)) for s in SETTINGS},
+    seed=(Seed | None, None), track=(Bool, False), max_joint_velocity=(Velocity | None, None))
+
+
+def solver_keywords(solver) -> dict:
+    """``solver``'s settings as keywords of the IK calls (``seed`` left out: the runner derives a
+    seed per frame)."""
+    return {s.name: getattr(solver, s.name) for s in SETTINGS}
 
 
 # -- motion patterns --------------------------------------------------------------------------------

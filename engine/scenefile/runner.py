@@ -25,7 +25,7 @@ from ..transforms import quat_to_matrix
 from . import patterns, smoothness
 from .errors import Issue, SceneFileError
 from .io import check_spec, resolve_robot
-from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec
+from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec, solver_keywords
 from .obstacles import add_obstacles
 
 
@@ -37,9 +37,12 @@ class RunnerFrame:
     (n_envs, n_qs) after the step. ``success`` (n_envs,): every target of every group within
     tolerance. ``pos_error`` / ``rot_error`` (n_envs, n_targets): masked error norms, m / rad, in
     the file's target order. ``ik_ms``: wall time of the IK calls; ``group_ms`` per group.
-    ``targets``: per target ``(pos (n_envs, 3) | None, quat (n_envs, 4) | None)``. ``step``
-    (n_envs,): each env's largest hinge or slide move in this frame, rad or m; ``lagging``
-    (n_envs,) bool: velocity-limited, short of its targets, moving as fast as allowed
+    ``targets``: per target ``(pos (n_envs, 3) | None, quat (n_envs, 4) | None)``.
+    ``min_distance`` (n_envs,): with ``solver.avoid_collisions``, each env's least clearance (m) of
+    ``qpos`` as the solve measured it (``robot.collision_distance``'s, NaN with nothing to check),
+    so a reader need not run the check again; None without avoidance. ``step`` (n_envs,): each
+    env's largest hinge or slide move in this frame, rad or m; ``lagging`` (n_envs,) bool:
+    velocity-limited, short of its targets, moving as fast as allowed
     (:mod:`engine.scenefile.smoothness`).
     """
 
@@ -52,6 +55,7 @@ class RunnerFrame:
     ik_ms: float
     group_ms: list[float] = field(default_factory=list)
     targets: list = field(default_factory=list)
+    min_distance: np.ndarray | None = None
     step: np.ndarray | None = None
     lagging: np.ndarray | None = None
 
@@ -152,8 +156,12 @@ class Runner:
         success = np.ones(n, bool)
         pos_error = np.zeros((n, n_targets))
         rot_error = np.zeros((n, n_targets))
-        group_ms = []
+        group_ms, min_distance = [], None
         track = solver.track and self.frame_index > 0  # frame 0 places the robot: the full search
+        keywords = solver_keywords(solver)
+        if track:
+            keywords.update(max_samples=solver.samples(), track=True, max_joint_velocity=solver.max_joint_velocity,
+                            dt=dt if dt > 0 else None)
         q_before = self.robot.get_qpos().reshape(n, -1).copy()
         for g, (_name, idx) in enumerate(self.groups):
             first = self.spec.targets[idx[0]]
@@ -162,24 +170,19 @@ class Runner:
             result = self.robot.inverse_kinematics_multilink(
                 links=[self._links[i] for i in idx], poss=[targets[i][0] for i in idx],
                 quats=[targets[i][1] for i in idx], pos_mask=first.pos_mask, rot_mask=first.rot_mask,
-                respect_joint_limit=solver.respect_joint_limit,
-                max_samples=solver.samples() if track else solver.max_samples,
-                max_solver_iters=solver.max_solver_iters, damping=solver.damping, pos_tol=solver.pos_tol,
-                rot_tol=solver.rot_tol, max_step_size=solver.max_step_size, seed=seed,
-                rest_weight=solver.rest_weight, return_info=True, kernel=solver.kernel,
-                avoid_collisions=solver.avoid_collisions, collision_margin=solver.collision_margin,
-                track=track, max_joint_velocity=solver.max_joint_velocity if track else None,
-                dt=dt if track and dt > 0 else None)
+                seed=seed, return_info=True, **keywords)
             group_ms.append((time.perf_counter() - t0) * 1e3)
             self.robot.set_qpos(result.qpos)
             success &= np.asarray(result.success, bool).reshape(n)
+            # the last group's solve leaves qpos as it is: its distances are the frame's
+            min_distance = None if result.min_distance is None else np.asarray(result.min_distance).reshape(n)
             pos_error[:, idx] = np.asarray(result.pos_error).reshape(n, len(idx))
             rot_error[:, idx] = np.asarray(result.rot_error).reshape(n, len(idx))
         q_after = self.robot.get_qpos().reshape(n, -1)
         step, lagging = smoothness.frame_steps(self.robot.tree, q_before, q_after, success, track,
                                                solver.max_joint_velocity, dt if dt > 0 else self.scene.dt)
         frame = RunnerFrame(self.frame_index, self.t, q_after, success, pos_error, rot_error, float(sum(group_ms)),
-                            group_ms, targets, step, lagging)
+                            group_ms, targets, min_distance, step, lagging)
         self._advance(frame, dt)
         return frame
 
