@@ -158,9 +158,9 @@ class Runner:
         rot_error = np.zeros((n, n_targets))
         group_ms, min_distance = [], None
         track = solver.track and self.frame_index > 0  # frame 0 places the robot: the full search
-        keywords = solver_keywords(solver)
+        keywords = {**solver_keywords(solver), "track": track}
         if track:
-            keywords.update(max_samples=solver.samples(), track=True, max_joint_velocity=solver.max_joint_velocity,
+            keywords.update(max_samples=solver.samples(), max_joint_velocity=solver.max_joint_velocity,
                             dt=dt if dt > 0 else None)
         q_before = self.robot.get_qpos().reshape(n, -1).copy()
         for g, (_name, idx) in enumerate(self.groups):
