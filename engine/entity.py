@@ -17,6 +17,7 @@ from .base_pose import BasePoseMethods
 from .collision.api import CollisionMethods
 from .collision.state import CollisionState
 from .configuration import Configuration, allocate, kernel_array
+from .dof_gains import DofGains
 from .elements import RigidJoint, RigidLink
 from .errors import InvalidTypeError, InvalidValueError, StateError, UnknownNameError
 from .ik.api import IKMethods
@@ -26,12 +27,13 @@ from .kernels import lane_fk
 from .kinematic_readers import KinematicReaders
 from .model.tree import MAX_JOINT_VALUE, KinematicTree
 from .morphs import Shape
+from .plan.api import PlanMethods
 from .runtime import dispatch, threads
 from .runtime.locking import new_lock, serialised
 from .runtime.state import float_dtype
 
 
-class RigidEntity(IKMethods, CollisionMethods, KinematicReaders, BasePoseMethods):
+class RigidEntity(IKMethods, CollisionMethods, PlanMethods, DofGains, KinematicReaders, BasePoseMethods):
     """An entity added with ``scene.add_entity(morph)`` (a robot, or a single body: Plane, Box,
     Sphere, Cylinder, Mesh); usable once the scene is built. ``surface`` and ``material`` are the
     ones it was added with (:mod:`engine.surfaces`, :mod:`engine.materials`)."""

@@ -46,15 +46,13 @@ OPTION_FEATURES = {name: f"{name} (a solver, coupler or renderer this kinematic 
 
 # Genesis' entity methods that are not part of this engine -> what they belong to
 ENTITY_FEATURES = {
-    **dict.fromkeys(("control_dofs_force", "control_dofs_velocity", "set_dofs_kp", "set_dofs_kv",
-                     "set_dofs_force_range", "set_dofs_stiffness", "set_dofs_damping", "set_dofs_armature",
-                     "set_dofs_frictionloss", "get_dofs_kp", "get_dofs_kv", "get_dofs_force_range",
+    **dict.fromkeys(("control_dofs_velocity", "set_dofs_stiffness", "set_dofs_damping", "set_dofs_armature",
+                     "set_dofs_frictionloss",
                      "get_dofs_stiffness", "get_dofs_damping", "get_dofs_armature", "get_dofs_frictionloss",
                      "get_mass_mat",
                      "set_mass_shift", "set_COM_shift", "set_friction", "set_friction_ratio", "get_links_acc",
                      "get_links_inertial_mass", "get_mass", "set_gravity_compensation"),
                     "dynamics (forces, gains, masses, friction)"),
-    **dict.fromkeys(("plan_path",), "motion planning"),
     **dict.fromkeys(("attach", "detach"), "welding entities together"),
     **dict.fromkeys(("get_AABB", "get_vAABB", "get_verts", "get_vverts"), "geometry readers"),
     **dict.fromkeys(("get_sdf",), "signed distance fields"),
@@ -67,7 +65,6 @@ SCENE_FEATURES = {
     "add_light": "lights",
     "add_recorder": "recorders",
     "start_recording": "recorders (use scene.visualizer.start_recording)",
-    "draw_debug_path": "motion planning's path drawing",
     "draw_debug_mesh": "debug meshes",
     "draw_debug_box": "debug boxes",
     "draw_debug_points": "debug point clouds",

@@ -328,6 +328,12 @@ class Scene:
         """``scene.visualizer.draw_debug_arrow(pos, vec, radius, color, env_idx)``."""
         return self.visualizer.draw_debug_arrow(*args, **kwargs)
 
+    def draw_debug_path(self, *args, **kwargs):
+        """``scene.visualizer.draw_debug_path(qposs, entity, link_idx=-1, density=0.3, frame_scaling=1.0)``:
+        the link's path over the waypoints ``qposs`` ((T, n_qs), or (T, n_envs, n_qs)), with frames at
+        a ``density`` share of them; returns one handle (:mod:`engine.vis.debug_path`)."""
+        return self.visualizer.draw_debug_path(*args, **kwargs)
+
     def update_debug_objects(self, objs=None, poses=None) -> None:
         """Genesis 1.4.5's form: set each handle of ``objs`` (from ``draw_debug_*``) to the matching
         transform of ``poses`` ((4, 4), or (n_envs, 4, 4) for a batched handle), then redraw. With

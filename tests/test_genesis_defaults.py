@@ -198,6 +198,16 @@ ROWS = [
     ("set_dofs_velocity.velocity", arg(RigidEntity.set_dofs_velocity, "velocity"), None, SAME),
     ("get_contacts.with_entity", arg(RigidEntity.get_contacts, "with_entity"), None, SAME),
     ("get_contacts.exclude_self_contact", arg(RigidEntity.get_contacts, "exclude_self_contact"), False, SAME),
+    # -- motion planning (genesis/engine/entities/rigid_entity/rigid_entity.py, plan_path) --
+    *[(f"plan_path.{k}", arg(RigidEntity.plan_path, k), v, SAME) for k, v in {
+        "qpos_start": None, "max_nodes": 2000, "resolution": 0.05, "timeout": None, "max_retry": 1,
+        "smooth_path": True, "num_waypoints": 300, "ignore_collision": False, "planner": "RRTConnect",
+        "envs_idx": None, "return_valid_mask": False, "ee_link_name": None, "with_entity": None}.items()],
+    ("Scene.draw_debug_path.link_idx", arg(Visualizer.draw_debug_path, "link_idx"), -1, SAME),
+    ("Scene.draw_debug_path.density", arg(Visualizer.draw_debug_path, "density"), 0.3, SAME),
+    ("Scene.draw_debug_path.frame_scaling", arg(Visualizer.draw_debug_path, "frame_scaling"), 1.0, SAME),
+    ("control_dofs_force.dofs_idx_local", arg(RigidEntity.control_dofs_force, "dofs_idx_local"), None, SAME),
+    ("set_dofs_kp.envs_idx", arg(RigidEntity.set_dofs_kp, "envs_idx"), None, SAME),
     # -- init (genesis/__init__.py) --
     ("init.precision", arg(gs.init, "precision"), "32", SAME),
     ("init.seed", arg(gs.init, "seed"), None, SAME),

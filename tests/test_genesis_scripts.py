@@ -32,7 +32,7 @@ MARKER = Path(__file__).resolve().parent.parent / "engine" / "data" / "meshes" /
 
 def test_the_scripts_are_there():
     expected = {"ik_panda_target", "ik_panda_batched", "ik_fingers_multilink", "ik_dofs_subset", "ik_free_body",
-                "ik_hand_free_base", "ik_geom_debug_frames", "ik_genesis_asset_mesh"}
+                "ik_hand_free_base", "ik_geom_debug_frames", "ik_genesis_asset_mesh", "ik_plan_grasp"}
     assert expected <= set(NAMES)
 
 

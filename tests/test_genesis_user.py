@@ -227,11 +227,9 @@ def test_genesis_features_not_covered_say_so():
     scene = gs.Scene()
     robot = scene.add_entity(gs.morphs.MJCF(file="panda"))
     scene.build()
-    for call, feature in ((lambda: robot.control_dofs_force(np.zeros(9)), "dynamics"),
-                          (lambda: robot.set_dofs_kp(np.ones(9)), "dynamics"),
-                          (lambda: robot.plan_path(np.zeros(9)), "motion planning"),
+    for call, feature in ((lambda: robot.control_dofs_velocity(np.zeros(9)), "dynamics"),
+                          (lambda: robot.set_dofs_stiffness(np.ones(9)), "dynamics"),
                           (lambda: scene.add_camera(res=(64, 64)), "cameras"),
-                          (lambda: scene.draw_debug_path(None, robot), "motion planning"),
                           (lambda: scene.sim, "simulator"),
                           (lambda: gs.renderers.Rasterizer(), "renderers"),
                           (lambda: gs.tools.animate([]), "animate"),

@@ -154,6 +154,8 @@ def far_targets(plan: IKPlan) -> dict | None:
         row = plan.request.rows[i]
         if which != 0 or row.ref != -1:
             continue
+        if np.abs(plan.targets[:, i, col:col + 3]).max() <= FAR / np.sqrt(3.0):  # the usual case: no norm beyond FAR
+            continue
         pos = plan.targets[:, i, col:col + 3].astype(np.float64)
         norm = np.sqrt(np.einsum("ij,ij->i", pos / FAR, pos / FAR)) * FAR  # no overflow for 1e38
         far = norm > FAR

@@ -104,6 +104,9 @@ def _scale(s: float) -> np.ndarray:
     return np.diag([s, s, s, 1.0])
 
 
+scale_matrix = _scale  # the uniform scaling transform (4, 4), for the other drawing modules
+
+
 # -- handles --------------------------------------------------------------------------------------
 class DebugObject:
     """A handle to one debug drawing. ``T``: its pose, ``(4, 4)`` or ``(n_envs, 4, 4)`` as drawn."""
@@ -181,6 +184,10 @@ class DebugObjects:
         if idx is None or len(idx) != 1:
             raise InvalidValueError(f"env_idx: expected one env index, got {env_idx!r}")
         return idx
+
+    def add(self, handle: DebugObject) -> DebugObject:
+        """Register a handle made elsewhere (e.g. :mod:`engine.vis.debug_path`) and return it."""
+        return self._add(handle)
 
     def _add(self, handle: DebugObject) -> DebugObject:
         handle._registry = self
