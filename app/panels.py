@@ -131,14 +131,19 @@ def left_panel(app) -> None:
         dpg.add_checkbox(label="manual joints (M)", tag="manual",
                          callback=_guard(app, lambda v: setattr(c, "manual", v)))
     with dpg.collapsing_header(label="Solver", default_open=True):
-        dpg.add_checkbox(label="smooth (velocity limits)", tag="solver_track",
-                         default_value=bool(c.spec.solver.track), callback=_guard(app, lambda v: c.set_smooth(bool(v))))
+        with dpg.group(horizontal=True):  # the switches on one row: the panel's lower sections stay on screen
+            dpg.add_checkbox(label="smooth", tag="solver_track", default_value=bool(c.spec.solver.track),
+                             callback=_guard(app, lambda v: c.set_smooth(bool(v))))  # within velocity limits
+            for setting in SOLVER_FIELDS:
+                if setting.kind == "bool":
+                    _solver_field(app, setting)
         for setting in SOLVER_FIELDS:
-            _solver_field(app, setting)
+            if setting.kind != "bool":
+                _solver_field(app, setting)
         collision_panel.solver_rows(app, _guard)
     with dpg.collapsing_header(label="Readouts", default_open=True):
         dpg.add_text("\n".join([" "] * READOUT_LINES), tag="readouts")  # as tall as the filled readouts
-        with dpg.plot(height=120, width=-1, tag="plot"):
+        with dpg.plot(height=80, width=-1, tag="plot"):  # short: the Recording section below stays on screen
             dpg.add_plot_legend(tag="plot_legend", outside=True, location=dpg.mvPlot_Location_North,
                                 horizontal=True)  # above the plot, off its data
             dpg.add_plot_axis(dpg.mvXAxis, label="s", tag="plot_x")
