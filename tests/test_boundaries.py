@@ -26,115 +26,45 @@ import sys
 from pathlib import Path
 
 import pytest
+from _imports import cycles, imports, module_name
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINE = REPO / "engine"
 LAYERS = ("engine.vis", "engine.scenefile", "engine.batch")
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _is_package(name: str) -> bool:
-    return (REPO / Path(*name.split(".")) / "__init__.py").is_file()
-
-
-def _is_module(name: str) -> bool:
-    return _is_package(name) or (REPO / Path(*name.split("."))).with_suffix(".py").is_file()
-
-
-def _imports(path: Path) -> list[tuple[str, int, bool]]:
-    """``(imported engine module, line, at module level)`` for every import in ``path``, relative ones
-    resolved; ``from pkg import name`` counts as importing ``pkg.name`` when that is a module, else ``pkg``.
-    ``importlib.import_module("...")`` with a literal name counts too."""
-    name = _module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    top_level = {id(node) for node in tree.body}
-    for node in tree.body:  # `if TYPE_CHECKING:` and try/except blocks at the top count as top level
-        if isinstance(node, ast.If | ast.Try):
-            top_level.update(id(n) for n in ast.walk(node))
-    found = []
-    for node in ast.walk(tree):
-        targets: list[str] = []
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            subs = [f"{module}.{alias.name}" for alias in node.names if _is_module(f"{module}.{alias.name}")]
-            targets = subs if len(subs) == len(node.names) else [module, *subs]  # `from . import x` is x alone
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name):
-            func = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
-            if func in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
-                targets = [str(node.args[0].value)]
-        for target in targets:
-            if target == "engine" or target.startswith("engine."):
-                found.append((target, node.lineno, id(node) in top_level))
-    return found
-
-
 def _graph() -> dict[str, list[tuple[str, int, bool]]]:
-    return {_module_name(p): _imports(p) for p in sorted(ENGINE.rglob("*.py")) if "data" not in p.parts}
+    return {module_name(p): imports(p, "engine") for p in sorted(ENGINE.rglob("*.py")) if "data" not in p.parts}
 
 
 def _in(module: str, layer: str) -> bool:
     return module == layer or module.startswith(layer + ".")
 
 
-def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    """Every elementary cycle's entry point found by a depth-first search (empty: no cycle)."""
-    found, state = [], {}
-
-    def visit(node: str, stack: list[str]) -> None:
-        state[node] = "open"
-        stack.append(node)
-        for nxt in sorted(edges.get(node, ())):
-            if state.get(nxt) == "open":
-                found.append(stack[stack.index(nxt):] + [nxt])
-            elif nxt not in state:
-                visit(nxt, stack)
-        stack.pop()
-        state[node] = "done"
-
-    for node in sorted(edges):
-        if node not in state:
-            visit(node, [])
-    return found
-
-
 def test_the_import_reader_sees_lazy_and_relative_imports():
-    imports = _imports(ENGINE / "__init__.py")
-    assert any(target == "engine.vis" and not top for target, _, top in imports)  # the factory's lazy import
-    assert any(target == "engine.runtime.backend" and top for target, _, top in imports)
-    runner = {target for target, _, _ in _imports(ENGINE / "scenefile" / "runner.py")}
+    found = imports(ENGINE / "__init__.py", "engine")
+    assert any(target == "engine.vis" and not top for target, _, top in found)  # the factory's lazy import
+    assert any(target == "engine.runtime.backend" and top for target, _, top in found)
+    runner = {target for target, _, _ in imports(ENGINE / "scenefile" / "runner.py", "engine")}
     assert {"engine.scenefile.io", "engine.scenefile.models", "engine.scene", "engine.vis"} <= runner
 
 
 def test_the_core_never_imports_the_visualizer_or_scene_files():
     bad = []
-    for module, imports in _graph().items():
+    for module, found in _graph().items():
         if module == "engine" or any(_in(module, layer) for layer in LAYERS):
             continue
-        bad += [f"{module}:{line} imports {target}" for target, line, _ in imports
+        bad += [f"{module}:{line} imports {target}" for target, line, _ in found
                 if any(_in(target, layer) for layer in LAYERS)]
     assert not bad, "the kinematics core reaches up into a layer above it:\n" + "\n".join(bad)
 
 
 def test_the_package_root_names_the_visualizer_only_inside_its_factory():
-    imports = _imports(ENGINE / "__init__.py")
-    eager = [f"line {line}: {target}" for target, line, top in imports
+    found = imports(ENGINE / "__init__.py", "engine")
+    eager = [f"line {line}: {target}" for target, line, top in found
              if top and any(_in(target, layer) for layer in LAYERS)]
     assert not eager, "import engine must not load engine.vis or engine.scenefile: " + ", ".join(eager)
-    assert not [t for t, _, _ in imports if _in(t, "engine.scenefile")]
+    assert not [t for t, _, _ in found if _in(t, "engine.scenefile")]
 
 
 def _third_party_imports(path: Path) -> set[str]:
@@ -158,23 +88,23 @@ def test_only_the_viewer_opens_windows():
         if "data" not in path.parts:
             used = _third_party_imports(path) & windowing
             if used:
-                found[_module_name(path)] = used
+                found[module_name(path)] = used
     assert found == {"engine.vis.viewer": {"tkinter"}}, found
 
 
 def test_the_visualizer_never_imports_scene_files():
-    bad = [f"{module}:{line} imports {target}" for module, imports in _graph().items() if _in(module, "engine.vis")
-           for target, line, _ in imports if _in(target, "engine.scenefile")]
+    bad = [f"{module}:{line} imports {target}" for module, found in _graph().items() if _in(module, "engine.vis")
+           for target, line, _ in found if _in(target, "engine.scenefile")]
     assert not bad, "\n".join(bad)
 
 
 def test_scenefile_modules_form_no_import_cycle():
     graph = _graph()
-    edges = {module: {target for target, _, _ in imports if _in(target, "engine.scenefile") and target != module}
-             for module, imports in graph.items() if _in(module, "engine.scenefile")}
+    edges = {module: {target for target, _, _ in found if _in(target, "engine.scenefile") and target != module}
+             for module, found in graph.items() if _in(module, "engine.scenefile")}
     edges.pop("engine.scenefile")  # the package re-exports its modules; they never import it back:
     assert not [m for m, targets in edges.items() if "engine.scenefile" in targets]
-    assert _cycles(edges) == []
+    assert cycles(edges) == []
     assert edges["engine.scenefile.values"] <= {"engine.scenefile.errors", "engine.scenefile.patterns"}
     assert edges["engine.scenefile.models"] <= {"engine.scenefile.errors", "engine.scenefile.patterns",
                                                 "engine.scenefile.values"}
@@ -182,14 +112,14 @@ def test_scenefile_modules_form_no_import_cycle():
 
 def test_batch_jobs_are_a_layer_above_scene_files_and_never_draw():
     graph = _graph()
-    below = [f"{module}:{line} imports {target}" for module, imports in graph.items()
-             if not _in(module, "engine.batch") for target, line, _ in imports if _in(target, "engine.batch")
+    below = [f"{module}:{line} imports {target}" for module, found in graph.items()
+             if not _in(module, "engine.batch") for target, line, _ in found if _in(target, "engine.batch")
              and not (module == "engine" and target == "engine.batch")]
     assert not below, "\n".join(below)
-    root = [top for target, _, top in _imports(ENGINE / "__init__.py") if target == "engine.batch"]
+    root = [top for target, _, top in imports(ENGINE / "__init__.py", "engine") if target == "engine.batch"]
     assert root == [False], "the package root names engine.batch only inside its lazy __getattr__"
-    drawing = [f"{module}:{line} imports {target}" for module, imports in graph.items() if _in(module, "engine.batch")
-               for target, line, _ in imports if _in(target, "engine.vis")]
+    drawing = [f"{module}:{line} imports {target}" for module, found in graph.items() if _in(module, "engine.batch")
+               for target, line, _ in found if _in(target, "engine.vis")]
     assert not drawing, "\n".join(drawing)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     code = ("import sys, engine; before = sorted(m for m in sys.modules if m.startswith(('engine.batch', 'pyarrow', "
@@ -206,9 +136,9 @@ def test_scene_spec_models_hold_data_only():
         assert not hasattr(SceneSpec, name), f"SceneSpec.{name}: building and checking live in runner / io"
 
 
-def test_the_cycle_finder_finds_cycles():
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
-    assert _cycles({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+def test_the_cycle_finder_findscycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+    assert cycles({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
 
 
 # -- the visualizer seam ----------------------------------------------------------------------------

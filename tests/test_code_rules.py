@@ -15,6 +15,7 @@ import ast
 from pathlib import Path
 
 import pytest
+from _imports import cycles, imports, module_name, sources
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("engine", "app")
@@ -35,88 +36,29 @@ LIBRARY_INTERNALS = {
 }
 
 
-def _sources(*folders: str) -> list[Path]:
-    return sorted(p for folder in folders for p in (REPO / folder).rglob("*.py") if "data" not in p.parts)
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(REPO).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _exists(name: str) -> bool:
-    base = REPO / Path(*name.split("."))
-    return (base / "__init__.py").is_file() or base.with_suffix(".py").is_file()
-
-
-def _imported_modules(path: Path, top: str) -> set[str]:
-    """Every module of package ``top`` that ``path`` imports, at any depth (inside functions too)."""
-    name = _module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        targets: list[str] = []
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            subs = [f"{module}.{a.name}" for a in node.names if _exists(f"{module}.{a.name}")]
-            targets = subs if len(subs) == len(node.names) else [module, *subs]
-        found.update(t for t in targets if t == top or t.startswith(top + "."))
-    found.discard(name)
-    return found
-
-
-def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
-    found, state = [], {}
-
-    def visit(node: str, stack: list[str]) -> None:
-        state[node] = "open"
-        stack.append(node)
-        for nxt in sorted(edges.get(node, ())):
-            if state.get(nxt) == "open":
-                found.append(stack[stack.index(nxt):] + [nxt])
-            elif nxt not in state:
-                visit(nxt, stack)
-        stack.pop()
-        state[node] = "done"
-
-    for node in sorted(edges):
-        if node not in state:
-            visit(node, [])
-    return found
-
-
 def _edges(top: str) -> dict[str, set[str]]:
     edges = {}
-    for path in _sources(top):
+    for path in sources(top):
         # a package's __init__ re-exports its modules; importing a module loads its package first,
         # which is no edge back from the module
-        edges[_module_name(path)] = {t for t in _imported_modules(path, top)
-                                     if not _module_name(path).startswith(t + ".")}
+        name = module_name(path)
+        edges[name] = {t for t, _, _ in imports(path, top) if t != name and not name.startswith(t + ".")}
     return edges
 
 
 @pytest.mark.parametrize("top", PACKAGES)
 def test_no_import_circles(top):
-    cycles = _cycles(_edges(top))
-    assert cycles == [], "import circles (inside functions too):\n" + "\n".join(" -> ".join(c) for c in cycles)
+    found = cycles(_edges(top))
+    assert found == [], "import circles (inside functions too):\n" + "\n".join(" -> ".join(c) for c in found)
 
 
 def test_the_circle_finder_sees_lazy_imports(tmp_path):
-    assert _cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
-    assert "engine.vis" in _imported_modules(REPO / "engine" / "__init__.py", "engine")  # inside a function
+    assert cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
+    assert "engine.vis" in {t for t, _, _ in imports(REPO / "engine" / "__init__.py", "engine")}  # inside a function
 
 
 def test_no_file_is_over_the_line_limit():
-    long = {str(p.relative_to(REPO)): n for p in _sources("engine", "app", "bench")
+    long = {str(p.relative_to(REPO)): n for p in sources("engine", "app", "bench")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert long == {}, f"files over {MAX_LINES} lines: {long}"
 
@@ -151,7 +93,7 @@ def _private_reaches(path: Path) -> list[str]:
 
 
 def test_no_module_reaches_into_another_modules_private_names():
-    found = [line for path in _sources(*PACKAGES) for line in _private_reaches(path)]
+    found = [line for path in sources(*PACKAGES) for line in _private_reaches(path)]
     assert found == [], "private names used outside their module:\n" + "\n".join(found)
 
 
