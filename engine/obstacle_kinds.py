@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels.collide import BOX, CAPSULE, CYLINDER, PLANE, SPHERE
+# the kernels' obstacle codes (engine.kernels.collide branches on them); this table imports no
+# taichi, so the model and scene-file layers can read it without loading the kernels
+BOX, SPHERE, CYLINDER, PLANE, CAPSULE = 0, 1, 2, 3, 4
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ numpy)."""
 
 import taichi as ti
 
-BOX, SPHERE, CYLINDER, PLANE, CAPSULE = 0, 1, 2, 3, 4  # obstacle codes (engine.obstacle_kinds.SHAPES: their rows)
+from ..obstacle_kinds import BOX, CAPSULE, PLANE, SPHERE  # the else branch is CYLINDER
 
 
 @ti.func
