@@ -239,7 +239,7 @@ def test_an_obstacle_dragged_with_the_gizmo_moves_in_every_env_and_is_saved(ctl,
     assert [o.keys() for o in saved] == [o.keys() for o in kept]  # the app saves floats tidied (12 digits)
     for a, b in zip(saved, kept):
         for key in a:
-            if isinstance(a[key], float | tuple | list) and a[key] is not None:
+            if isinstance(a[key], float | tuple | list):
                 np.testing.assert_allclose(np.asarray(a[key], float), np.asarray(b[key], float), rtol=1e-9, atol=1e-9)
             else:
                 assert a[key] == b[key], key
