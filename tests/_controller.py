@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import engine as ik
-from app import gizmo as gz
-from app.controller import AppController
+from app.control import gizmo as gz
+from app.control.controller import AppController
 
 RES = (320, 180)
 

@@ -11,9 +11,10 @@ import pytest
 from _clutter import BALL, BALL_ON_ARM, BALL_START, write_scene
 
 import engine as ik
-from app import collision_panel, collision_view
-from app.controller import AppController
-from app.sim import FAIL_TINT
+from app.control.controller import AppController
+from app.gui import collision_panel
+from app.sim import collision_view
+from app.sim.loop import FAIL_TINT
 from engine import scenefile
 
 RES = (320, 180)
@@ -202,7 +203,7 @@ def test_an_obstacle_dragged_with_the_gizmo_moves_in_every_env_and_is_saved(ctl,
     with pytest.raises(IndexError, match="obstacle"):
         ed.select(7)
     # grab the y arrow with the pointer, as the window does, and drag it 0.35 m towards -y
-    from app import gizmo as gz
+    from app.control import gizmo as gz
 
     arrow = next(h for h in gz.handle_geometry(g) if h.kind == "axis" and h.axis == 1)
     (a, b), _ = c.camera.project(arrow.points)
@@ -257,7 +258,7 @@ def test_undo_takes_back_obstacle_moves_and_target_edits_in_the_order_made(ctl):
     """One history for both editors: a typed obstacle move, a target edit and a whole obstacle drag
     are three steps; ctrl+Z takes them back newest first (the bodies back in every env, the solver
     solving again), ctrl+Y makes them again. A bad pose adds no step."""
-    from app import gizmo as gz
+    from app.control import gizmo as gz
 
     c, ed = ctl, ctl.obstacles
     start = ed.pose(BALL)[0].copy()

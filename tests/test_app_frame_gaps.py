@@ -2,7 +2,7 @@
 every kernel compiles) and a robot switch, the GUI thread runs frame after frame. The window
 measures the time between its frames' starts itself (``longest_frame_gap`` in its report, with
 the part of it the GUI thread was blocked rather than running or waiting for a CPU:
-:mod:`app.frame_clock`); no gap may exceed 250 ms on an idle machine. Before the IK solves ran in
+:mod:`app.gui.frame_clock`); no gap may exceed 250 ms on an idle machine. Before the IK solves ran in
 a process of their own, taichi held the GIL for the whole first compile (~37 s for the generic
 solver) and the window stood still.
 

@@ -9,7 +9,7 @@ from _appwindow import grab_screen, robot_pixels
 
 
 def test_the_window_fits_the_screen(display, monkeypatch):
-    from app import gui
+    from app.gui import window as gui
 
     assert gui.window_size((1920, 1080)) == (1728, 972)
     assert gui.window_size((1366, 768)) == (1229, 691)
@@ -21,7 +21,7 @@ def test_the_window_fits_the_screen(display, monkeypatch):
 
 
 def test_default_scene_shows_16_robot_cells(launch, tmp_path, display, monkeypatch):
-    from app import gui
+    from app.gui import window as gui
 
     monkeypatch.setenv("DISPLAY", display)
     screen = gui.screen_size()

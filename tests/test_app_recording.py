@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import engine as ik
-from app import recording
-from app.controller import AppController
+from app.control import recording
+from app.control.controller import AppController
 
 SCENE = """\
 robot: panda

@@ -10,8 +10,8 @@ import pytest
 # ruff: noqa: F811
 from _controller import RES, engine_cpu, scene_ctl  # noqa: F401
 
-from app import collision_view
-from app.sim import FAIL_TINT
+from app.sim import collision_view
+from app.sim.loop import FAIL_TINT
 
 V, FPS = 0.5, 30.0  # rad/s; frames/s (the runner's dt when stepping)
 BOUND = V / FPS  # rad per frame

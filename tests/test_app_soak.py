@@ -13,7 +13,7 @@ import numpy as np
 from _support import in_fresh_process, rss_mb
 
 import engine as ik
-from app.controller import DEFAULT_SCENE, AppController
+from app.control.controller import DEFAULT_SCENE, AppController
 
 RES = (160, 90)
 N_FRAMES = 2000

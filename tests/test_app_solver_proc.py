@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import engine as ik
-from app import solver_proc
+from app.sim import solver_proc
 from engine import scenefile
 
 SCENE = "scenes/batched_panda.yaml"

@@ -29,7 +29,7 @@ from _controller import (  # noqa: F401
     solve_now,
 )
 
-from app import gizmo as gz
+from app.control import gizmo as gz
 from engine.transforms import quat_mul
 
 

@@ -1,7 +1,7 @@
 """The ``ikstudio`` command line: help, check, robots, record, bench, the GUI hand-off and exit codes.
 
 Commands that must never print a traceback run in a subprocess (``python -m app``); the rest run
-in-process through ``app.cli.main`` for speed.
+in-process through ``app.cli.commands.main`` for speed.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app import cli
+from app.cli import commands as cli
 
 REPO = Path(__file__).resolve().parent.parent
 GOOD = REPO / "scenes" / "batched_panda.yaml"
@@ -107,7 +107,7 @@ def test_yaml_syntax_error_in_subprocess(tmp_path):
 
 def test_gui_missing_gives_a_clear_message(monkeypatch, capsys):
     monkeypatch.setattr(cli, "display_problem", lambda: None)
-    monkeypatch.setitem(sys.modules, "app.gui", None)  # as if app/gui.py did not exist
+    monkeypatch.setitem(sys.modules, "app.gui", None)  # as if app/gui/ did not exist
     assert cli.main([]) == 2
     err = capsys.readouterr().err
     assert "GUI is not part of this build yet" in err and "ikstudio record" in err

@@ -223,7 +223,7 @@ PosInt = Annotated[int, BeforeValidator(number_field(0, strict_low=True, high=2*
                                                      quiet_high=True))]
 NonNegInt = Annotated[int, BeforeValidator(number_field(0, high=2**31 - 1, integer=True, quiet_high=True))]
 # envs a scene file may ask for: every env is drawn by the app and the recorder (the app's own limit
-# too, app/controller.py); the engine's API takes more (engine.Scene.build checks the memory)
+# too, app/control/controller.py); the engine's API takes more (engine.Scene.build checks the memory)
 MAX_ENVS = 1024
 EnvCount = Annotated[int, BeforeValidator(number_field(1, high=MAX_ENVS, integer=True))]
 Seed = Annotated[int, BeforeValidator(number_field(0, high=2**31 - 1, integer=True))]

@@ -3,7 +3,7 @@
 Conventions
 -----------
 * Positions in metres, quaternions (w, x, y, z), angles in radians unless named ``*_deg``;
-  mouse positions in image pixels (x right, y down, origin top-left), as :mod:`app.camera_math`.
+  mouse positions in image pixels (x right, y down, origin top-left), as :mod:`app.control.camera_math`.
 * ``space="world"``: handles use the world x/y/z axes; ``space="local"``: the target's own axes
   (the columns of its rotation matrix). Drags move/rotate along those same axes.
 * Handles (sizes are fractions of ``size_m``): three arrows (``kind="axis"``, axis k, from 0.15

@@ -1,6 +1,6 @@
-"""The desktop app: a dearpygui window around :class:`app.controller.AppController`.
+"""The desktop app: a dearpygui window around :class:`app.control.controller.AppController`.
 
-Thin by design: widgets and input handling only. The 3D view (:mod:`app.view`) is the
+Thin by design: widgets and input handling only. The 3D view (:mod:`app.gui.view`) is the
 visualizer's offscreen image drawn in a drawlist, with the gizmo handles drawn over it; every
 action calls the controller, whose engine side runs in its own thread: the window opens at once
 (a progress note shows while the scene is built and the kernels compile or load), and a GUI frame
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import dearpygui.dearpygui as dpg
 
+from ..control.controller import AppController
 from . import keybinds, panels
-from .controller import AppController
 from .frame_clock import FrameClock
 from .view import View
 
@@ -153,7 +153,7 @@ class App:
                         owner = self.keyboard_owner()  # the action may have opened a dialog
 
     def run_action(self, action: str) -> None:
-        """Run a keybind's action (see :mod:`app.keybinds`); errors become messages."""
+        """Run a keybind's action (see :mod:`app.gui.keybinds`); errors become messages."""
         c = self.controller
         actions = {
             "toggle_help": self.toggle_help, "toggle_play": c.toggle_play, "step_once": c.step_once,
@@ -270,7 +270,7 @@ class App:
                      for times in (self._frame_times, self._image_times))
 
     def report(self, path: Path) -> None:
-        """Write the JSON report an outside test driver reads (see :mod:`app.report`)."""
+        """Write the JSON report an outside test driver reads (see :mod:`app.gui.report`)."""
         from .report import write_report
 
         write_report(self, path)
@@ -362,7 +362,7 @@ def run(scene_path=None, frames: int | None = None, screenshot=None, size=None, 
     (width, height) px (default: fitted to the screen, see :func:`window_size`). Returns an exit
     status: 0, or 128 + the signal's number when SIGINT, SIGTERM or SIGHUP closed it (as closing
     the window does: a recording is finished, and taichi writes its kernel cache at exit)."""
-    from .signals import Interrupted, stop_on_signals
+    from ..signals import Interrupted, stop_on_signals
 
     with stop_on_signals():
         app = App(scene_path, size=size, screenshot_dir=screenshot_dir)

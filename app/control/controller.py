@@ -1,14 +1,14 @@
 """The app's state and actions, with no GUI import: the dearpygui layer (app.gui) only turns widgets
 and mouse input into calls here, and tests drive this class without a window.
 
-The engine side (scene, runner, visualizer) is an :class:`app.sim.Sim`. ``threaded=True`` (the
-GUI) runs it in a :class:`app.sim.SimThread`: actions that need the engine (building a scene,
+The engine side (scene, runner, visualizer) is an :class:`app.sim.loop.Sim`. ``threaded=True`` (the
+GUI) runs it in a :class:`app.sim.loop.SimThread`: actions that need the engine (building a scene,
 setting a joint, resetting) are posted to it and return at once, and the GUI reads the state from
 the snapshot the sim publishes (:attr:`AppController.view`), so the GUI thread never waits on a
 solve, a build or a render. ``threaded=False`` (tests, headless use) runs everything inline:
 :meth:`AppController.update` solves one frame and asks for an image; :meth:`poll_frame` collects it.
 
-Plain state the GUI edits directly: the scene spec's targets (through :class:`app.targets.TargetEditor`)
+Plain state the GUI edits directly: the scene spec's targets (through :class:`app.control.targets.TargetEditor`)
 and solver settings, under :attr:`edit_lock`, each edit counted in :attr:`edit_count`; the camera;
 play / pause / speed / manual.
 """
@@ -27,19 +27,19 @@ from engine.scenefile import models as scenefile_models
 from engine.scenefile.errors import one_line
 from engine.scenefile.io import resolve_robot
 
+from ..sim.loop import FAIL_TINT, Sim, SimThread, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
+from ..sim.metrics import FrameReadout, Metrics
 from . import placement
 from .camera_math import OrbitCamera
 from .history import EditHistory
-from .metrics import FrameReadout, Metrics
 from .obstacles import ObstacleEditor
 from .pointer import PointerMixin
 from .recording import RecordingMixin
-from .sim import FAIL_TINT, Sim, SimThread, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
 from .status import StatusMixin
 from .targets import TargetEditor
 from .viewing import LINK_PAD_M, CameraMixin  # noqa: F401 (LINK_PAD_M: re-exported)
 
-DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
+DEFAULT_SCENE = Path(__file__).resolve().parents[1] / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 MAX_ENVS = scenefile_models.MAX_ENVS  # the scene files' limit: one limit for both
 USER_ERRORS = (scenefile.SceneFileError, ValueError, KeyError, TypeError, OSError, RuntimeError)
 
@@ -193,7 +193,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
     def post(self, what: str, fn, *args, key: str | None = None, label: str | None = None) -> bool:
         """Run an engine-side action: in the sim thread (True at once; a failure becomes a message),
         or inline (its success, errors as messages). ``key``: a failure stays on the status line
-        until the same key succeeds (see :mod:`app.status`)."""
+        until the same key succeeds (see :mod:`app.control.status`)."""
         if self.worker is not None:
             self.worker.post(what, fn, *args, key=key, label=label)
             return True
@@ -257,7 +257,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
     def load_robot(self, name_or_path: str) -> bool:
         """Replace the robot (a catalog name or a URDF / MJCF path), keeping the env count and solver
         settings. It stands on the floor (its base raised if its geometry reaches below z = 0), the
-        envs are spaced by its reach (:mod:`app.placement`), and its end link gets one full-pose
+        envs are spaced by its reach (:mod:`app.control.placement`), and its end link gets one full-pose
         target at its current pose."""
         envs, solver = self.spec.envs.model_dump(), self.spec.solver.model_dump()
 

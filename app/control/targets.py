@@ -1,5 +1,5 @@
 """Interactive IK targets: add, remove, reset, numeric pose entry, masks, groups and gizmo drags,
-each one step of the scene's undo history (:mod:`app.history`). Plain logic over the scene spec's
+each one step of the scene's undo history (:mod:`app.control.history`). Plain logic over the scene spec's
 ``targets`` (no GUI import).
 
 A target is a :class:`engine.scenefile.TargetSpec`; editing one replaces it by a validated copy, so
@@ -224,7 +224,7 @@ class TargetEditor:
     def gizmos(self) -> list[tuple[gz.Gizmo, np.ndarray]]:
         """Every target's gizmo with its anchor (the target's world position), in the selected env's
         cell: GIZMO_PX long on screen at any distance or env count; gizmos that would overlap are
-        made smaller and pushed apart on screen (:func:`app.gizmo.layout`; the one being dragged
+        made smaller and pushed apart on screen (:func:`app.control.gizmo.layout`; the one being dragged
         keeps its place), each then drawn with a leader line back to its anchor."""
         c = self.c
         cam = c.camera

@@ -1,7 +1,7 @@
 """The mouse over the 3D view: grab and drag gizmo handles (a selected obstacle's first, then the
 targets'), orbit / pan / zoom the camera, click an
 env to select it, ctrl+click a link to add a target there. A mixin of
-:class:`app.controller.AppController`; it reads link poses from the controller's snapshot
+:class:`app.control.controller.AppController`; it reads link poses from the controller's snapshot
 (``view``), never from the engine, so it runs at the GUI's frame rate whatever the solver costs.
 """
 

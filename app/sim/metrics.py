@@ -12,7 +12,7 @@ import numpy as np
 class FrameReadout:
     """One frame's figures. Times in ms, errors in m / rad, ``converged`` in percent of envs;
     ``collided``: percent of envs whose answer collides (None: no collision check ran, see
-    :mod:`app.collision_view`); ``worst_step``: the largest joint move of any env in this frame
+    :mod:`app.sim.collision_view`); ``worst_step``: the largest joint move of any env in this frame
     (rad or m); ``lagging``: envs behind their targets under velocity-limited tracking (counted
     apart from ``failed``)."""
 

@@ -17,11 +17,12 @@ from engine.ik.options import SETTINGS
 from engine.runtime import backend
 from engine.scenefile.errors import one_line
 
-from . import collision_panel, keybinds, recording
-from . import status as status_mod
-from .controller import MAX_ENVS
+from ..control import recording
+from ..control import status as status_mod
+from ..control.controller import MAX_ENVS
+from ..control.targets import ROT_MODES, rpy_of
+from . import collision_panel, keybinds
 from .file_dialog import FileDialog
-from .targets import ROT_MODES, rpy_of
 
 ROT_LABELS = {"full": "full", "align x": "x", "align y": "y", "align z": "z", "free": "free"}  # "align" before x
 ROT_HELP = {
@@ -230,7 +231,7 @@ def _catalog(filter_text: str) -> list[str]:
 
 
 def _record_default(app):
-    return recording.default_path(app.controller.spec.source, Path(__file__).resolve().parent)
+    return recording.default_path(app.controller.spec.source, Path(__file__).resolve().parents[1])
 
 
 def _browse_record(app) -> None:
@@ -463,7 +464,7 @@ def help_window(app) -> None:
 
 
 def file_dialogs(app) -> None:
-    """The four file dialogs (:mod:`app.file_dialog`), as ``app.dialogs[tag]``."""
+    """The four file dialogs (:mod:`app.gui.file_dialog`), as ``app.dialogs[tag]``."""
     c = app.controller
 
     def set_record_path(path: str) -> None:

@@ -1,7 +1,7 @@
 """The camera side of the controller: the orbit camera's framing (frame all, a scene file's camera
 kept only if it shows every env), its size (the view's, or a recording's with the image
 letterboxed in the view) and the env geometry the GUI reads from the snapshot. A mixin of
-:class:`app.controller.AppController`."""
+:class:`app.control.controller.AppController`."""
 
 from __future__ import annotations
 

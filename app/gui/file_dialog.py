@@ -6,7 +6,7 @@ drawn with icon glyphs its font lacks ("+ R E") and sizes in French units ("o", 
 lists folders first (links followed), then the files with the dialog's extensions, with sizes in
 B / KB / MB and their dates; a click picks an entry, a double-click opens it (a folder: goes in),
 and the buttons say what they do. Keys typed while it is open are its own (the window's tag is one
-of ``app.gui.FILE_DIALOGS``); Escape closes it.
+of ``app.gui.window.FILE_DIALOGS``); Escape closes it.
 """
 
 from __future__ import annotations

@@ -22,16 +22,16 @@ import time
 import warnings
 from pathlib import Path
 
-from . import solve_cmd
-from .cli_common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, CliError, init_engine
-from .signals import Interrupted, stop_on_signals
+from ..signals import Interrupted, stop_on_signals
+from . import solve
+from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, CliError, init_engine
 
 # Quiet taichi before anything imports it: no banner, no telemetry or version check.
 os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
-DEFAULT_SCENE = Path(__file__).resolve().parent / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
+DEFAULT_SCENE = Path(__file__).resolve().parents[1] / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 COMMANDS = ("record", "check", "robots", "bench", "solve", "gui")
 MAX_ERROR_LINES = 20
 # -- argument parsing -------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     _add_backend(p)
 
-    solve_cmd.add_parser(sub, _add_backend)
+    solve.add_parser(sub, _add_backend)
     return parser
 
 
@@ -349,7 +349,7 @@ def cmd_bench(args) -> int:
         pos, quat = robot.forward_kinematics(rng.uniform(lo, hi, (n, robot.n_qs)))
         return pos[:, link.idx_local], quat[:, link.idx_local]
 
-    def solve(pos, quat, seed):
+    def solve_batch(pos, quat, seed):
         robot.set_qpos(start)
         return robot.inverse_kinematics(link=link, pos=pos, quat=quat, seed=seed, return_info=True)
 
@@ -358,13 +358,13 @@ def cmd_bench(args) -> int:
     if arch.timing_note():
         print(f"  ({arch.timing_note()})")
     t0 = time.perf_counter()
-    solve(*targets(), seed=args.seed)  # compiles the kernels (cached on disk for the next run)
+    solve_batch(*targets(), seed=args.seed)  # compiles the kernels (cached on disk for the next run)
     print(f"  first call (compile + solve): {time.perf_counter() - t0:.2f} s")
     times, reported, verified = [], [], []
     for call in range(args.calls):
         pos, quat = targets()
         t0 = time.perf_counter()
-        result = solve(pos, quat, seed=args.seed + 1 + call)
+        result = solve_batch(pos, quat, seed=args.seed + 1 + call)
         times.append(time.perf_counter() - t0)
         fk_pos, fk_quat = robot.forward_kinematics(result.qpos)
         pos_err = np.linalg.norm(fk_pos[:, link.idx_local] - pos, axis=-1)
@@ -380,7 +380,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_solve(args) -> int:
-    return solve_cmd.run(args)
+    return solve.run(args)
 
 
 HANDLERS = {"gui": cmd_gui, "record": cmd_record, "check": cmd_check, "robots": cmd_robots, "bench": cmd_bench,

@@ -6,7 +6,7 @@ requests) and reads the :class:`Snapshot` the sim publishes after every change (
 the last frame's figures). So the GUI never waits on a solve, a scene build or a render: with a
 :class:`SimThread` all of that runs in one worker thread (and the rasterising in the visualizer's
 render thread), started at a lower CPU priority than the GUI; without one (tests, headless use),
-:meth:`app.controller.AppController.update` runs :meth:`Sim.tick` inline.
+:meth:`app.control.controller.AppController.update` runs :meth:`Sim.tick` inline.
 
 Per tick: the GUI's spec edits are copied into the runner's own spec (under the controller's
 edit lock: the GUI never edits what the solver reads), one frame is solved when playing, stepping
@@ -49,7 +49,7 @@ class Snapshot:
     ``tree``, ``links``, ``get_link``). Arrays are env-local: ``qpos`` (n_envs, n_qs),
     ``links_pos`` (n_envs, n_links, 3), ``links_quat`` (n_envs, n_links, 4); ``offsets``
     (n_envs, 3) each env's on-screen offset. ``frame``: the last solved RunnerFrame (None until one).
-    ``colliding`` (n_envs,) bool: whose answer collides (None: not checked, :mod:`app.collision_view`).
+    ``colliding`` (n_envs,) bool: whose answer collides (None: not checked, :mod:`app.sim.collision_view`).
     """
 
     generation: int
@@ -413,7 +413,7 @@ class SimThread:
     tick solves (at most one frame ahead of the renderer) and asks for the next image as soon as
     the renderer is idle. ``on_done(key, failure)`` hears how each command ended (``failure``: its
     message, None on success); an error outside the commands comes as ``on_done("sim", text)``.
-    ``solver_process``: the IK solves run in child processes (:mod:`app.solver_proc`: taichi holds
+    ``solver_process``: the IK solves run in child processes (:mod:`app.sim.solver_proc`: taichi holds
     the GIL while it compiles or loads a kernel, which would stop the GUI thread), and the generic
     solver is compiled into taichi's cache in the background."""
 

@@ -10,7 +10,7 @@ controller's ``edit_lock`` and counts as an edit (``controller.edited()``); the 
 obstacles into the runner's spec, puts the bodies there (``Runner.place_obstacles``: ``set_pos``
 / ``set_quat`` in every env, nothing recompiled) and solves again, so the robots go around an
 obstacle on the next frames. Each move (a typed pose, or a whole drag) is one step of the scene's
-undo history (:mod:`app.history`), shared with the targets' edits.
+undo history (:mod:`app.control.history`), shared with the targets' edits.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class ObstacleEditor:
 
 
 def report(c, to_view) -> dict:
-    """The obstacles' part of the window's JSON report (see :mod:`app.report`): their poses (pos,
+    """The obstacles' part of the window's JSON report (see :mod:`app.gui.report`): their poses (pos,
     quat), their centres in the selected env in view pixels, the selected one, its gizmo handles
     in view pixels (``to_view``: camera pixels -> view pixels), which envs collide and whether
     the spheres are shown."""

@@ -1,6 +1,6 @@
 """The app's collision widgets (dearpygui -> controller calls): the solver panel's avoidance switch
 and margin (one row), and a Collisions section at the foot of the right panel (the sphere toggle,
-the obstacle whose gizmo shows, its position typed in). :mod:`app.panels` calls
+the obstacle whose gizmo shows, its position typed in). :mod:`app.gui.panels` calls
 :func:`solver_rows`, :func:`section`, :func:`refresh` and :func:`readout_lines`; errors go to the
 status line through the panels' guard.
 """

@@ -9,7 +9,7 @@ import time
 import dearpygui.dearpygui as dpg
 import numpy as np
 
-from . import gizmo as gz
+from ..control import gizmo as gz
 
 LEADER_RGBA = (235, 235, 235, 200)  # the line from a gizmo pushed aside back to its target
 CELL_RGBA = (255, 214, 90, 150)  # the outline of the selected env's cell

@@ -18,8 +18,8 @@ import os
 import sys
 import warnings
 
-from .cli_common import EXIT_FAIL, EXIT_USAGE, CliError, init_engine
-from .signals import Interrupted, stop_on_signals
+from ..signals import Interrupted, stop_on_signals
+from .common import EXIT_FAIL, EXIT_USAGE, CliError, init_engine
 
 
 def _add_setting_flag(parser, setting) -> None:

@@ -1,5 +1,5 @@
 """What the ``ikstudio`` subcommands share: exit statuses, the error they report, and starting the
-engine quietly. A module of its own so that the subcommands (:mod:`app.cli`, :mod:`app.solve_cmd`)
+engine quietly. A module of its own so that the subcommands (:mod:`app.cli.commands`, :mod:`app.cli.solve`)
 import it and never each other.
 """
 

@@ -1,6 +1,6 @@
 """How the app's process is tuned so that its GUI thread keeps drawing: thread priorities, the
 garbage collector, and how taichi compiles the few kernels this process runs (the IK solves run in
-:mod:`app.solver_proc`'s child processes)."""
+:mod:`app.sim.solver_proc`'s child processes)."""
 
 from __future__ import annotations
 

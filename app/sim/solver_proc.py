@@ -61,7 +61,7 @@ class SolverProcess:
     """One child solving one scene; :meth:`build` then :meth:`step` per frame (from one thread)."""
 
     def __init__(self, init_args: dict | None = None, nice: int = 0):
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.solver_proc"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.loop.solver_proc"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=_child_env(), cwd=str(PACKAGE_ROOT))
         self._pending = 0  # replies not read yet
         self._sent_edits = None
@@ -217,7 +217,7 @@ class GenericWarmup:
         if generic_ready():
             return
         env = dict(_child_env(), IKSTUDIO_WARM_BACKEND=_engine_init_args()["backend"])
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.solver_proc", "--warm-generic"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.loop.solver_proc", "--warm-generic"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, env=env, cwd=str(PACKAGE_ROOT),
                                      start_new_session=True)
@@ -252,7 +252,7 @@ def _warm_generic() -> int:
     for avoid in (False, True):
         robot.inverse_kinematics(hand, pos, quat, kernel="generic", avoid_collisions=avoid)
     ti.reset()  # writes the offline cache
-    marker.write_text("the generic IK solver of this code is in this cache (app/solver_proc.py)\n")
+    marker.write_text("the generic IK solver of this code is in this cache (app/sim/solver_proc.py)\n")
     return 0
 
 

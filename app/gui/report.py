@@ -13,8 +13,9 @@ from pathlib import Path
 import dearpygui.dearpygui as dpg
 import numpy as np
 
-from . import collision_panel, obstacles
-from . import gizmo as gz
+from ..control import gizmo as gz
+from ..control import obstacles
+from . import collision_panel
 
 REPORT_WIDGETS = ("robot_filter", "robot_list", "robot_load", "n_envs", "spacing", "solver_max_samples", "solver_track",
                   "solver_damping", "record_path", "record_button", "record_browse", "selected_env", "add_link",
