@@ -120,6 +120,18 @@ def solve_now(c: AppController, frames: int = 1):
     return c.last_frame
 
 
+def settle(c: AppController, max_frames: int = 120):
+    """Solve paused until no env lags: with smooth tracking (the shipped scenes' default) a target
+    moved by an edit is followed over several frames, each within the velocity limits."""
+    frame = solve_now(c)
+    for _ in range(max_frames):
+        if frame.lagging is None or not frame.lagging.any():
+            return frame
+        c.update()  # paused, the sim goes on solving while envs lag (Sim.catching_up)
+        frame = c.last_frame
+    raise AssertionError(f"envs still lagging after {max_frames} frames: {np.flatnonzero(frame.lagging)}")
+
+
 def quat_angle_axis(q) -> tuple[float, np.ndarray]:
     q = np.asarray(q, float) / np.linalg.norm(q)
     if q[0] < 0:

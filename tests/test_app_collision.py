@@ -12,7 +12,8 @@ from _clutter import BALL, BALL_ON_ARM, BALL_START, write_scene
 
 import engine as ik
 from app.control.controller import AppController
-from app.gui import collision_panel
+from app.gui.panels import readouts as readouts_panel
+from app.gui.panels import solver as solver_panel
 from app.sim import collision_view
 from app.sim.loop import FAIL_TINT
 from engine import scenefile
@@ -54,7 +55,7 @@ def _tint_share(img: np.ndarray, rgba, min_chroma: float = 40.0) -> float:
 def test_the_avoidance_switch_and_margin_reach_the_solver(ctl):
     c = ctl
     assert c.runner.spec.solver.avoid_collisions and c.runner.spec.solver.collision_margin == 0.01
-    assert collision_panel.set_margin(c, 0.03)
+    assert solver_panel.set_margin(c, 0.03)
     c.obstacles.set_pose(BALL, pos=BALL_ON_ARM)  # the ball where the forearm was
     _solve(c)
     assert c.runner.spec.solver.collision_margin == 0.03
@@ -64,12 +65,12 @@ def test_the_avoidance_switch_and_margin_reach_the_solver(ctl):
 
     # bad margins: an error naming the field on the status line; the solver keeps 0.03 and runs on
     for bad in (-0.01, float("nan"), "abc", float("inf")):
-        assert not collision_panel.set_margin(c, bad)
+        assert not solver_panel.set_margin(c, bad)
         level, text = c.status()
         assert level == "error" and "collision_margin" in text, (bad, text)
         _solve(c, 1)
         assert c.runner.spec.solver.collision_margin == 0.03
-    assert collision_panel.set_margin(c, 0.02)
+    assert solver_panel.set_margin(c, 0.02)
     assert "collision_margin" not in (c.status() or ("", ""))[1]  # the error cleared with its cause
 
     # avoidance off: the same target, with the ball on the forearm's way from the default pose
@@ -125,7 +126,7 @@ def test_colliding_envs_get_their_own_colour_and_readout(tmp_path):
         np.testing.assert_allclose(tints[0], collision_view.COLLIDE_TINT)
         np.testing.assert_allclose(tints[1], FAIL_TINT)
         assert not np.allclose(collision_view.COLLIDE_TINT, FAIL_TINT)
-        assert collision_panel.readout_lines(c) == ["in collision  50.0 %", "  (1 of 2 envs)"]
+        assert readouts_panel.collision_lines(c) == ["in collision  50.0 %", "  (1 of 2 envs)"]
         assert c.metrics.last.collided == 50.0
         assert c.status()[0] == "warning" and "1 of 2 envs collide" in c.status()[1]
         img = c.wait_frame()
@@ -135,7 +136,7 @@ def test_colliding_envs_get_their_own_colour_and_readout(tmp_path):
         c.set_solver_param("avoid_collisions", True)  # env 0 goes around the ball: its tint goes
         _solve(c)
         assert not c.robot.in_collision().any() and c.view.colliding.tolist() == [False, False]
-        assert collision_panel.readout_lines(c)[0] == "in collision   0.0 %"
+        assert readouts_panel.collision_lines(c)[0] == "in collision   0.0 %"
         assert np.isnan(c.visualizer.env_tints()[0]).all()
         img = c.wait_frame()
         assert _tint_share(img, collision_view.COLLIDE_TINT) < 0.0005
@@ -151,7 +152,7 @@ def test_no_checks_without_obstacles_or_avoidance(tmp_path):
     try:
         _solve(c)
         assert c.view.colliding is None and c.metrics.last.collided is None
-        assert collision_panel.readout_lines(c)[0] == "in collision: not checked"
+        assert readouts_panel.collision_lines(c)[0] == "in collision: not checked"
         c.set_solver_param("avoid_collisions", True)  # the switch turns them on
         _solve(c)
         assert c.view.colliding.tolist() == [False, False]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from _appwindow import grab_screen, inside_left
 
-ACTIVE = np.array([51, 105, 173])  # the lit choice (panels.ACTIVE_RGB)
+ACTIVE = np.array([51, 105, 173])  # the lit choice (app.gui.panels.targets.ACTIVE_RGB)
 MODES = {"full": [True, True, True], "align_x": [True, False, False], "align_y": [False, True, False],
          "align_z": [False, False, True], "free": [False, False, False]}
 

@@ -101,3 +101,27 @@ def test_the_smooth_switch_off_jumps_and_on_brings_the_velocity_back(scene_ctl):
     c.targets.set_pose(0, pos=HOME)
     readout, before, after = _step(c)
     assert np.abs(after - before).max() <= BOUND + SLACK and readout.lagging == 4
+
+
+def test_an_edit_while_paused_is_followed_all_the_way(scene_ctl):
+    """Paused, a target moved once: the sim goes on solving, without advancing time and without
+    another edit, each solve within the velocity limit, until the robots reach it (a single solve
+    per edit used to leave them lagging half-way for as long as the scene stayed paused)."""
+    c = scene_ctl(SCENE)
+    c.playing = False
+    _step(c)
+    t = c.runner.t
+    c.targets.set_pose(0, pos=JUMP)
+    solves = 0
+    for _ in range(200):
+        before = c.robot.get_qpos().reshape(c.n_envs, -1).astype(float)
+        readout = c.update()
+        after = c.robot.get_qpos().reshape(c.n_envs, -1).astype(float)
+        if readout is None:
+            break
+        solves += 1
+        assert np.abs(after - before)[:, :7].max() <= BOUND + SLACK
+    assert solves >= 20, "reached in a few solves: the jump was not far, or the sim stopped following"
+    assert c.last_frame.success.all() and not c.last_frame.lagging.any()
+    assert c.runner.t == t, "paused: time does not advance"
+    assert c.update() is None, "once there, a paused sim solves nothing more"

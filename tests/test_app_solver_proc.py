@@ -4,6 +4,8 @@ clearly when it fails; the generic solver is replaced by the per-robot one until
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -47,7 +49,7 @@ def test_the_child_answers_as_this_process_does_and_follows_edits(pool):
             np.testing.assert_array_equal(got.success, expected.success)
             assert got.index == expected.index == k and there.t == pytest.approx(here.t)
             np.testing.assert_array_equal(there.robot.get_qpos(), here.robot.get_qpos())
-        assert expected.success.all()
+        assert (expected.success | expected.lagging).all()  # smooth: an env reached, or follows at its limits
     finally:
         child.close()
 
@@ -106,3 +108,11 @@ def test_the_generic_marker_is_per_cache_folder_and_code(tmp_path, monkeypatch):
     (code / "engine" / "kernels" / "ik.py").write_text("# other kernel code\n")
     monkeypatch.setattr(solver_proc, "PACKAGE_ROOT", code)
     assert solver_proc.marker_path() != marker and not solver_proc.generic_ready()
+
+
+def test_the_child_is_started_where_it_finds_the_app():
+    """The child runs ``python -m app.sim.solver_proc`` from PACKAGE_ROOT with it on PYTHONPATH:
+    that folder must hold the ``app`` and ``engine`` packages (a module move once broke it)."""
+    for package in ("app", "engine"):
+        assert (solver_proc.PACKAGE_ROOT / package / "__init__.py").is_file(), solver_proc.PACKAGE_ROOT
+    assert solver_proc._child_env()["PYTHONPATH"].split(os.pathsep)[0] == str(solver_proc.PACKAGE_ROOT)

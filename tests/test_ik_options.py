@@ -69,7 +69,7 @@ def test_the_solve_command_has_a_flag_per_setting():
 
 
 def test_the_apps_solver_panel_shows_the_panel_settings():
-    from app.gui import panels
+    from app.gui.panels import solver as panels
 
     assert [s.name for s in panels.SOLVER_FIELDS] == [s.name for s in SETTINGS if s.panel]
     assert {"max_samples", "max_solver_iters", "damping", "respect_joint_limit"} <= set(s.name for s in

@@ -209,8 +209,9 @@ def test_the_runner_passes_the_avoidance_settings(monkeypatch):
 
 
 def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
-    """The shipped scene, 3 s of it: with avoidance every answer succeeds and keeps the arm's collision
-    meshes (coal) clear of the obstacles; without, the same targets put the arm through one."""
+    """The shipped scene, 3 s of it: with avoidance every answer succeeds or follows its target at the
+    velocity limits, and keeps the arm's collision meshes (coal) clear of the obstacles; without, the
+    same targets put the arm through one."""
     import coal
     import pinocchio as pin
 
@@ -221,7 +222,11 @@ def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
         spec.solver.avoid_collisions = avoid
         scene, runner = scenefile.build(spec, debug_frames=False)
         frames = runner.run(90)
-        assert all(f.success.all() for f in frames)
+        # smooth tracking (the scene's solver.track): each env reached its target or follows it at its velocity
+        # limits; none fails outright
+        assert all((f.success | f.lagging).all() for f in frames), [f.index for f in frames
+                                                                      if not (f.success | f.lagging).all()]
+        assert np.mean([f.success.mean() for f in frames]) > 0.6
         answers[avoid] = np.concatenate([f.qpos for f in frames])
         robot, morphs_ = runner.robot, [b.morph for b in runner.obstacles]
         world = np.array([robot.collision_distance(q, self_collision=False) for q in np.split(answers[avoid], 90)])

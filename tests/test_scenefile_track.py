@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from engine import scenefile
-from engine.scenefile import SceneFileError
+from engine.scenefile import SceneFileError, smoothness
 
 REPO = Path(__file__).resolve().parent.parent
 UR5 = (REPO / "scenes" / "ur5_figure8.yaml").read_text()
@@ -79,4 +79,27 @@ def test_tracked_scene_moves_within_the_velocity_limit(monkeypatch):
     assert moved.max() <= v / spec.fps + 2e-6, moved.max()
     assert moved.max() >= v / spec.fps - 2e-6, "the limit never bound: the test means nothing"
     assert not all(f.success.all() for f in frames[1:]), "the target never lagged"
+    scene.destroy()
+
+
+def test_uneven_frames_give_the_joints_the_time_the_targets_moved():
+    """The app steps by wall time, so frames come uneven. The robot holds the answer of the frame
+    solved last, and the targets moved over the time since then, so that time (the previous step's
+    dt) bounds the joints, not the coming one. Bounding by the coming dt made the default scene
+    lag in about half its envs in the app. Here dt alternates 50 ms and 5 ms: the joints move at most
+    v times the elapsed time, the bound does bind, and no env of the default scene lags."""
+    spec = scenefile.load(REPO / "scenes" / "batched_panda.yaml")
+    scene, runner = scenefile.build(spec, n_envs=4, debug_frames=False)
+    bounds = smoothness.per_frame_bound(runner.robot.tree, spec.solver.max_joint_velocity, 1.0)
+    scalar = smoothness.scalar_qs(runner.robot.tree)
+    dts = [0.05 if k % 2 == 0 else 0.005 for k in range(60)]
+    frames = [runner.step(dt) for dt in dts]
+    assert not any(f.lagging.any() for f in frames[1:]), [f.index for f in frames if f.lagging.any()]
+    assert all(f.success.all() for f in frames)
+    qs = np.array([f.qpos for f in frames])[:, :, scalar]
+    ratio = np.abs(np.diff(qs, axis=0)) / (np.array(dts[:-1])[:, None, None] * bounds[scalar])  # vs the elapsed
+    assert ratio.max() <= 1.0 + 1e-4, ratio.max()
+    # and the coming dt would not have been enough: after a 50 ms interval some joint moved more than v * 5 ms
+    fast = np.abs(np.diff(qs, axis=0))[0::2] / (0.005 * bounds[scalar])
+    assert fast.max() > 1.0, fast.max()
     scene.destroy()

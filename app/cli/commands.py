@@ -191,7 +191,7 @@ def cmd_gui(args) -> int:
 
 
 def cmd_record(args) -> int:
-    scene = runner = None
+    scene = runner = out = fps = None  # (a signal may come before they are known)
     with stop_on_signals() as signals:  # SIGINT, SIGTERM, SIGHUP: finish the video, exit 128 + signal
         try:
             # start-up: a signal's exception may be swallowed (trimesh's lazy imports catch
@@ -209,18 +209,28 @@ def cmd_record(args) -> int:
             stats = runner.record(out, n_frames=n_frames, fps=fps, res=args.size, progress=not args.no_progress,
                                   before_frame=lambda i: signals.check())
             signals.check()  # one that came during the last frame
-        except RuntimeError as err:
-            raise CliError(f"cannot record: {err}") from None
         except Interrupted as stop:
-            frames = scene.visualizer.recorded_frames if scene is not None and out.exists() else 0
-            if scene is not None and not frames:  # stopped before a frame was finished: one of the scene as it is
-                frames = _record_one_frame(runner, out, fps, args.size)
-            kept = f"{out} holds the {frames} frames finished before it" if frames else "no frame was written"
-            print(f"ikstudio: stopped by {stop.name}; {kept}", file=sys.stderr)
-            return stop.exit_code
+            return _stopped(stop, scene, runner, out, fps, args.size)
+        except Exception as err:
+            if signals.signum is not None:  # a signal whose exception a library swallowed broke it on its way
+                return _stopped(Interrupted(signals.signum), scene, runner, out, fps, args.size)  # (trimesh)
+            if isinstance(err, RuntimeError):
+                raise CliError(f"cannot record: {err}") from None
+            raise
     print(f"wrote {out}: {stats['frames']} frames ({stats['frames'] / fps:.2f} s of video at {fps:g} fps) "
           f"in {stats['seconds']:.2f} s, {stats['fps']:.1f} frames/s")
     return EXIT_OK
+
+
+def _stopped(stop: Interrupted, scene, runner, out: Path, fps: float, size) -> int:
+    """``ikstudio record`` stopped by a signal: keep the frames finished (one of the scene as it is
+    when none was), say so, and return the shell's status for the signal."""
+    frames = scene.visualizer.recorded_frames if scene is not None and out.exists() else 0
+    if scene is not None and not frames:  # stopped before a frame was finished: one of the scene as it is
+        frames = _record_one_frame(runner, out, fps, size)
+    kept = f"{out} holds the {frames} frames finished before it" if frames else "no frame was written"
+    print(f"ikstudio: stopped by {stop.name}; {kept}", file=sys.stderr)
+    return stop.exit_code
 
 
 def _record_plan(args):
@@ -400,10 +410,18 @@ def main(argv: list[str] | None = None) -> int:
         return int(exit_.code or 0)
     debug = args.debug or os.environ.get("IKSTUDIO_DEBUG") == "1"
     try:
-        from engine.scenefile import SceneFileError  # imports the engine and taichi: a second or two
-    except KeyboardInterrupt:
+        # imports the engine, taichi and trimesh (a second or two); a signal meanwhile is remembered, since a
+        # library's import may swallow its exception (trimesh's optional imports catch BaseException)
+        with stop_on_signals() as signals:
+            try:
+                from engine.scenefile import SceneFileError
+            except Exception:  # a half-made module a swallowed signal left behind
+                if signals.signum is None:
+                    raise
+            signals.check()
+    except KeyboardInterrupt as stop:
         print("ikstudio: interrupted", file=sys.stderr)
-        return 130
+        return stop.exit_code if isinstance(stop, Interrupted) else 130
 
     try:
         return HANDLERS[args.command](args)

@@ -2,7 +2,7 @@
 and mouse input into calls here, and tests drive this class without a window.
 
 The engine side (scene, runner, visualizer) is an :class:`app.sim.loop.Sim`. ``threaded=True`` (the
-GUI) runs it in a :class:`app.sim.loop.SimThread`: actions that need the engine (building a scene,
+GUI) runs it in a :class:`app.sim.thread.SimThread`: actions that need the engine (building a scene,
 setting a joint, resetting) are posted to it and return at once, and the GUI reads the state from
 the snapshot the sim publishes (:attr:`AppController.view`), so the GUI thread never waits on a
 solve, a build or a render. ``threaded=False`` (tests, headless use) runs everything inline:
@@ -27,8 +27,9 @@ from engine.scenefile import models as scenefile_models
 from engine.scenefile.errors import one_line
 from engine.scenefile.io import resolve_robot
 
-from ..sim.loop import FAIL_TINT, Sim, SimThread, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
+from ..sim.loop import FAIL_TINT, Sim, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
 from ..sim.metrics import FrameReadout, Metrics
+from ..sim.thread import SimThread
 from . import placement
 from .camera_math import OrbitCamera
 from .history import EditHistory

@@ -15,12 +15,7 @@ import numpy as np
 
 from ..control import gizmo as gz
 from ..control import obstacles
-from . import collision_panel
-
-REPORT_WIDGETS = ("robot_filter", "robot_list", "robot_load", "n_envs", "spacing", "solver_max_samples", "solver_track",
-                  "solver_damping", "record_path", "record_button", "record_browse", "selected_env", "add_link",
-                  "add_link_filter", "add_target", "status", "toggle_space", "readouts",
-                  "plot", "left", "right")  # their screen rects go in the report
+from .widgets import Handle
 
 
 def write_report(app, path: Path) -> None:
@@ -28,7 +23,8 @@ def write_report(app, path: Path) -> None:
     c = app.controller
     x0, y0 = dpg.get_item_rect_min(app.view.drawlist)
     cam = c.camera
-    widgets, hovered = _widgets(c)
+    panels = app.panels
+    widgets, hovered = _widgets(app)
     data = {"view_origin": [x0, y0], "view_size": list(app.view.size), "ready": c.ready,
             "window_size": [dpg.get_viewport_client_width(), dpg.get_viewport_client_height()],
             "frames": app.n_frames, "images": app.n_images, "frames_shown": app.frames_shown,
@@ -43,16 +39,14 @@ def write_report(app, path: Path) -> None:
                 k: str(v) if k == "path" else v for k, v in c.last_recording.items()},
             "rates": list(app.rates()), "startup": app.startup_text,
             "shortcuts": list(app.shortcuts_run), "keyboard_owner": app.keyboard_owner(),
-            "widgets": widgets, "hovered": hovered, "panels": _panels(),
-            "link_choice": dpg.get_value("add_link"), "record_path": dpg.get_value("record_path"),
-            "robot_choice": app.robot_choice,
-            "robot_choice_rect": _rect(app.catalog_rows.get(app.robot_choice)),
-            "spacing": list(dpg.get_value("spacing"))[:2],
-            "record_info": dpg.get_value("record_info"), "progress": app.view.progress,
+            "widgets": widgets, "hovered": hovered, "panels": _panels(app),
+            "link_choice": panels.targets.links.value, "record_path": panels.recording.path.value,
+            "robot_choice": panels.robot.choice, "robot_choice_rect": panels.robot.choice_rect(),
+            "spacing": list(panels.envs.spacing.value)[:2],
+            "record_info": panels.recording.info.value, "progress": app.view.progress,
             "dialogs": {tag: d.report() for tag, d in app.dialogs.items() if d.shown},
-            "link_filter": dpg.get_value("add_link_filter"),
-            "plot_legend": {k: dpg.get_item_configuration("plot_legend")[k] for k in ("outside", "location")},
-            "status": [getattr(app, "_status_shown", ("", "info"))[1], dpg.get_value("status")],
+            "link_filter": panels.targets.link_filter.value, "plot_legend": panels.readouts.legend(),
+            "status": [panels.status.level, panels.status.text.value],
             "messages": [list(m) for m in c.messages]}
     if c.ready:
         data.update(_scene(app))
@@ -86,22 +80,22 @@ def _scene(app) -> dict:
             "links": [t.link for t in ed.targets], "qpos": c.view.qpos.tolist(),
             "solved": {"generation": c.view.generation,
                        "frames": 0 if c.view.frame is None else c.view.frame.index + 1},
-            "readouts": dpg.get_value("readouts"), "gizmo_labels": list(app.view.labels),
+            "readouts": app.panels.readouts.text.value, "gizmo_labels": list(app.view.labels),
             **obstacles.report(c, to_view)}
 
 
-def _widgets(c) -> dict:
-    n_targets = len(c.targets.targets) if c.targets is not None else 0
-    per_target = ("pos", "group", "spread", "rot_full", "rot_align_x", "rot_align_y", "rot_align_z", "rot_free",
-                  "pos_mask0", "pos_mask1", "pos_mask2")
+def _widgets(app) -> tuple[dict, list]:
+    """The screen rectangles of the panels' widgets and the side panels (by name), and the names
+    of those the mouse is over."""
     out, hovered = {}, []
-    tags = REPORT_WIDGETS + collision_panel.WIDGETS
-    for tag in tags + tuple(f"t{i}_{f}" for i in range(n_targets) for f in per_target):
-        state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
+    side = {name: Handle(item, app.controller) for name, item in (("left", app.left), ("right", app.right))}
+    reported = {**app.panels.reported(), **side}
+    for name, handle in reported.items():
+        state = dpg.get_item_state(handle.item) if handle.exists else {}
         if state.get("visible", True) and "rect_min" in state:
-            out[tag] = [*state["rect_min"], *state["rect_max"]]
+            out[name] = [*state["rect_min"], *state["rect_max"]]
         if state.get("hovered"):
-            hovered.append(tag)
+            hovered.append(name)
     return out, hovered
 
 
@@ -112,20 +106,16 @@ def _image_rect(c) -> list:
     return [ox, oy, ox + scale * c.camera.width, oy + scale * c.camera.height]
 
 
-def _rect(item) -> list | None:
-    """An item's screen rectangle [x0, y0, x1, y1] while it is drawn, else None."""
-    state = dpg.get_item_state(item) if item is not None and dpg.does_item_exist(item) else {}
-    return [*state["rect_min"], *state["rect_max"]] if state.get("visible") and "rect_min" in state else None
-
-
-def _panels() -> dict:
+def _panels(app) -> dict:
+    """The side panels' and the joint sliders' boxes: size, how far each scrolls, inner width (px),
+    and the right edge of the readouts and of the Local/World button inside their panel."""
     out = {}
-    for tag in ("left", "right", "joints"):
-        state = dpg.get_item_state(tag)
-        out[tag] = {"size": state["rect_size"], "scroll_max": dpg.get_y_scroll_max(tag),
-                    "content_w": state.get("content_region_avail", [0, 0])[0]}
-    for tag, panel in (("readouts", "left"), ("toggle_space", "right")):  # their right edge in the panel
-        state = dpg.get_item_state(tag) if dpg.does_item_exist(tag) else {}
+    for name, item in (("left", app.left), ("right", app.right), ("joints", app.panels.joints.box.item)):
+        state = dpg.get_item_state(item)
+        out[name] = {"size": state["rect_size"], "scroll_max": dpg.get_y_scroll_max(item),
+                     "content_w": state.get("content_region_avail", [0, 0])[0]}
+    for handle, panel in ((app.panels.readouts.text, "left"), (app.panels.targets.space, "right")):
+        state = dpg.get_item_state(handle.item) if handle.exists else {}
         if "pos" in state:
-            out[panel].setdefault("right_edges", {})[tag] = state["pos"][0] + state["rect_size"][0]
+            out[panel].setdefault("right_edges", {})[handle.name] = state["pos"][0] + state["rect_size"][0]
     return out

@@ -18,8 +18,9 @@ from pathlib import Path
 import dearpygui.dearpygui as dpg
 
 from ..control.controller import AppController
-from . import keybinds, panels
+from . import keybinds
 from .frame_clock import FrameClock
+from .panels import Panels, menu
 from .view import View
 
 SIDE_W = 330          # width of the left and right panels, px
@@ -67,20 +68,19 @@ class App:
             dpg.add_mouse_wheel_handler(callback=lambda s, a: self._on_wheel(a))
             dpg.add_key_press_handler(callback=lambda s, a: self._keys.append((True, a)))
             dpg.add_key_release_handler(callback=lambda s, a: self._keys.append((False, a)))
+        self.panels = Panels(self)
         with dpg.window(tag="main"):
-            panels.menu_bar(self)
+            menu.menu_bar(self)
             with dpg.group(horizontal=True):
-                with dpg.child_window(width=SIDE_W, tag="left"):
-                    panels.left_panel(self)
+                with dpg.child_window(width=SIDE_W, tag="left") as self.left:
+                    self.panels.build_left()
                 with dpg.child_window(width=-SIDE_W - 8, tag="center", no_scrollbar=True):
                     self.view = View(self, "center")
-                    self.status = dpg.add_text("", tag="status", wrap=400)
-                    with dpg.tooltip("status", tag="status_tip", show=False):
-                        dpg.add_text("", tag="status_full", wrap=600)
-                with dpg.child_window(width=SIDE_W - 8, tag="right"):
-                    panels.right_panel(self)
-        panels.help_window(self)
-        panels.file_dialogs(self)
+                    self.panels.status.build()
+                with dpg.child_window(width=SIDE_W - 8, tag="right") as self.right:
+                    self.panels.build_right()
+        menu.help_window(self)
+        self.dialogs = menu.file_dialogs(self, self.panels.recording.set_path)
         dpg.set_primary_window("main", True)
         dpg.setup_dearpygui()
         dpg.show_viewport()
@@ -231,7 +231,7 @@ class App:
         if self._startup_said == 1 and self.controller.sim.startup_note() is not None:
             self._note_startup()  # the first solve's image is on screen
         self.view.draw_overlay()
-        panels.refresh(self)
+        self.panels.refresh()
         dpg.render_dearpygui_frame()
         self.work_ms = (time.perf_counter() - t0) * 1e3
         rest = 1.0 / (STARTING_FPS if self.starting else MAX_FPS) - (time.perf_counter() - t0)

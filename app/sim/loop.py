@@ -4,7 +4,7 @@ Only :class:`Sim` calls the engine. The GUI thread changes plain state on the co
 scene spec's targets and solver settings, the camera, play / pause, counters of edits and step
 requests) and reads the :class:`Snapshot` the sim publishes after every change (qpos, link poses,
 the last frame's figures). So the GUI never waits on a solve, a scene build or a render: with a
-:class:`SimThread` all of that runs in one worker thread (and the rasterising in the visualizer's
+:class:`app.sim.thread.SimThread` all of that runs in one worker thread (and the rasterising in the visualizer's
 render thread), started at a lower CPU priority than the GUI; without one (tests, headless use),
 :meth:`app.control.controller.AppController.update` runs :meth:`Sim.tick` inline.
 
@@ -16,26 +16,19 @@ requested when the renderer is idle and the state or the camera changed since th
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import ValidationError
 
 from engine import scenefile
-from engine.scenefile.errors import one_line
 
 from . import collision_view, shading
 from .metrics import FrameReadout
-from .tuning import freeze_heap, kernel_cache_files, lower_priority, quick_compiles
+from .tuning import freeze_heap, kernel_cache_files
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
 MAX_DT = 0.25  # s of motion per solved frame at most (a stall does not make the targets jump further)
-SIM_NICE = 8  # the sim and render threads' nice value once the first scene solves (the GUI's is 0)
-IDLE_WAIT_S = 0.05  # the sim thread's longest sleep: it wakes at once on a command, an edit or an image
-MIN_TICK_S = 1.0 / 120.0  # and ticks at most this often
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,7 +212,7 @@ class Sim:
         self.sync_spec()
         step_once = c.step_requests != self._steps_seen
         edited = self._synced_edits != self._solved_edits
-        if not (c.playing or step_once or edited) or c.manual:
+        if not (c.playing or step_once or edited or self.catching_up()) or c.manual:
             return None
         if c.playing:
             dt = min(wall_dt, MAX_DT)
@@ -253,6 +246,18 @@ class Sim:
         self._stepped_unrendered = True
         self.publish()
         return readout
+
+    @property
+    def warm(self) -> bool:
+        """Whether this scene solved once (its kernels are compiled or loaded)."""
+        return self._warm
+
+    def catching_up(self) -> bool:
+        """Whether the last frame left envs lagging behind their targets (smooth tracking moved them
+        by their whole velocity limit): paused, the sim goes on solving without advancing time until
+        none lags, so an edit made while paused is followed all the way, smoothly."""
+        frame = self.last_frame
+        return frame is not None and frame.lagging is not None and bool(frame.lagging.any())
 
     def _solve(self, dt: float):
         """One frame solved: in the solver process when there is one (applied here), else in-process."""
@@ -406,92 +411,3 @@ class Sim:
         self.pending.result(timeout=timeout)
         self.collect()
         return self._image[1]
-
-
-class SimThread:
-    """Runs ``sim`` in a worker thread: commands posted by the GUI run in order between ticks; a
-    tick solves (at most one frame ahead of the renderer) and asks for the next image as soon as
-    the renderer is idle. ``on_done(key, failure)`` hears how each command ended (``failure``: its
-    message, None on success); an error outside the commands comes as ``on_done("sim", text)``.
-    ``solver_process``: the IK solves run in child processes (:mod:`app.sim.solver_proc`: taichi holds
-    the GIL while it compiles or loads a kernel, which would stop the GUI thread), and the generic
-    solver is compiled into taichi's cache in the background."""
-
-    def __init__(self, sim: Sim, on_done, name: str = "ikstudio-sim", solver_process: bool = True):
-        self.sim = sim
-        self.on_done = on_done
-        if solver_process:
-            from .solver_proc import SolverPool
-
-            sim.pool = SolverPool()
-            quick_compiles()
-            freeze_heap()
-        self._commands: queue.SimpleQueue = queue.SimpleQueue()
-        self._wake = threading.Event()
-        self._stop = False
-        self.busy: str | None = None  # what the command running now is doing ("loading ur5"), for the GUI
-        self.ticks = 0
-        sim.on_image = self.wake
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-
-    def post(self, what: str, fn, *args, key: str | None = None, label: str | None = None) -> None:
-        """Run ``fn(*args)`` in the sim thread; ``what`` names it in messages, ``label`` in
-        :attr:`busy` while it runs; ``key`` is handed to ``on_done``."""
-        self._commands.put((what, fn, args, key, label))
-        self._wake.set()
-
-    def wake(self) -> None:
-        self._wake.set()
-
-    @property
-    def idle(self) -> bool:
-        """No command waiting or running."""
-        return self._commands.empty() and self.busy is None
-
-    def _run(self) -> None:
-        sim = self.sim
-        lowered = False
-        last = 0.0
-        while not self._stop:
-            self._wake.wait(IDLE_WAIT_S)
-            self._wake.clear()
-            while not self._commands.empty() and not self._stop:
-                what, fn, args, key, label = self._commands.get()
-                self.busy = label or "working"
-                try:
-                    fn(*args)
-                except ValidationError as err:
-                    self.on_done(key, f"{what}: {one_line(err)}")
-                except Exception as err:  # a failed command is a message; the sim goes on
-                    self.on_done(key, f"{what}: {err}")
-                else:
-                    self.on_done(key, None)
-                finally:
-                    self.busy = None
-            if self._stop:
-                break
-            wait = MIN_TICK_S - (time.perf_counter() - last)
-            if wait > 0:
-                time.sleep(wait)
-            last = time.perf_counter()
-            try:
-                sim.collect()
-                sim.request_frame()  # first: the renderer draws the last solved state while the next one is solved
-                if sim.wants_step():
-                    sim.tick()
-                    self.ticks += 1
-                    sim.request_frame()  # if the renderer was idle (nothing changed before this solve)
-                if not lowered and sim._warm:
-                    lowered = True
-                    lower_priority(SIM_NICE)
-            except Exception as err:  # never let the worker die: say so and pause
-                self.sim.c.playing = False
-                self.on_done("sim", f"sim: {type(err).__name__}: {err}")
-
-    def close(self, timeout: float = 30.0) -> None:
-        """Stop the thread (after the command running now), then free the scene in it."""
-        self._stop = True
-        self._wake.set()
-        self._thread.join(timeout)
-        self.sim.close()

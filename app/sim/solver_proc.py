@@ -33,7 +33,7 @@ import sys
 import threading
 from pathlib import Path
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the folder holding app/ and engine/
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding app/ and engine/
 MARKER_PREFIX = "ikstudio-generic-ready-"
 
 
@@ -61,7 +61,7 @@ class SolverProcess:
     """One child solving one scene; :meth:`build` then :meth:`step` per frame (from one thread)."""
 
     def __init__(self, init_args: dict | None = None, nice: int = 0):
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.loop.solver_proc"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_proc"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=_child_env(), cwd=str(PACKAGE_ROOT))
         self._pending = 0  # replies not read yet
         self._sent_edits = None
@@ -98,9 +98,10 @@ class SolverProcess:
         self._sent_edits = None
 
     def step(self, runner, dt: float, edits: int):
-        """Solve ``runner``'s current frame in the child: its time, frame number and qpos, with the
-        spec's targets, solver settings and obstacles when ``edits`` (the edit count they were
-        copied at) changed since the last step. Returns the child's RunnerFrame (not applied)."""
+        """Solve ``runner``'s current frame in the child: its time (and its last solved frame's), frame
+        number and qpos, with the spec's targets, solver settings and obstacles when ``edits`` (the
+        edit count they were copied at) changed since the last step. Returns the child's RunnerFrame
+        (not applied)."""
         spec = runner.spec
         changed = None
         if edits != self._sent_edits:
@@ -108,7 +109,8 @@ class SolverProcess:
                        [o.model_copy() for o in spec.obstacles])
             self._sent_edits = edits
         qpos = runner.robot.get_qpos().reshape(runner.n_envs, -1)
-        self.send("step", float(dt), float(runner.t), int(runner.frame_index), qpos, changed)
+        self.send("step", float(dt), float(runner.t), float(runner.t_solved), int(runner.frame_index), qpos,
+                  changed)
         return self.receive()
 
     def close(self, timeout: float = 10.0) -> None:
@@ -217,7 +219,7 @@ class GenericWarmup:
         if generic_ready():
             return
         env = dict(_child_env(), IKSTUDIO_WARM_BACKEND=_engine_init_args()["backend"])
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.loop.solver_proc", "--warm-generic"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_proc", "--warm-generic"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, env=env, cwd=str(PACKAGE_ROOT),
                                      start_new_session=True)
@@ -299,12 +301,12 @@ def serve(inp, out) -> None:
                 _, runner = scenefile.build(spec, n_envs=n_envs, debug_frames=False)
                 value = None
             elif kind == "step":
-                dt, t, index, qpos, edits = args
+                dt, t, t_solved, index, qpos, edits = args
                 if edits is not None:
                     _edit(runner, *edits, override=override)
                 robot = runner.robot
                 robot.set_qpos(qpos if runner.scene.is_batched else qpos[0])
-                runner.t, runner.frame_index = t, index
+                runner.t, runner.t_solved, runner.frame_index = t, t_solved, index
                 value = runner.step(dt)
             else:
                 raise ValueError(f"unknown command {kind!r}")

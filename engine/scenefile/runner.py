@@ -124,6 +124,7 @@ class Runner:
         self.n_envs = scene.n_batch
         self.dt = 1.0 / spec.fps
         self.t = 0.0
+        self.t_solved = 0.0  # the time of the targets the robot's current answer was solved for (s)
         self.frame_index = 0
         self.debug_frames = debug_frames
         self._frames: list | None = None  # debug frame handles, one per target
@@ -159,9 +160,13 @@ class Runner:
         group_ms, min_distance = [], None
         track = solver.track and self.frame_index > 0  # frame 0 places the robot: the full search
         keywords = {**solver_keywords(solver), "track": track}
+        # the robot holds the answer of the last frame solved: its targets moved over the time since, so that
+        # is the time its joints may use (the frames' dt vary in the app); none (an edit while paused): one dt
+        elapsed = self.t - self.t_solved
+        limit_dt = elapsed if elapsed > 0 else (dt if dt > 0 else self.scene.dt)
         if track:
             keywords.update(max_samples=solver.samples(), max_joint_velocity=solver.max_joint_velocity,
-                            dt=dt if dt > 0 else None)
+                            dt=limit_dt)
         q_before = self.robot.get_qpos().reshape(n, -1).copy()
         for g, (_name, idx) in enumerate(self.groups):
             first = self.spec.targets[idx[0]]
@@ -180,7 +185,7 @@ class Runner:
             rot_error[:, idx] = np.asarray(result.rot_error).reshape(n, len(idx))
         q_after = self.robot.get_qpos().reshape(n, -1)
         step, lagging = smoothness.frame_steps(self.robot.tree, q_before, q_after, success, track,
-                                               solver.max_joint_velocity, dt if dt > 0 else self.scene.dt)
+                                               solver.max_joint_velocity, limit_dt)
         frame = RunnerFrame(self.frame_index, self.t, q_after, success, pos_error, rot_error, float(sum(group_ms)),
                             group_ms, targets, min_distance, step, lagging)
         self._advance(frame, dt)
@@ -198,6 +203,7 @@ class Runner:
     def _advance(self, frame: RunnerFrame, dt: float) -> None:
         self.scene.step()
         self._draw_targets(frame.targets)
+        self.t_solved = frame.t
         self.t = frame.t + dt
         self.frame_index = frame.index + 1
 
@@ -213,7 +219,7 @@ class Runner:
 
     def reset(self) -> None:
         """Back to time 0 and the robot's default configuration."""
-        self.t = 0.0
+        self.t = self.t_solved = 0.0
         self.frame_index = 0
         self.robot.set_qpos(np.tile(self.robot.tree.default_qpos, (self.n_envs, 1)))
 
