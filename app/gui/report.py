@@ -33,7 +33,7 @@ def write_report(app, path: Path) -> None:
             "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow,
                       "space": c.targets.space if c.targets is not None else "world",
                       "help": app.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env,
-                      "recording": c.recording is not None, "busy": c.busy,
+                      "recording": c.recording is not None, "busy": c.busy, "smooth": bool(c.spec.solver.track),
                       "render_size": [cam.width, cam.height]},
             "last_recording": None if c.last_recording is None else {
                 k: str(v) if k == "path" else v for k, v in c.last_recording.items()},

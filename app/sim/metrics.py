@@ -72,6 +72,15 @@ class Metrics:
         frames = list(self.frames)
         return frames[-1] if frames else None
 
+    def recent_max(self, name: str, span_s: float = 2.0) -> float | None:
+        """The largest value of one field over the last ``span_s`` seconds (None before a frame):
+        a one-frame event such as a joint jump stays readable for that long."""
+        frames = list(self.frames)
+        if not frames:
+            return None
+        now = frames[-1].t
+        return max(float(getattr(f, name)) for f in frames if now - f.t <= span_s)
+
     def series(self, name: str) -> tuple[list[float], list[float]]:
         """``(seconds relative to now, values)`` of one field, for the live plot."""
         frames = list(self.frames)

@@ -14,6 +14,7 @@ from ..widgets import measure
 from .base import Panel
 
 READOUT_LINES = 9  # the readouts always have this many lines
+STEP_SPAN_S = 2.0  # the worst-step readout is the largest joint step of the frames solved in the last 2 s
 PANEL_PAD_PX = 36  # the side panel's scrollbar and padding: a readout line fits in the panel's width less this
 
 
@@ -36,10 +37,11 @@ def solve_lines(c, gui_fps: float, images_per_s: float) -> list[str]:
         lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
                   f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg",
-                  f"worst step {m.worst_step:6.4f} rad/frame   lagging {m.lagging}"]
+                  f"worst step {c.metrics.recent_max('worst_step', STEP_SPAN_S):6.4f} rad (last 2 s)   "
+                  f"lagging {m.lagging}"]
     else:
         lines += ["IK     -- ms   render     -- ms", "converged    -- %   failed --",
-                  "worst pos     -- mm   rot    -- deg", "worst step     -- rad/frame   lagging --"]
+                  "worst pos     -- mm   rot    -- deg", "worst step     -- rad (last 2 s)   lagging --"]
     return lines
 
 
