@@ -103,10 +103,12 @@ def test_drag_a_gizmo_with_the_real_mouse(launch, tmp_path, display):
     app.wait_frames(3)
     shown = grab_screen(display, box)
     app.xdotool("key", "F1")
-    app.wait_frames(3)
+    r = app.wait_frames(3)
     hidden = grab_screen(display, box)
-    assert np.abs(shown - before).mean() > 10, "F1 did not open the help window"
-    assert np.abs(hidden - before).mean() < 2, "F1 did not close the help window"
+    opened, left = np.abs(shown - before).mean(), np.abs(hidden - before).mean()
+    assert opened > 10, "F1 did not open the help window"
+    # the robots play on behind it, so the panels and the view change a little between the grabs
+    assert not r["state"]["help"] and left < 0.4 * opened, f"F1 did not close the help window ({left} vs {opened})"
 
     assert app.wait_exit() == 0, app.log()
     assert "Traceback" not in app.log(), app.log()

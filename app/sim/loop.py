@@ -84,6 +84,7 @@ class Sim:
         self.on_image = None  # called (render thread) when an image is ready: the sim thread's wake-up
         self.keep_edits = False
         self._warm = False
+        self._following_edit = False  # the last solve followed an edit made while paused (catching_up)
         self._first_image_done = False
         self._installed_at = 0.0
         self.stage: str | None = None  # what a long step is doing (the GUI's progress note), or None
@@ -126,6 +127,7 @@ class Sim:
         self._synced_edits = self._solved_edits = c.edit_count
         self._stepped_unrendered = False
         self._warm = False
+        self._following_edit = False
         self._first_image_done = False
         self._installed_at = time.perf_counter()
         self.generation += 1
@@ -218,6 +220,7 @@ class Sim:
             dt = min(wall_dt, MAX_DT)
         else:
             dt = self.runner.dt if step_once else 0.0
+        self._following_edit = edited and not c.playing or (self._following_edit and not (c.playing or step_once))
         self._steps_seen, self._solved_edits = c.step_requests, self._synced_edits
         t0 = time.perf_counter()
         if not self._warm:
@@ -253,11 +256,13 @@ class Sim:
         return self._warm
 
     def catching_up(self) -> bool:
-        """Whether the last frame left envs lagging behind their targets (smooth tracking moved them
-        by their whole velocity limit): paused, the sim goes on solving without advancing time until
-        none lags, so an edit made while paused is followed all the way, smoothly."""
+        """Whether an edit made while paused left envs lagging behind their targets (smooth tracking
+        moved them by their whole velocity limit): the sim goes on solving, without advancing time,
+        until none lags, so the edit is followed all the way, smoothly. (Pausing alone freezes the
+        robots where they are.)"""
         frame = self.last_frame
-        return frame is not None and frame.lagging is not None and bool(frame.lagging.any())
+        return (self._following_edit and frame is not None and frame.lagging is not None
+                and bool(frame.lagging.any()))
 
     def _solve(self, dt: float):
         """One frame solved: in the solver process when there is one (applied here), else in-process."""

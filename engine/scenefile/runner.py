@@ -28,6 +28,8 @@ from .io import check_spec, resolve_robot
 from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec, solver_keywords
 from .obstacles import add_obstacles
 
+CLEARANCE_SLACK_M = 1e-5  # float32 distances: closer than this to the bound is not closer
+
 
 @dataclass
 class RunnerFrame:
@@ -43,7 +45,9 @@ class RunnerFrame:
     so a reader need not run the check again; None without avoidance. ``step`` (n_envs,): each
     env's largest hinge or slide move in this frame, rad or m; ``lagging`` (n_envs,) bool:
     velocity-limited, short of its targets, moving as fast as allowed
-    (:mod:`engine.scenefile.smoothness`).
+    (:mod:`engine.scenefile.smoothness`). An env held clear of collision under tracking
+    (:meth:`Runner.step`) keeps its configuration: it is not a success, its ``min_distance`` is its
+    clearance as held, and its errors are those of the answer it did not take.
     """
 
     index: int
@@ -125,6 +129,7 @@ class Runner:
         self.dt = 1.0 / spec.fps
         self.t = 0.0
         self.t_solved = 0.0  # the time of the targets the robot's current answer was solved for (s)
+        self.clearance: np.ndarray | None = None  # (n_envs,) m: the last frame's min_distance (with avoidance)
         self.frame_index = 0
         self.debug_frames = debug_frames
         self._frames: list | None = None  # debug frame handles, one per target
@@ -184,12 +189,30 @@ class Runner:
             pos_error[:, idx] = np.asarray(result.pos_error).reshape(n, len(idx))
             rot_error[:, idx] = np.asarray(result.rot_error).reshape(n, len(idx))
         q_after = self.robot.get_qpos().reshape(n, -1)
+        if track and min_distance is not None:
+            q_after, min_distance = self._hold_clear(q_before, q_after, min_distance, success, solver.collision_margin)
+        self.clearance = min_distance
         step, lagging = smoothness.frame_steps(self.robot.tree, q_before, q_after, success, track,
                                                solver.max_joint_velocity, limit_dt)
         frame = RunnerFrame(self.frame_index, self.t, q_after, success, pos_error, rot_error, float(sum(group_ms)),
                             group_ms, targets, min_distance, step, lagging)
         self._advance(frame, dt)
         return frame
+
+    def _hold_clear(self, q_before, q_after, min_distance, success, margin: float):
+        """A velocity-limited solve cannot leave for another branch, so near an obstacle it may follow
+        its target into it. An env whose tracked answer is closer to collision than both the margin
+        and its last clearance holds its configuration instead (short of its target, not a success):
+        smooth tracking never moves an env into collision. Returns ``(qpos, min_distance)``."""
+        last = self.clearance if self.clearance is not None else np.full(len(min_distance), np.inf)
+        worse = min_distance < np.minimum(last, margin) - CLEARANCE_SLACK_M
+        if not worse.any():
+            return q_after, min_distance
+        q_after, min_distance = q_after.copy(), min_distance.copy()
+        q_after[worse], min_distance[worse] = q_before[worse], last[worse]
+        success[worse] = False
+        self.robot.set_qpos(q_after if self.scene.is_batched else q_after[0])
+        return q_after, min_distance
 
     def apply(self, frame: RunnerFrame, dt: float | None = None) -> None:
         """Take a frame another runner of the same spec solved (the app's solver process): set its
@@ -220,6 +243,7 @@ class Runner:
     def reset(self) -> None:
         """Back to time 0 and the robot's default configuration."""
         self.t = self.t_solved = 0.0
+        self.clearance = None
         self.frame_index = 0
         self.robot.set_qpos(np.tile(self.robot.tree.default_qpos, (self.n_envs, 1)))
 
