@@ -132,6 +132,18 @@ def settle(c: AppController, max_frames: int = 120):
     raise AssertionError(f"envs still lagging after {max_frames} frames: {np.flatnonzero(frame.lagging)}")
 
 
+def tint_share(img: np.ndarray, rgba, min_chroma: float = 40.0) -> float:
+    """Share of pixels of ``img`` (H, W, 3) in the hue of the tint ``rgba``: their colour minus
+    its grey points the tint's way (cosine > 0.95) and is at least ``min_chroma`` grey levels long
+    (the grey ground and white shells are not)."""
+    rgb = img.astype(float)
+    chroma = rgb - rgb.mean(axis=-1, keepdims=True)
+    tint = np.array(rgba[:3]) - np.mean(rgba[:3])
+    norm = np.linalg.norm(chroma, axis=-1)
+    cos = chroma @ tint / (np.maximum(norm, 1e-9) * np.linalg.norm(tint))
+    return float(((cos > 0.95) & (norm > min_chroma)).mean())
+
+
 def quat_angle_axis(q) -> tuple[float, np.ndarray]:
     q = np.asarray(q, float) / np.linalg.norm(q)
     if q[0] < 0:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _clutter import BALL, BALL_ON_ARM, BALL_START, write_scene
+from _controller import tint_share
 
 import engine as ik
 from app.control.controller import AppController
@@ -39,17 +40,6 @@ def _solve(c, n: int = 2) -> None:
     for _ in range(n):
         c.edited()
         c.update()
-
-
-def _tint_share(img: np.ndarray, rgba, min_chroma: float = 40.0) -> float:
-    """Share of pixels of the tint's hue: their colour minus its grey points the tint's way (cosine
-    > 0.95) and is at least ``min_chroma`` grey levels long (the grey ground and white shells are not)."""
-    rgb = img.astype(float)
-    chroma = rgb - rgb.mean(axis=-1, keepdims=True)
-    tint = np.array(rgba[:3]) - np.mean(rgba[:3])
-    norm = np.linalg.norm(chroma, axis=-1)
-    cos = chroma @ tint / (np.maximum(norm, 1e-9) * np.linalg.norm(tint))
-    return float(((cos > 0.95) & (norm > min_chroma)).mean())
 
 
 def test_the_avoidance_switch_and_margin_reach_the_solver(ctl):
@@ -130,8 +120,8 @@ def test_colliding_envs_get_their_own_colour_and_readout(tmp_path):
         assert c.metrics.last.collided == 50.0
         assert c.status()[0] == "warning" and "1 of 2 envs collide" in c.status()[1]
         img = c.wait_frame()
-        assert _tint_share(img, collision_view.COLLIDE_TINT) > 0.002  # the colliding robot is drawn magenta
-        assert _tint_share(img, FAIL_TINT) > 0.002
+        assert tint_share(img, collision_view.COLLIDE_TINT) > 0.002  # the colliding robot is drawn magenta
+        assert tint_share(img, FAIL_TINT) > 0.002
 
         c.set_solver_param("avoid_collisions", True)  # env 0 goes around the ball: its tint goes
         _solve(c)
@@ -139,7 +129,7 @@ def test_colliding_envs_get_their_own_colour_and_readout(tmp_path):
         assert readouts_panel.collision_lines(c)[0] == "in collision   0.0 %"
         assert np.isnan(c.visualizer.env_tints()[0]).all()
         img = c.wait_frame()
-        assert _tint_share(img, collision_view.COLLIDE_TINT) < 0.0005
+        assert tint_share(img, collision_view.COLLIDE_TINT) < 0.0005
     finally:
         c.close()
 
@@ -180,7 +170,7 @@ def test_collision_spheres_are_debug_objects_only(ctl):
     drawn = np.array([h.T[:, :3, 3] for h in c.sim.collisions._handles]).transpose(1, 0, 2)
     np.testing.assert_allclose(drawn, centres, atol=1e-6)
     shown = c.wait_frame().copy()
-    cyan = _tint_share(shown, collision_view.SPHERE_RGBA) - _tint_share(before, collision_view.SPHERE_RGBA)
+    cyan = tint_share(shown, collision_view.SPHERE_RGBA) - tint_share(before, collision_view.SPHERE_RGBA)
     assert cyan > 0.005, cyan
     # they follow the robot: after a solve to a moved ball they are at the new answer
     c.obstacles.set_pose(BALL, pos=BALL_ON_ARM)
@@ -191,7 +181,7 @@ def test_collision_spheres_are_debug_objects_only(ctl):
     assert c.show_collision_spheres(False)
     assert n_spheres_drawn() == 0
     hidden = c.wait_frame()
-    assert _tint_share(hidden, collision_view.SPHERE_RGBA) < _tint_share(before, collision_view.SPHERE_RGBA) + 5e-4
+    assert tint_share(hidden, collision_view.SPHERE_RGBA) < tint_share(before, collision_view.SPHERE_RGBA) + 5e-4
 
 
 def test_an_obstacle_dragged_with_the_gizmo_moves_in_every_env_and_is_saved(ctl, tmp_path):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 # ruff: noqa: F811
-from _controller import RES, engine_cpu, scene_ctl  # noqa: F401
+from _controller import RES, engine_cpu, scene_ctl, tint_share  # noqa: F401
 
 from app.sim import collision_view
 from app.sim.loop import FAIL_TINT
@@ -33,16 +33,6 @@ targets:
     pos: [{HOME[0]}, {HOME[1]}, {HOME[2]}]
     quat: [0.0, 1.0, 0.0, 0.0]
 """
-
-
-def _tint_share(img: np.ndarray, rgba, min_chroma: float = 40.0) -> float:
-    """Share of pixels of the tint's hue (as tests/test_app_collision.py measures it)."""
-    rgb = img.astype(float)
-    chroma = rgb - rgb.mean(axis=-1, keepdims=True)
-    tint = np.array(rgba[:3]) - np.mean(rgba[:3])
-    norm = np.linalg.norm(chroma, axis=-1)
-    cos = chroma @ tint / (np.maximum(norm, 1e-9) * np.linalg.norm(tint))
-    return float(((cos > 0.95) & (norm > min_chroma)).mean())
 
 
 def _step(c):
@@ -77,7 +67,7 @@ def test_smooth_tracking_in_the_app_lags_amber_within_the_limit(scene_ctl):
             assert np.allclose(c.visualizer.env_tints(), collision_view.LAG_TINT)
             assert c.status()[0] == "warning" and "4 of 4 envs lag behind" in c.status()[1], c.status()
             img = c.wait_frame()
-            amber, red = _tint_share(img, collision_view.LAG_TINT), _tint_share(img, FAIL_TINT)
+            amber, red = tint_share(img, collision_view.LAG_TINT), tint_share(img, FAIL_TINT)
             assert amber > 0.002 and red < 0.2 * amber, (amber, red)  # amber robots; red: the frames' x axes
     assert frames >= 20, "the target was reached within a few frames: the jump was not far"
     assert frame.success.all(), f"the target was not reached in {frames} frames"

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..control import gizmo as gz
 from ..control import obstacles
-from .widgets import Handle
+from .widgets import Handle, rect_of
 
 
 def write_report(app, path: Path) -> None:
@@ -91,9 +91,10 @@ def _widgets(app) -> tuple[dict, list]:
     side = {name: Handle(item, app.controller) for name, item in (("left", app.left), ("right", app.right))}
     reported = {**app.panels.reported(), **side}
     for name, handle in reported.items():
-        state = dpg.get_item_state(handle.item) if handle.exists else {}
-        if state.get("visible", True) and "rect_min" in state:
-            out[name] = [*state["rect_min"], *state["rect_max"]]
+        state = handle.state()  # one read per widget per frame: the rect and the hover come from it
+        rect = rect_of(state)
+        if rect is not None:
+            out[name] = rect
         if state.get("hovered"):
             hovered.append(name)
     return out, hovered
@@ -115,7 +116,7 @@ def _panels(app) -> dict:
         out[name] = {"size": state["rect_size"], "scroll_max": dpg.get_y_scroll_max(item),
                      "content_w": state.get("content_region_avail", [0, 0])[0]}
     for handle, panel in ((app.panels.readouts.text, "left"), (app.panels.targets.space, "right")):
-        state = dpg.get_item_state(handle.item) if handle.exists else {}
+        state = handle.state()
         if "pos" in state:
             out[panel].setdefault("right_edges", {})[handle.name] = state["pos"][0] + state["rect_size"][0]
     return out

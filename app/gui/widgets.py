@@ -84,16 +84,16 @@ class Handle:
     def exists(self) -> bool:
         return dpg.does_item_exist(self.item)
 
-    def rect(self, drawn: bool = False) -> list[float] | None:
-        """The item's screen rectangle ``[x0, y0, x1, y1]`` (px) unless it is hidden, else None;
-        ``drawn``: only while it is drawn (a row scrolled out of its list's view has none)."""
-        state = dpg.get_item_state(self.item) if self.exists else {}
-        shown = state.get("visible", not drawn)
-        return [*state["rect_min"], *state["rect_max"]] if shown and "rect_min" in state else None
+    def state(self) -> dict:
+        """dearpygui's state of the item (rect, visible, hovered, ...); empty once it is gone."""
+        return dpg.get_item_state(self.item) if self.exists else {}
 
-    @property
-    def hovered(self) -> bool:
-        return self.exists and bool(dpg.get_item_state(self.item).get("hovered"))
+
+def rect_of(state: dict, drawn: bool = False) -> list[float] | None:
+    """An item's screen rectangle ``[x0, y0, x1, y1]`` (px) from its dearpygui ``state``, unless it
+    is hidden; ``drawn``: only while it is drawn (a row scrolled out of its list's view has none)."""
+    shown = state.get("visible", not drawn)
+    return [*state["rect_min"], *state["rect_max"]] if shown and "rect_min" in state else None
 
 
 def measure(text: str, wrap: float) -> tuple[float, float]:

@@ -8,6 +8,7 @@ import dearpygui.dearpygui as dpg
 
 from engine import assets
 
+from ..widgets import Handle, rect_of
 from .base import Panel
 
 CATALOG_ROWS = 5  # robots the catalog list shows at once
@@ -77,8 +78,7 @@ class RobotPanel(Panel):
     def choice_rect(self) -> list[float] | None:
         """The lit entry's screen rectangle while the list's view shows it, else None."""
         row = self.rows.get(self.choice)
-        state = dpg.get_item_state(row) if row is not None and dpg.does_item_exist(row) else {}
-        return [*state["rect_min"], *state["rect_max"]] if state.get("visible") and "rect_min" in state else None
+        return None if row is None else rect_of(Handle(row, self.c).state(), drawn=True)
 
     def on_scene(self, robot_changed: bool) -> None:
         """A new robot: the catalog lights it (the search cleared if it hid it)."""
