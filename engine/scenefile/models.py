@@ -144,9 +144,12 @@ class _Tracking(SpecModel):
 
     @model_validator(mode="after")
     def _velocity_needs_track(self):
-        if self.max_joint_velocity is not None and not self.track:
-            raise custom("max_joint_velocity bounds the motion of velocity-limited tracking; add track: true",
-                         at="max_joint_velocity")
+        if self.track and self.plan:
+            raise custom("track and plan are two ways to move: track follows the targets frame by frame, plan "
+                         "moves along collision-free paths; choose one", at="plan")
+        if self.max_joint_velocity is not None and not (self.track or self.plan):
+            raise custom("max_joint_velocity bounds the motion of velocity-limited tracking or of planned paths; "
+                         "add track: true or plan: true", at="max_joint_velocity")
         return self
 
 
@@ -158,9 +161,14 @@ SolverSpec = create_model(
     velocity-limited tracking (``inverse_kinematics(track=True)``) after the first frame: each frame
     moves each dof at most ``max_joint_velocity`` (rad/s or m/s: a number, one per dof, or "file": the
     robot file's limits, the default) times the frame's time step, so the motion never jumps; then
-    one sample runs per frame unless ``max_samples`` is given (``samples()``).""",
+    one sample runs per frame unless ``max_samples`` is given (``samples()``). ``plan``: planned
+    motion instead (:mod:`engine.scenefile.planned`): when the targets move, each env solves them
+    with collision avoidance and moves there along a collision-free path planned with
+    ``plan_path``, at ``max_joint_velocity``; ``plan_max_nodes`` bounds each search's tree.""",
     **{s.name: (_solver_field(s), _SCENE_DEFAULTS.get(s.name, s.default)) for s in SETTINGS},
-    seed=(Seed | None, None), track=(Bool, False), max_joint_velocity=(Velocity | None, None))
+    seed=(Seed | None, None), track=(Bool, False), max_joint_velocity=(Velocity | None, None),
+    plan=(Bool, False), plan_max_nodes=(Annotated[int, BeforeValidator(number_field(1, integer=True, high=100_000))],
+                                        2000))
 
 
 def solver_keywords(solver) -> dict:

@@ -5,7 +5,8 @@ The runner owns time. Each :meth:`Runner.step` computes every target's pose for 
 qpos (so consecutive frames warm-start; with ``solver.track`` velocity-limited after frame 0, which
 places the robot with the full restart search: each dof then moves at most its velocity times the
 frame's ``dt``), writes the answer with ``set_qpos``, moves the target
-frames drawn in the visualizer (when the scene has one), and advances time by ``dt``.
+frames drawn in the visualizer (when the scene has one), and advances time by ``dt``. With
+``solver.plan`` the envs move along planned, collision-free paths instead (:mod:`.planned`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..errors import InvalidValueError
 from ..options import SimOptions, ViewerOptions, studio_vis_options
 from ..scene import Scene
 from ..transforms import quat_to_matrix
-from . import patterns, smoothness
+from . import patterns, planned, smoothness
 from .errors import Issue, SceneFileError
 from .io import check_spec, resolve_robot
 from .models import CircleMotion, Figure8Motion, KeyframesMotion, OffsetMotion, SceneSpec, TargetSpec, solver_keywords
@@ -48,6 +49,12 @@ class RunnerFrame:
     (:mod:`engine.scenefile.smoothness`). An env held clear of collision under tracking
     (:meth:`Runner.step`) keeps its configuration: it is not a success, its ``min_distance`` is its
     clearance as held, and its errors are those of the answer it did not take.
+
+    With ``solver.plan`` (:mod:`engine.scenefile.planned`): the errors are those of ``qpos``;
+    ``success``: the env rests at its targets; ``lagging``: the env is moving along a path;
+    ``plan_reason`` (n_envs,): each env's last planning outcome (None: none yet, "ok", or why it
+    failed); ``paths``: the paths begun in this frame, ``{env: (samples (T, n_qs), dt s)}``.
+    ``ik_ms`` then counts the IK and planning calls.
     """
 
     index: int
@@ -62,6 +69,8 @@ class RunnerFrame:
     min_distance: np.ndarray | None = None
     step: np.ndarray | None = None
     lagging: np.ndarray | None = None
+    plan_reason: list | None = None
+    paths: dict = field(default_factory=dict)
 
     @property
     def success_rate(self) -> float:
@@ -133,7 +142,13 @@ class Runner:
         self.frame_index = 0
         self.debug_frames = debug_frames
         self._frames: list | None = None  # debug frame handles, one per target
+        self.player = planned.PathPlayer(self.n_envs, robot.n_qs)
         self.retarget()
+
+    @property
+    def links(self) -> list:
+        """The targets' links, in ``spec.targets`` order."""
+        return list(self._links)
 
     def retarget(self) -> None:
         """Re-read ``spec.targets`` after an edit (poses, masks, groups, links, added or removed
@@ -157,6 +172,8 @@ class Runner:
         if not np.isfinite(dt) or dt < 0:
             raise InvalidValueError(f"dt: expected a non-negative number of seconds, got {dt!r}")
         solver = self.spec.solver
+        if solver.plan:
+            return self._step_planned(dt)
         targets = self.targets_at(self.t)
         n, n_targets = self.n_envs, len(targets)
         success = np.ones(n, bool)
@@ -214,11 +231,60 @@ class Runner:
         self.robot.set_qpos(q_after if self.scene.is_batched else q_after[0])
         return q_after, min_distance
 
+    def _step_planned(self, dt: float) -> RunnerFrame:
+        """One frame of planned motion (``solver.plan``): envs that are due plan (:meth:`_plan_envs`),
+        every env takes its path's configuration at the player's clock."""
+        targets = self.targets_at(self.t)
+        n, player, robot = self.n_envs, self.player, self.robot
+        keys = np.concatenate([planned.target_keys(targets, n), np.tile(self._spec_key(), (n, 1))], axis=1)
+        q_before = np.asarray(robot.get_qpos(), float).reshape(n, -1)
+        t0 = time.perf_counter()
+        due = np.flatnonzero(player.due(keys))
+        # an env not placed yet (frame 0, after a reset) goes to its answer at once, as tracking's frame 0 does
+        placed = player.placed()[due]
+        unplaced, rest = due[~placed], due[placed]
+        paths = planned.plan_envs(self, unplaced, targets, keys, q_before, place=True) if len(unplaced) else {}
+        paths.update(planned.plan_envs(self, rest, targets, keys, q_before) if len(rest) else {})
+        q_after = player.qpos_at(q_before)
+        robot.set_qpos(q_after if self.scene.is_batched else q_after[0])
+        masks = [self.spec.targets[idx[0]] for _name, idx in self.groups for _ in idx]
+        order = [i for _name, idx in self.groups for i in idx]
+        pos_error, rot_error = np.zeros((n, len(targets))), np.zeros((n, len(targets)))
+        pos_error[:, order], rot_error[:, order] = planned.pose_errors(
+            robot, [self._links[i] for i in order], [targets[i] for i in order],
+            [m.pos_mask for m in masks], [m.rot_mask for m in masks])
+        moving, failed = player.playing(), player.failed()
+        solver = self.spec.solver
+        success = ~moving & ~failed & (pos_error <= 2 * solver.pos_tol).all(axis=1) & \
+            (rot_error <= 2 * solver.rot_tol).all(axis=1)
+        min_distance = np.asarray(robot.collision_distance(), float).reshape(n)
+        min_distance[~np.isfinite(min_distance)] = np.nan  # nothing to check
+        self.clearance = min_distance
+        step, _ = smoothness.frame_steps(robot.tree, q_before, q_after, success, False)
+        frame = RunnerFrame(self.frame_index, self.t, q_after, success, pos_error, rot_error,
+                            (time.perf_counter() - t0) * 1e3, [], targets, min_distance, step, moving,
+                            list(player.reason), paths)
+        player.advance(dt if dt > 0 else self.dt)
+        self._advance(frame, dt)
+        return frame
+
+    def _spec_key(self) -> np.ndarray:
+        """The targets' links and masks, as numbers: a path is planned for these too."""
+        return np.array([x for t, link in zip(self.spec.targets, self._links, strict=True)
+                         for x in (link.idx_local, *t.pos_mask, *t.rot_mask)], float)
+
+    def path_of(self, env: int) -> np.ndarray | None:
+        """The path env ``env`` moves along or last moved along under ``solver.plan``: ``(T, n_qs)``
+        samples, or None."""
+        return self.player.path_of(env)
+
     def apply(self, frame: RunnerFrame, dt: float | None = None) -> None:
         """Take a frame another runner of the same spec solved (the app's solver process): set its
         ``qpos`` (n_envs, n_qs), move the target frames and advance time by ``dt`` (s), as
-        :meth:`step` does after its IK calls."""
+        :meth:`step` does after its IK calls; keep the paths it began (:meth:`path_of`)."""
         dt = self.dt if dt is None else float(dt)
+        for env, (samples, step) in frame.paths.items():
+            self.player.begin(env, samples, step, np.zeros(0))
         qpos = np.asarray(frame.qpos).reshape(self.n_envs, -1)
         self.robot.set_qpos(qpos if self.scene.is_batched else qpos[0])
         self._advance(frame, dt)
@@ -235,6 +301,7 @@ class Runner:
         for entity, obstacle in zip(self.obstacles, self.spec.obstacles):
             entity.set_pos(obstacle.pos)
             entity.set_quat(obstacle.orientation())
+        self.player.obstacles_changed()
 
     def run(self, n_frames: int) -> list[RunnerFrame]:
         """``n_frames`` steps; their frames."""
@@ -245,6 +312,7 @@ class Runner:
         self.t = self.t_solved = 0.0
         self.clearance = None
         self.frame_index = 0
+        self.player.reset()
         self.robot.set_qpos(np.tile(self.robot.tree.default_qpos, (self.n_envs, 1)))
 
     # -- visualizer -------------------------------------------------------------------------------
