@@ -30,7 +30,7 @@ from engine.scenefile.io import resolve_robot
 from ..sim.loop import FAIL_TINT, Sim, Snapshot  # noqa: F401 (FAIL_TINT: re-exported)
 from ..sim.metrics import FrameReadout, Metrics
 from ..sim.thread import SimThread
-from . import placement
+from . import motion, placement
 from .camera_math import OrbitCamera
 from .history import EditHistory
 from .obstacles import ObstacleEditor
@@ -323,23 +323,22 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         return self._try("solver", apply, key=f"solver {name}")
 
     def set_smooth(self, on: bool) -> bool:
-        """The solver panel's "smooth" switch: velocity-limited tracking (``solver.track``). Off sets a
-        scene's ``max_joint_velocity`` aside (a scene file may give it only with ``track``), on
-        brings it back."""
+        """The solver panel's "smooth" switch: velocity-limited tracking (``solver.track``); on turns
+        planned motion off (:func:`app.control.motion.switch`)."""
+        return self._set_motion(bool(on), bool(self.spec.solver.plan) and not on)
+
+    def set_plan(self, on: bool) -> bool:
+        """The solver panel's "plan" switch: each env moves along collision-free paths to its new
+        answers (``solver.plan``); on turns smooth tracking off."""
+        return self._set_motion(bool(self.spec.solver.track) and not on, bool(on))
+
+    def _set_motion(self, track: bool, plan: bool) -> bool:
         def apply():
             with self.edit_lock:
-                solver = self.spec.solver
-                if on:
-                    solver.track = True
-                    if self.kept_velocity is not None:
-                        solver.max_joint_velocity, self.kept_velocity = self.kept_velocity, None
-                else:
-                    if solver.max_joint_velocity is not None:
-                        self.kept_velocity, solver.max_joint_velocity = solver.max_joint_velocity, None
-                    solver.track = False
+                self.kept_velocity = motion.switch(self.spec.solver, self.kept_velocity, track, plan)
             self.edited()
 
-        return self._try("solver", apply, key="solver track")
+        return self._try("solver", apply, key="solver motion")
 
     def show_collision_spheres(self, show: bool) -> bool:
         """Draw the robot's collision spheres in every env (visualizer debug objects only), or not."""

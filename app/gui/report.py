@@ -34,6 +34,7 @@ def write_report(app, path: Path) -> None:
                       "space": c.targets.space if c.targets is not None else "world",
                       "help": app.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env,
                       "recording": c.recording is not None, "busy": c.busy, "smooth": bool(c.spec.solver.track),
+                      "plan": bool(c.spec.solver.plan),
                       "render_size": [cam.width, cam.height]},
             "last_recording": None if c.last_recording is None else {
                 k: str(v) if k == "path" else v for k, v in c.last_recording.items()},
@@ -81,6 +82,9 @@ def _scene(app) -> dict:
             "solved": {"generation": c.view.generation,
                        "frames": 0 if c.view.frame is None else c.view.frame.index + 1},
             "readouts": app.panels.readouts.text.value, "gizmo_labels": list(app.view.labels),
+            "plan_path": None if c.view.path is None else c.view.path.tolist(),
+            "plan_reason": None if c.view.frame is None or c.view.frame.plan_reason is None else
+            list(c.view.frame.plan_reason),
             **obstacles.report(c, to_view)}
 
 

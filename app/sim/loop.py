@@ -25,6 +25,7 @@ from engine import scenefile
 
 from . import collision_view, shading
 from .metrics import FrameReadout
+from .path_view import PathView
 from .tuning import freeze_heap, kernel_cache_files
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
@@ -43,6 +44,7 @@ class Snapshot:
     ``links_pos`` (n_envs, n_links, 3), ``links_quat`` (n_envs, n_links, 4); ``offsets``
     (n_envs, 3) each env's on-screen offset. ``frame``: the last solved RunnerFrame (None until one).
     ``colliding`` (n_envs,) bool: whose answer collides (None: not checked, :mod:`app.sim.collision_view`).
+    ``path``: the planned path drawn for the selected env, ``(T, n_qs)`` samples (None: none drawn).
     """
 
     generation: int
@@ -58,6 +60,7 @@ class Snapshot:
     frame: object
     t: float
     colliding: np.ndarray | None = None
+    path: np.ndarray | None = None
 
 
 class Sim:
@@ -67,6 +70,7 @@ class Sim:
         self.c = c
         self.scene = self.runner = self.robot = None
         self.collisions: collision_view.CollisionView | None = None
+        self.paths = PathView()  # the selected env's planned path (solver.plan)
         self.generation = 0
         self.version = 0
         self.published: Snapshot | None = None
@@ -120,6 +124,7 @@ class Sim:
             self.solver = self.pool.take()
             self.solver.build(spec, scene.n_batch)  # in the child, while this one draws the robots
         self.scene, self.runner, self.robot = scene, runner, runner.robot
+        self.paths = PathView()  # the old scene's drawing went with it
         self.collisions = collision_view.CollisionView(runner.robot, scene.visualizer)
         runner.spec = spec.model_copy(deep=True)  # the runner's own: the GUI edits `spec`
         self.pending, self._requested, self.last_frame = None, None, None
@@ -174,7 +179,8 @@ class Sim:
             n_envs=n, offsets=self.scene.envs_offset(), qpos=robot.get_qpos().reshape(n, -1),
             links_pos=robot.get_links_pos().reshape(n, -1, 3), links_quat=robot.get_links_quat().reshape(n, -1, 4),
             frame=self.last_frame, t=self.runner.t,
-            colliding=None if self.collisions.colliding is None else self.collisions.colliding.copy())
+            colliding=None if self.collisions.colliding is None else self.collisions.colliding.copy(),
+            path=self.paths.samples)
         self.published = snap
         return snap
 
@@ -242,6 +248,8 @@ class Sim:
         self.last_frame = frame
         colliding = self._check_collisions(frame.min_distance)  # the solve's own distances when it avoided
         self._tint_failures(frame.success, colliding, frame.lagging)
+        env = c.selected_env if 0 <= c.selected_env < self.runner.n_envs else 0
+        self.paths.update(self.scene, self.runner, env, bool(self.runner.spec.solver.plan))
         readout = FrameReadout.of(frame, now, self.visualizer.last_timing.get("total_ms", 0.0), colliding)
         if self._warm:
             c.metrics.add(readout)

@@ -13,8 +13,9 @@ class FrameReadout:
     """One frame's figures. Times in ms, errors in m / rad, ``converged`` in percent of envs;
     ``collided``: percent of envs whose answer collides (None: no collision check ran, see
     :mod:`app.sim.collision_view`); ``worst_step``: the largest joint move of any env in this frame
-    (rad or m); ``lagging``: envs behind their targets under velocity-limited tracking (counted
-    apart from ``failed``)."""
+    (rad or m); ``lagging``: envs behind their targets under velocity-limited tracking, or moving
+    along their paths under planned motion (counted apart from ``failed``); ``plan_failed``: under
+    planned motion, envs whose last planning failed (None without planned motion)."""
 
     t: float
     ik_ms: float
@@ -26,6 +27,7 @@ class FrameReadout:
     collided: float | None = None
     worst_step: float = 0.0
     lagging: int = 0
+    plan_failed: int | None = None
 
     @classmethod
     def of(cls, frame, t: float, render_ms: float, colliding: np.ndarray | None) -> FrameReadout:
@@ -34,7 +36,8 @@ class FrameReadout:
         return cls(t, frame.ik_ms, render_ms, 100.0 * frame.success_rate, int((~frame.success & ~lagging).sum()),
                    worst(frame.pos_error), worst(frame.rot_error),
                    None if colliding is None else 100.0 * float(colliding.mean()),
-                   worst(frame.step) if frame.step is not None else 0.0, int(lagging.sum()))
+                   worst(frame.step) if frame.step is not None else 0.0, int(lagging.sum()),
+                   None if frame.plan_reason is None else sum(r not in (None, "ok") for r in frame.plan_reason))
 
 
 class Metrics:

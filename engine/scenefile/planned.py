@@ -189,15 +189,16 @@ class PathPlayer:
         return out
 
     # -- deciding -------------------------------------------------------------------------------------
-    def due(self, keys: np.ndarray) -> np.ndarray:
+    def due(self, keys: np.ndarray, timeless: bool = False) -> np.ndarray:
         """``(n_envs,)`` bool: envs that plan this frame, given the targets' ``keys`` ``(n_envs, k)``:
         their targets differ from the ones planned for, they have settled (or kept moving for
         :data:`CHASE_AFTER` s), and the env is at rest; after the obstacles moved, also every moving or
-        failed env."""
+        failed env. ``timeless``: the frame does not advance time (an edit while paused), so a target
+        that moved in it has settled."""
         n = self.n_envs
         changed = np.array([p is None or p.shape != keys[e].shape or np.abs(p - keys[e]).max(initial=0.0) > SAME_TARGET
                             for e, p in enumerate(self.planned_for)], bool)
-        if self.last_keys is None or self.last_keys.shape != keys.shape:
+        if timeless or self.last_keys is None or self.last_keys.shape != keys.shape:
             settled = np.ones(n, bool)
         else:
             settled = np.abs(keys - self.last_keys).max(axis=1, initial=0.0) <= SAME_TARGET

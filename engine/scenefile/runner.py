@@ -239,7 +239,7 @@ class Runner:
         keys = np.concatenate([planned.target_keys(targets, n), np.tile(self._spec_key(), (n, 1))], axis=1)
         q_before = np.asarray(robot.get_qpos(), float).reshape(n, -1)
         t0 = time.perf_counter()
-        due = np.flatnonzero(player.due(keys))
+        due = np.flatnonzero(player.due(keys, timeless=dt == 0))
         # an env not placed yet (frame 0, after a reset) goes to its answer at once, as tracking's frame 0 does
         placed = player.placed()[due]
         unplaced, rest = due[~placed], due[placed]

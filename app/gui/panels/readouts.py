@@ -27,6 +27,14 @@ def collision_lines(c) -> list[str]:
     return [f"in collision {100.0 * colliding.mean():5.1f} %", f"  ({int(colliding.sum())} of {colliding.size} envs)"]
 
 
+def step_line(step: float, m) -> str:
+    """The worst joint step of the last 2 s and, tracking, the lagging envs; planning, the envs
+    moving along paths and those whose planning failed (short: it shares the panel's width)."""
+    if m.plan_failed is None:
+        return f"worst step {step:6.4f} rad (last 2 s)   lagging {m.lagging}"
+    return f"worst step {step:6.4f} rad   moving {m.lagging}   no path {m.plan_failed}"
+
+
 def solve_lines(c, gui_fps: float, images_per_s: float) -> list[str]:
     """The readout lines before the collision ones (as many before the first solve as after)."""
     m = c.metrics.last
@@ -37,8 +45,7 @@ def solve_lines(c, gui_fps: float, images_per_s: float) -> list[str]:
         lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
                   f"worst pos {1e3 * m.worst_pos:7.3f} mm   rot {np.degrees(m.worst_rot):6.3f} deg",
-                  f"worst step {c.metrics.recent_max('worst_step', STEP_SPAN_S):6.4f} rad (last 2 s)   "
-                  f"lagging {m.lagging}"]
+                  step_line(c.metrics.recent_max("worst_step", STEP_SPAN_S), m)]
     else:
         lines += ["IK     -- ms   render     -- ms", "converged    -- %   failed --",
                   "worst pos     -- mm   rot    -- deg", "worst step     -- rad (last 2 s)   lagging --"]

@@ -1,7 +1,8 @@
-"""The Solver section: the smooth-tracking switch, the solver settings of the engine's table that
-the panel shows (:data:`engine.ik.options.SETTINGS`, those marked ``panel``: a new one appears
-here by itself), and collision avoidance with its margin. A change is validated like the scene
-file's ``solver:`` section; a bad value stays on the status line and the solver keeps the old one."""
+"""The Solver section: the motion switches (smooth tracking, planned paths), the solver settings
+of the engine's table that the panel shows (:data:`engine.ik.options.SETTINGS`, those marked
+``panel``: a new one appears here by itself), and collision avoidance with its margin. A change is
+validated like the scene file's ``solver:`` section; a bad value stays on the status line and the
+solver keeps the old one."""
 
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ class SolverPanel(Panel):
             self.track = self.add(dpg.add_checkbox(label="smooth", tag="solver_track",
                                                    default_value=bool(c.spec.solver.track)),
                                   on_update=lambda v: c.set_smooth(bool(v)))  # within velocity limits
+            self.plan = self.add(dpg.add_checkbox(label="plan", tag="solver_plan",
+                                                  default_value=bool(c.spec.solver.plan)),
+                                 on_update=lambda v: c.set_plan(bool(v)))  # along collision-free paths
             for setting in SOLVER_FIELDS:
                 if setting.kind == "bool":
                     self.field(setting)
@@ -77,6 +81,11 @@ class SolverPanel(Panel):
         self.add(item, on_update=lambda v: c.set_solver_param(name, cast(v)))
 
     def on_scene(self, robot_changed: bool) -> None:
-        self.track.set_unless_active(bool(self.c.spec.solver.track))
+        self.refresh()
         self.avoid.set_unless_active(bool(self.c.spec.solver.avoid_collisions))
         self.margin.set_unless_active(float(self.c.spec.solver.collision_margin))
+
+    def refresh(self) -> None:
+        """The two motion switches follow the spec (one turns the other off)."""
+        self.track.set_unless_active(bool(self.c.spec.solver.track))
+        self.plan.set_unless_active(bool(self.c.spec.solver.plan))
