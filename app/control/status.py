@@ -61,12 +61,25 @@ class StatusMixin:
         lagging = None if frame is None else frame.lagging
         if frame is not None and not frame.success.all():
             failed = int((~frame.success).sum()) - (0 if lagging is None else int(lagging.sum()))
+            if frame.plan_reason is not None:  # planned motion: moving is the normal way there
+                return _plan_status(frame, failed)
             if failed == 0:
                 return "warning", (f"{int(lagging.sum())} of {frame.success.size} envs lag behind their targets "
                                    "(tinted amber): their joints move at their velocity limits (smooth is on)")
             return "warning", (f"{failed} of {frame.success.size} envs do not reach their targets (tinted red): "
                                "move the target back, or press T to reset targets to the robots")
         return None
+
+
+def _plan_status(frame, failed: int) -> tuple[str, str] | None:
+    """The status line under planned motion: envs on their way (info), or whose planning failed and why."""
+    n = frame.success.size
+    if failed == 0:
+        return "info", f"{int(frame.lagging.sum())} of {n} envs move along planned paths (tinted amber)"
+    reasons = sorted({r for r in frame.plan_reason if r not in (None, "ok")})
+    why = ", ".join(r.replace("_", " ") for r in reasons) or "not at their targets"
+    return "warning", (f"{failed} of {n} envs found no path (tinted red: {why}): move the target or the "
+                       "obstacle")
 
 
 def fit(text: str, width_px: float, lines: int, measure) -> tuple[str, bool]:

@@ -296,7 +296,8 @@ class Sim:
         """A tick would solve, and the last solved state is already on its way to the screen (the sim
         runs at most one frame ahead of the renderer)."""
         c = self.c
-        due = c.playing or c.step_requests != self._steps_seen or c.edit_count != self._solved_edits
+        due = (c.playing or c.step_requests != self._steps_seen or c.edit_count != self._solved_edits
+               or self.catching_up())  # paused: an edit is followed to its end
         if self.scene is None or not due or c.manual or self.first_image_due():
             return False
         return not (self._stepped_unrendered and self.busy_rendering())

@@ -188,6 +188,12 @@ class PathPlayer:
                 out[e] = s[k] + f * (s[k + 1] - s[k])
         return out
 
+    def unplanned(self, keys: np.ndarray) -> np.ndarray:
+        """``(n_envs,)`` bool: the targets ``keys`` ``(n_envs, k)`` differ from those the env last
+        planned for (it will plan once at rest and they settle)."""
+        return np.array([p is None or p.shape != keys[e].shape or np.abs(p - keys[e]).max(initial=0.0) > SAME_TARGET
+                         for e, p in enumerate(self.planned_for)], bool)
+
     # -- deciding -------------------------------------------------------------------------------------
     def due(self, keys: np.ndarray, timeless: bool = False) -> np.ndarray:
         """``(n_envs,)`` bool: envs that plan this frame, given the targets' ``keys`` ``(n_envs, k)``:
@@ -196,8 +202,7 @@ class PathPlayer:
         failed env. ``timeless``: the frame does not advance time (an edit while paused), so a target
         that moved in it has settled."""
         n = self.n_envs
-        changed = np.array([p is None or p.shape != keys[e].shape or np.abs(p - keys[e]).max(initial=0.0) > SAME_TARGET
-                            for e, p in enumerate(self.planned_for)], bool)
+        changed = self.unplanned(keys)
         if timeless or self.last_keys is None or self.last_keys.shape != keys.shape:
             settled = np.ones(n, bool)
         else:

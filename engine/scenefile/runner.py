@@ -51,7 +51,8 @@ class RunnerFrame:
     clearance as held, and its errors are those of the answer it did not take.
 
     With ``solver.plan`` (:mod:`engine.scenefile.planned`): the errors are those of ``qpos``;
-    ``success``: the env rests at its targets; ``lagging``: the env is moving along a path;
+    ``success``: the env rests at its targets; ``lagging``: the env is moving along a path, or
+    will plan for targets that moved;
     ``plan_reason`` (n_envs,): each env's last planning outcome (None: none yet, "ok", or why it
     failed); ``paths``: the paths begun in this frame, ``{env: (samples (T, n_qs), dt s)}``.
     ``ik_ms`` then counts the IK and planning calls.
@@ -253,7 +254,7 @@ class Runner:
         pos_error[:, order], rot_error[:, order] = planned.pose_errors(
             robot, [self._links[i] for i in order], [targets[i] for i in order],
             [m.pos_mask for m in masks], [m.rot_mask for m in masks])
-        moving, failed = player.playing(), player.failed()
+        moving, failed = player.playing() | player.unplanned(keys), player.failed()
         solver = self.spec.solver
         success = ~moving & ~failed & (pos_error <= 2 * solver.pos_tol).all(axis=1) & \
             (rot_error <= 2 * solver.rot_tol).all(axis=1)
