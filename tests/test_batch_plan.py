@@ -193,7 +193,7 @@ def test_one_start_for_every_row_and_the_command_line_columns(clutter, targets, 
     assert paths.shape[1] == 8
     np.testing.assert_allclose(paths[:, 0], np.tile(one, (len(paths), 1)), atol=1e-6)
     manifest = json.loads((tmp_path / "o" / "_ikstudio_solve.json").read_text())
-    assert manifest["settings"]["start_qpos"] == one and manifest["settings"]["chunk"] == 1024
+    assert manifest["settings"]["start_qpos"] == one and manifest["settings"]["chunk"] == 256
     assert plan_seed(1, 0) != engine.batch.chunk_seed(1, 0)
 
 

@@ -77,7 +77,7 @@ def add_parser(sub, add_backend) -> None:
                       help="also plan, per row, a collision-free joint path from a start to the row's IK answer among "
                            "the --obstacles (plan_path, certified between waypoints; seeded from --seed and the chunk, "
                            "so resumed and Ray runs give the same paths); --avoid-collisions defaults to on, "
-                           "--chunk to 1024")
+                           "--chunk to 256")
     plan.add_argument("--start", metavar="COLUMNS",
                       help="the start of each row's path: one numeric column of TARGETS per qpos entry, "
                            "comma-separated, in qpos order (default: the robot's default qpos)")

@@ -33,7 +33,7 @@ PLAN_KEYS = ("num_waypoints", "max_nodes", "resolution", "max_retry", "smooth_pa
              "ignore_collision")
 DEFAULTS = {"num_waypoints": 32, "max_nodes": 2000, "resolution": 0.05, "max_retry": 1, "smooth_path": True,
             "planner": "RRTConnect", "safety_margin": 0.0, "ignore_collision": False}
-PLAN_CHUNK = 1024  # rows per chunk by default in a plan job: one plan_path call of 1024 envs (its trees' memory)
+PLAN_CHUNK = 256  # rows per chunk in a plan job: paths/s level off by ~256 envs (bench/plan.py); ~15 s a chunk
 PLANNERS = ("RRTConnect", "RRT")
 WHY_NOT = {  # plan_path keywords a dataset fixes itself, and why
     "timeout": "a path that depends on the clock would differ between runs, so a resumed or distributed job could "
