@@ -6,10 +6,9 @@ row's answer (its ``q_<joint>`` columns), stays within the joint limits and is f
 along every segment (Pinocchio + coal, tests/_plan_judge.py, at 1 mm / 0.005 rad steps where the
 mesh clearance proves nothing more). A job stopped after its first chunk and resumed by the
 command line in a fresh process with one taichi thread (as a Ray worker runs) gives the same
-part files, byte for byte, as the uninterrupted in-process job: the determinism a Ray run
-relies on (tests/test_batch_ray.py checks Ray itself on row jobs; a Ray plan job is not run
-here, its cluster start alone exceeds this file's budget). Bad inputs are one-line errors naming
-the argument or column, and leave no output folder behind.
+part files, byte for byte, as the uninterrupted in-process job, and so does a run on a local
+2-CPU Ray cluster (two workers). Bad inputs are one-line errors naming the argument or column,
+and leave no output folder behind.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ from engine.plan import result as plan_result
 from engine.scenefile import build, load
 from engine.scenefile.obstacles import obstacle_morph
 
+RUN_LAST = True  # uses pyarrow in the test process: see tests/conftest.py
 REPO = Path(__file__).resolve().parent.parent
 CLUTTER = REPO / "scenes" / "panda_clutter.yaml"
 ROBOT, LINK = "panda_urdf", "panda_hand"
@@ -171,6 +171,40 @@ def test_a_stopped_job_resumed_by_the_command_line_on_one_thread_gives_the_same_
     for name in parts:
         assert filecmp.cmp(whole[0] / name, out / name, shallow=False), f"{name} differs from the uninterrupted job's"
     assert read_sorted(out).equals(read_sorted(whole[0]))
+
+
+RAY_DRIVER = """
+import json, sys
+import ray
+import engine.batch
+targets, out, starts, clutter = sys.argv[1:5]
+ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="error")
+try:
+    summary = engine.batch.solve("panda_urdf", targets, "panda_hand", out, chunk=4, seed=1, obstacles=clutter, ray=True,
+                                 workers=2, plan={"max_nodes": 1000, "max_retry": 2, "num_waypoints": 16},
+                                 start=starts.split(","))
+    print(json.dumps(summary.to_dict()))
+finally:
+    ray.shutdown()
+"""
+
+
+def test_a_ray_run_gives_the_in_process_parts(clutter, targets, whole, tmp_path):
+    """Two Ray workers (a local 2-CPU cluster, in a child process as tests/_batch_ray_driver.py
+    does) write the in-process job's part files byte for byte."""
+    pytest.importorskip("ray")
+    robot, _ = clutter
+    out = tmp_path / "ray"
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", RAY_DRIVER, str(targets), str(out), ",".join(_starts(robot)),
+                           str(CLUTTER)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["workers"] == 2 and summary["chunks_solved"] == 3 and summary["planned"] == whole[1].planned
+    parts = sorted(p.name for p in whole[0].glob("part-*.parquet"))
+    assert parts == sorted(p.name for p in out.glob("part-*.parquet"))
+    for name in parts:
+        assert filecmp.cmp(whole[0] / name, out / name, shallow=False), f"Ray's {name} differs from the in-process one"
 
 
 def test_one_start_for_every_row_and_the_command_line_columns(clutter, targets, tmp_path, capsys):

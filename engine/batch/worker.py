@@ -100,7 +100,7 @@ class ChunkSolver:
             result = self._call(index, [_pad(p, self.job.envs) for p in pos], [_pad(q, self.job.envs) for q in quat])
             out = {"qpos": result.qpos[:n], "pos_error": result.pos_error[:n], "rot_error": result.rot_error[:n],
                    "success": result.success[:n], "iterations": result.iterations[:n]}
-            if self.job.plan is not None:
+            if self.job.plan is not None and index >= 0:  # not in the warm-up: its start may need a search
                 out.update(self._plan(index, out["qpos"], out["success"], starts))
         out["iterations"] = out["iterations"].astype(np.int32)
         return {"index": index, **out, "seconds": time.perf_counter() - t0, "pid": os.getpid(),
