@@ -3,6 +3,7 @@
     ikstudio solve panda --link hand --targets grasps.parquet --out solutions/
     ikstudio solve panda --link left_finger --link right_finger --rot-mask 0,0,1 --targets t.csv --out o/
     ikstudio solve panda --link hand --targets t.npz --out o/ --solver fast.yaml --damping 0.02 --ray
+    ikstudio solve panda --link hand --targets t.parquet --out o/ --obstacles clutter.yaml --plan --start-qpos 0,...
 
 Ctrl+C, SIGTERM or SIGHUP stop it within a second or so: every finished part stays, and the same
 command resumes (exit status 128 + the signal). The summary line goes to stdout (the JSON summary
@@ -47,7 +48,11 @@ def add_parser(sub, add_backend) -> None:
                     "for several links; other columns are carried through) into OUT, a Parquet dataset with one "
                     "part per chunk. Rerun the same command to resume an interrupted job.",
         epilog="Columns of OUT: target (the input row), q_<joint> per qpos entry, success, pos_error and rot_error "
-               "(LINK.pos_error ... for several links), iterations, then the carried columns.")
+               "(LINK.pos_error ... for several links), iterations, then the carried columns. With --plan, after "
+               "iterations: path (a list of --num-waypoints waypoints of one value per qpos entry, float32 at "
+               "precision 32; null where no valid path), plan_valid, plan_reason (why not valid: goal_unreachable "
+               "where the IK failed, else plan_path's reason; null where valid) and path_length (rad / m in joint "
+               "space; null where not valid).")
     p.add_argument("robot", nargs="?", help="catalog name (`ikstudio robots`) or a .urdf / .xml file")
     p.add_argument("--link", action="append", metavar="LINK",
                    help="the link to place; repeat it (or comma-separate) for a multilink job")
@@ -67,6 +72,27 @@ def add_parser(sub, add_backend) -> None:
                    help="trajectory id column: rows sharing an id are one motion, solved in --time order, each frame "
                         "warm-started from the previous and velocity-limited (--chunk then counts trajectories)")
     p.add_argument("--time", metavar="COLUMN", help="time column of a --trajectory job, seconds")
+    plan = p.add_argument_group("paths (--plan)")
+    plan.add_argument("--plan", action="store_true",
+                      help="also plan, per row, a collision-free joint path from a start to the row's IK answer among "
+                           "the --obstacles (plan_path, certified between waypoints; seeded from --seed and the chunk, "
+                           "so resumed and Ray runs give the same paths); --avoid-collisions defaults to on, "
+                           "--chunk to 256")
+    plan.add_argument("--start", metavar="COLUMNS",
+                      help="the start of each row's path: one numeric column of TARGETS per qpos entry, "
+                           "comma-separated, in qpos order (default: the robot's default qpos)")
+    plan.add_argument("--start-qpos", metavar="Q1,Q2,...",
+                      help="one start for every row: one value per qpos entry (rad or m); write "
+                           "--start-qpos=-0.5,... when the first is negative")
+    plan.add_argument("--num-waypoints", type=int, metavar="N", help="waypoints per path; default 32")
+    plan.add_argument("--max-nodes", type=int, metavar="N", help="tree nodes per row and attempt; default 2000")
+    plan.add_argument("--max-retry", type=int, metavar="N", help="attempts for rows still failing; default 1")
+    plan.add_argument("--resolution", type=float, metavar="X",
+                      help="largest step per joint of a tree edge (rad or m); default 0.05")
+    plan.add_argument("--planner", choices=("RRTConnect", "RRT"), help="default RRTConnect")
+    plan.add_argument("--safety-margin", type=float, metavar="M", help="clearance every path keeps (m); default 0")
+    plan.add_argument("--smooth-path", action=argparse.BooleanOptionalAction, default=None,
+                      help="shortcut the found paths; default yes")
     p.add_argument("--solver", metavar="FILE.yaml", help="solver settings, as in a scene file's solver: section")
     for setting in SETTINGS:  # a flag per solver setting (engine.ik.options), as in a scene file's solver: section
         _add_setting_flag(p, setting)
@@ -99,6 +125,22 @@ def _masks(values, flag: str):
     return out
 
 
+PLAN_FLAGS = ("num_waypoints", "max_nodes", "max_retry", "resolution", "planner", "safety_margin", "smooth_path")
+
+
+def _plan(args, labels: dict):
+    """``plan=`` of :func:`engine.batch.solve` from ``--plan`` and its flags (their labels added)."""
+    given = {key: getattr(args, key) for key in PLAN_FLAGS if getattr(args, key) is not None}
+    for key in PLAN_FLAGS:
+        labels[key] = "--" + key.replace("_", "-")
+    if not args.plan:
+        if given:
+            flags = ", ".join(labels[key] for key in given)
+            raise CliError(f"{flags}: path settings apply with --plan", EXIT_USAGE)
+        return None
+    return given or True
+
+
 def run(args) -> int:
     """``ikstudio solve``; returns the exit status. Errors are raised as ``CliError`` (one line)."""
     import engine.batch
@@ -120,11 +162,13 @@ def run(args) -> int:
     labels = {"links": "--link", "out": "--out", "targets": "--targets", "pos_mask": "--pos-mask",
               "rot_mask": "--rot-mask", "chunk": "--chunk", "seed": "--seed", "solver": "--solver",
               "ray": "--ray", "workers": "--workers", "robot": "robot", "obstacles": "--obstacles",
-              "trajectory": "--trajectory", "time": "--time"}
+              "trajectory": "--trajectory", "time": "--time", "plan": "--plan", "start": "--start",
+              "start_qpos": "--start-qpos"}
     for setting in SETTINGS:
         labels[setting.name] = setting.flag
         if getattr(args, setting.name) is not None:
             solver[setting.name] = getattr(args, setting.name)
+    plan = _plan(args, labels)
     pos_mask = _masks(args.pos_mask, "--pos-mask")
     rot_mask = _masks(args.rot_mask, "--rot-mask")
     with stop_on_signals() as signals, warnings.catch_warnings(), _stdout_to_stderr():
@@ -136,7 +180,7 @@ def run(args) -> int:
                 backend=args.backend, progress=not args.no_progress,
                 log=lambda message: print(f"note: {message}", file=sys.stderr, flush=True),
                 labels=labels, init=lambda backend, precision: init_engine(backend), obstacles=args.obstacles,
-                trajectory=args.trajectory, time=args.time)
+                trajectory=args.trajectory, time=args.time, plan=plan, start=args.start, start_qpos=args.start_qpos)
             signals.check()
         except SceneFileError:
             raise

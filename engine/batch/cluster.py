@@ -154,8 +154,8 @@ class Pool:
 
     def run(self, todo: list[int], chunk_args):
         """Solve chunks ``todo`` (``chunk_args(k) -> (pos, quat)``, and a trajectory job's times and
-        lengths: :meth:`ChunkSolver.solve`'s arguments after the index), yielding each result dict as it
-        arrives (in any order)."""
+        lengths, or a plan job's starts: :meth:`ChunkSolver.solve`'s arguments after the index),
+        yielding each result dict as it arrives (in any order)."""
         ray = self.ray
         from ray.exceptions import RayActorError, RayTaskError, WorkerCrashedError
 

@@ -296,6 +296,10 @@ class JobSpec:
     (:mod:`engine.batch.trajectories`): ``trajectory`` / ``time`` name its columns, ``chunk`` and
     ``envs`` count trajectories, ``max_joint_velocity`` bounds its frames after the first (None: the
     robot file's), which run ``track_samples`` samples (1 unless the solver settings gave ``max_samples``).
+    A plan job (:mod:`engine.batch.planning`): ``plan`` holds its ``plan_path`` keywords (None: no
+    plan job); each row's path starts at ``start_qpos`` (one configuration for every row), at the
+    row's values of the targets' columns ``start_columns`` (in qpos order), or, both None, at the
+    robot's default qpos.
     """
 
     robot: str
@@ -316,6 +320,9 @@ class JobSpec:
     time: str | None = None
     max_joint_velocity: object = None
     track_samples: int = 1
+    plan: dict | None = field(default=None, hash=False)
+    start_qpos: tuple[float, ...] | None = None
+    start_columns: tuple[str, ...] | None = None
 
     @property
     def has_pos(self) -> list[bool]:
@@ -344,6 +351,13 @@ class JobSpec:
                 d.pop(key)
         elif isinstance(self.max_joint_velocity, tuple):
             d["max_joint_velocity"] = list(self.max_joint_velocity)
+        if self.plan is None:  # likewise a job without plan_path
+            for key in ("plan", "start_qpos", "start_columns"):
+                d.pop(key)
+        else:
+            d["plan"] = dict(sorted(self.plan.items()))
+            d["start_qpos"] = None if self.start_qpos is None else list(self.start_qpos)
+            d["start_columns"] = None if self.start_columns is None else list(self.start_columns)
         return d
 
 

@@ -5,7 +5,8 @@ every call's start) and then solves chunk after chunk with one batched IK call e
 compiled kernels are made (or loaded from taichi's disk cache) once per worker. Chunk ``k``'s
 rows are envs ``0 .. n-1`` of a call seeded :func:`~engine.batch.settings.chunk_seed` ``(seed, k)``;
 a short last chunk is padded with copies of its last row, whose answers are dropped. So a row's
-answer is the same whichever worker solves it.
+answer is the same whichever worker solves it. In a plan job, the chunk's rows are then planned
+in the same scene, from their starts to their answers (:mod:`engine.batch.planning`).
 """
 
 from __future__ import annotations
@@ -74,15 +75,19 @@ class ChunkSolver:
                    [quat[:, i] if has else None for i, has in zip(idx, self.job.has_quat)])
         return time.perf_counter() - t0
 
-    def solve(self, index: int, pos: list, quat: list, times=None, lengths=None) -> dict:
+    def solve(self, index: int, pos: list, quat: list, times=None, lengths=None, starts=None) -> dict:
         """Solve chunk ``index``: ``pos[i]`` ``(n, 3)`` / ``quat[i]`` ``(n, 4)`` per link (None where
         the link takes no such target), ``n <= job.envs``; or, in a trajectory job, the chunk's
         rows with their ``times`` (n,) s and the trajectories' ``lengths`` (frames each, at most
-        ``job.envs`` trajectories), solved as motions (:mod:`engine.batch.trajectories`).
+        ``job.envs`` trajectories), solved as motions (:mod:`engine.batch.trajectories`). In a
+        plan job, ``starts`` ``(n, n_qs)``: each row's start (None: ``job.start_qpos``, else the
+        default qpos).
 
         Returns ``{"index", "qpos" (n, n_qs), "pos_error" (n, n_links) m, "rot_error" (n, n_links)
-        rad, "success" (n,) bool, "iterations" (n,) int32, "seconds" (the IK calls' wall time)}``,
-        and ``"step"`` (n,) rad or m in a trajectory job.
+        rad, "success" (n,) bool, "iterations" (n,) int32, "seconds" (the IK and plan calls' wall
+        time)}``, ``"step"`` (n,) rad or m in a trajectory job, and in a plan job the keys of
+        :func:`~engine.batch.planning.plan_chunk` (``path``, ``plan_valid``, ``plan_reason``,
+        ``path_length``).
         """
         t0 = time.perf_counter()
         if lengths is not None:
@@ -95,9 +100,22 @@ class ChunkSolver:
             result = self._call(index, [_pad(p, self.job.envs) for p in pos], [_pad(q, self.job.envs) for q in quat])
             out = {"qpos": result.qpos[:n], "pos_error": result.pos_error[:n], "rot_error": result.rot_error[:n],
                    "success": result.success[:n], "iterations": result.iterations[:n]}
+            if self.job.plan is not None and index >= 0:  # not in the warm-up: its start may need a search
+                out.update(self._plan(index, out["qpos"], out["success"], starts))
         out["iterations"] = out["iterations"].astype(np.int32)
         return {"index": index, **out, "seconds": time.perf_counter() - t0, "pid": os.getpid(),
                 "backend": self.backend}
+
+    def _plan(self, index: int, goal: np.ndarray, success: np.ndarray, starts) -> dict:
+        """The chunk's paths: from ``starts`` (or the job's start) to ``goal`` where ``success``."""
+        from .planning import plan_chunk, plan_seed
+
+        n = len(goal)
+        if starts is None:
+            one = self.q0[0] if self.job.start_qpos is None else np.asarray(self.job.start_qpos)
+            starts = np.repeat(np.asarray(one, float)[None], n, axis=0)
+        return plan_chunk(self.robot, np.asarray(goal, float), np.asarray(success, bool), np.asarray(starts, float),
+                          plan_seed(self.job.seed, max(index, 0)), self.job.plan)
 
     def _call(self, index: int, pos: list, quat: list, start=None, frame: int = 0, dt: float | None = None):
         """One IK call over every env: from the default pose (``start`` None), else velocity-limited
