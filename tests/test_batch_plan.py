@@ -307,3 +307,20 @@ def test_a_resume_with_other_plan_settings_is_refused(clutter, targets, whole, t
         engine.batch.solve(ROBOT, targets, LINK, copy, chunk=4, seed=1, obstacles=CLUTTER,
                            plan={**PLAN, "num_waypoints": 8}, start=_starts(robot))
     assert sorted(p.name for p in copy.iterdir()) == before
+
+
+def test_a_scene_files_planned_motion_makes_a_plan_job(clutter, targets, tmp_path):
+    """``solver: {plan: true, plan_max_nodes}`` of a scene file (here panda_clutter_plan's) given as a
+    job's solver settings plans each row, with that node budget, rather than being dropped."""
+    robot, _ = clutter
+    sub = tmp_path / "three.parquet"
+    pq.write_table(pq.read_table(targets).slice(0, 3), sub)
+    solver = load(REPO / "scenes" / "panda_clutter_plan.yaml").solver.model_copy(update={"plan_max_nodes": 1500})
+    solver.model_fields_set.add("plan_max_nodes")
+    summary = engine.batch.solve(ROBOT, sub, LINK, tmp_path / "o", seed=1, obstacles=CLUTTER, solver=solver,
+                                 start=_starts(robot))
+    assert summary.planned is not None
+    table = read_sorted(tmp_path / "o")
+    assert table.column("plan_valid").to_numpy().sum() >= 2, table.column("plan_reason").to_pylist()
+    manifest = json.loads((tmp_path / "o" / "_ikstudio_solve.json").read_text())
+    assert manifest["settings"]["plan"]["max_nodes"] == 1500

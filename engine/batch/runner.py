@@ -115,6 +115,7 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
     solver_values = _solver_values(solver, labels)
     file_seed = solver_values.pop("seed", 0)
     track_given = {k: solver_values.pop(k) for k in st.TRACK_KEYS if k in solver_values}
+    plan = _scene_plan(plan, {k: solver_values.pop(k) for k in st.PLAN_KEYS if k in solver_values})
     plan_values, start_columns, one_start = _plan_job(plan, start, start_qpos, trajectory, tree, solver, solver_values,
                                                       labels)
     if (trajectory is None) != (time is None):
@@ -357,6 +358,19 @@ def _solver_values(solver, labels) -> dict:
         raise InvalidTypeError(f"{labels['solver']}: expected a mapping of solver settings, a SolverSpec or a YAML "
                                f"file path, got {type(solver).__name__}")
     return st.solver_settings(values, labels)
+
+
+def _scene_plan(plan, given: dict):
+    """The job's ``plan``, with a scene file's ``solver: {plan: true, plan_max_nodes}`` taken as a
+    plan job (``plan`` not given) and its node budget as the default ``max_nodes``."""
+    if plan is None and given.get("plan"):
+        plan = True
+    if plan is None or plan is False or "plan_max_nodes" not in given:
+        return plan
+    plan = {} if plan is True else dict(plan) if isinstance(plan, dict) else plan
+    if isinstance(plan, dict):
+        plan.setdefault("max_nodes", given["plan_max_nodes"])
+    return plan
 
 
 def _gave(solver, key: str) -> bool:

@@ -33,6 +33,7 @@ from ..scenefile.io import MAX_FILE_BYTES, parse_yaml, resolve_robot
 from ..scenefile.models import Mask, RotMask, SolverSpec
 
 TRACK_KEYS = ("track", "max_joint_velocity")  # a trajectory job's (engine.batch.trajectories), not an IK call's
+PLAN_KEYS = ("plan", "plan_max_nodes")  # a scene file's planned motion: a plan job (engine.batch.planning)
 SOLVER_KEYS = tuple(k for k in SolverSpec.model_fields if k != "seed" and k not in TRACK_KEYS)
 DEFAULT_KERNEL = "auto"
 CPU_CHUNK = 4096  # rows per call on a CPU: the per-row rate is flat from ~1024 rows (2 cores, Panda)
@@ -100,7 +101,7 @@ def solver_settings(values: dict | None, labels: dict[str, str] | None = None) -
         key = str(issue.loc[0]) if issue.loc else ""
         raise InvalidValueError(f"{labels.get(key, 'solver.' + format_loc(issue.loc))}: {issue.message}") from None
     out = {k: getattr(spec, k) for k in SOLVER_KEYS}
-    for key in ("seed", *TRACK_KEYS):
+    for key in ("seed", *TRACK_KEYS, *PLAN_KEYS):
         if key in values:
             out[key] = getattr(spec, key)
     return out
