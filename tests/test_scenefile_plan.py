@@ -156,3 +156,18 @@ def test_the_same_seed_plays_the_same_motion_and_a_slower_limit_is_kept():
     qc = np.array([f.qpos for f in c.run(90)])
     assert np.abs(np.diff(qc[1:], axis=0)).max() <= 0.5 * c.dt * 1.001 + 1e-6
     assert np.abs(np.diff(qc[1:], axis=0)).max() > 0.4 * c.dt  # it does move, at the slower limit
+
+
+def test_a_recording_of_planned_motion_draws_the_paths_the_envs_take(tmp_path):
+    spec = scenefile.load(SCENE)
+    spec.envs.n_envs = 2
+    gs.init(backend="cpu", precision="32", seed=0)
+    scene, runner = scenefile.build(spec, n_envs=2)
+    out = tmp_path / "plan.mp4"
+    stats = runner.record(out, n_frames=75, res=(160, 96), progress=False)  # env 1 begins a path at frame 61
+    assert stats["frames"] == 75 and out.stat().st_size > 0
+    kinds = [h.kind for h in scene.visualizer.debug]
+    assert kinds.count("frame") == 1 and kinds.count("path") >= 1, kinds
+    drawn = [h for h in scene.visualizer.debug if h.kind == "path"]
+    assert {int(h.env_idx[0]) for h in drawn} <= {0, 1}
+    scene.destroy()

@@ -144,6 +144,8 @@ class Runner:
         self.debug_frames = debug_frames
         self._frames: list | None = None  # debug frame handles, one per target
         self.player = planned.PathPlayer(self.n_envs, robot.n_qs)
+        self.draw_paths = False  # draw each env's planned path (a recording of planned motion does)
+        self._path_handles: dict = {}  # env -> its path's debug drawing
         self.retarget()
 
     @property
@@ -293,6 +295,7 @@ class Runner:
     def _advance(self, frame: RunnerFrame, dt: float) -> None:
         self.scene.step()
         self._draw_targets(frame.targets)
+        self._draw_paths(frame.paths)
         self.t_solved = frame.t
         self.t = frame.t + dt
         self.frame_index = frame.index + 1
@@ -343,6 +346,22 @@ class Runner:
                 handle.set_pose(T)
         self.scene.update_debug_objects()
 
+    def _draw_paths(self, paths: dict) -> None:
+        """With :attr:`draw_paths`, each path begun (``{env: (samples, dt)}``) drawn in its env's cell
+        in place of the env's last one: the first target's link along it."""
+        if not self.draw_paths or not paths or not self.scene.has_visualizer:
+            return
+        link = self._links[0].idx_local if self._links else -1
+        for env, (samples, _) in paths.items():
+            old = self._path_handles.pop(env, None)
+            if old is not None:
+                self.scene.clear_debug_object(old)
+            if len(samples) > 1:
+                self._path_handles[env] = self.scene.draw_debug_path(
+                    samples, self.robot, link_idx=link, density=0.1, frame_scaling=0.5,
+                    env_idx=env if self.scene.is_batched else 0)
+        self.scene.update_debug_objects()
+
     def clear_debug_frames(self) -> None:
         """Remove the target frames this runner drew."""
         if self._frames:
@@ -367,7 +386,8 @@ class Runner:
 
     def record(self, path, n_frames: int | None = None, fps: float | None = None,
                res: tuple[int, int] | None = None, progress: bool = True, before_frame=None) -> dict:
-        """Render ``n_frames`` (default: the file's) to the video ``path`` headless, stepping once per frame.
+        """Render ``n_frames`` (default: the file's) to the video ``path`` headless, stepping once per frame
+        (under ``solver.plan`` each env's path is drawn as it begins).
 
         Time runs on from the runner's current ``t``; ``dt`` becomes ``1 / fps`` so that the video
         plays the motion in real time. ``before_frame(i)``, when given, runs before frame ``i`` is
@@ -380,6 +400,7 @@ class Runner:
         record = self.spec.record
         n_frames = int(n_frames if n_frames is not None else (record.n_frames if record is not None else 120))
         fps = float(fps if fps is not None else self.spec.fps)
+        self.draw_paths = True  # a planned motion's paths are drawn as the envs take them
         self.dt = 1.0 / fps
         self.apply_camera(res)
         t0 = time.perf_counter()
