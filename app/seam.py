@@ -29,6 +29,7 @@ CONTROLLER_FIELDS = frozenset({
     "playing", "speed", "manual", "step_requests", "render_requests", "always_render",  # the clock
     "camera_params", "camera_generation", "lod",  # how to draw
     "show_spheres", "recorder", "metrics",   # what else to draw and record, where readouts go
+    "selected_env",                          # whose planned path to draw (solver.plan)
     "error", "resolve",                      # the status line
 })
 
