@@ -50,7 +50,8 @@ def test_options_are_checked_frozen_and_named_in_errors():
 
 
 def test_scene_files_solver_section_is_the_table():
-    assert list(SolverSpec.model_fields) == [s.name for s in SETTINGS] + ["seed", "track", "max_joint_velocity"]
+    assert list(SolverSpec.model_fields) == [s.name for s in SETTINGS] + ["seed", "track", "max_joint_velocity", "plan",
+                                                                          "plan_max_nodes"]
     spec = SolverSpec()
     assert {s.name: getattr(spec, s.name) for s in SETTINGS} == \
         {s.name: ("generic" if s.name == "kernel" else s.default) for s in SETTINGS}  # scenes: generic kernel
