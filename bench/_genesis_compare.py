@@ -91,9 +91,12 @@ def q_joint_names(robot) -> list[str]:
     return names
 
 
-def judge_free(robot, clutter, path: np.ndarray, valid: np.ndarray) -> tuple[int, int, float]:
-    """Of the envs ``valid`` marks, how many paths ``path (T, n, n_qs)`` are free at mesh level along
-    every segment (tests/_plan_judge.py). Returns (free, valid, seconds the judging took)."""
+def judge_free(robot, clutter, path: np.ndarray, valid: np.ndarray, start: np.ndarray, goal: np.ndarray) -> dict:
+    """Mesh-level verdicts (tests/_plan_judge.py) on the paths ``path (T, n, n_qs)`` that ``valid``
+    marks: ``valid`` (how many), ``free`` (free along every segment), ``at_waypoint`` (colliding at
+    one of the returned waypoints itself), ``between`` (free at every waypoint but colliding between
+    two), ``ends_off`` (not starting at ``start`` / ending at ``goal`` ``(n, n_qs)`` within 1e-4 rad
+    or m: a wrong problem, never expected) and ``seconds`` (the judging's wall time)."""
     sys.path.insert(0, str(HERE.parent / "tests"))
     from _plan_judge import SegmentJudge
 
@@ -102,14 +105,24 @@ def judge_free(robot, clutter, path: np.ndarray, valid: np.ndarray) -> tuple[int
     kinds = {"box": gs.morphs.Box, "cylinder": gs.morphs.Cylinder, "sphere": gs.morphs.Sphere}
     judge = SegmentJudge(robot, [kinds[kind](fixed=True, **kw) for kind, kw in clutter])
     t0 = time.perf_counter()
-    envs = np.flatnonzero(valid)
-    free = sum(judge.path_free(path[:, e].astype(float)) for e in envs)
-    return int(free), len(envs), time.perf_counter() - t0
+    out = dict(valid=0, free=0, at_waypoint=0, between=0, ends_off=0)
+    for e in np.flatnonzero(valid):
+        p = path[:, e].astype(float)
+        out["valid"] += 1
+        out["ends_off"] += int(max(np.abs(p[0] - start[e]).max(), np.abs(p[-1] - goal[e]).max()) > 1e-4)
+        if judge.path_free(p):
+            out["free"] += 1
+        elif any(min(w.min(), s.min(initial=np.inf)) <= 0 for w, s in map(judge.clearances, p)):
+            out["at_waypoint"] += 1
+        else:
+            out["between"] += 1
+    out["seconds"] = time.perf_counter() - t0
+    return out
 
 
 def table(ours: dict, rows: list[dict], judged: dict) -> str:
     """The side-by-side table: ``ours`` ``{n: (s per batch, valid share)}``, Genesis' ``rows`` and
-    ``judged`` ``{(who, n): (free, valid)}`` (mesh-level)."""
+    ``judged`` ``{(who, n): judge_free's dict}`` (mesh-level)."""
     head = (f"{'n_envs':>7} {'ours s':>8} {'GS s':>8} {'GS first':>9} {'GS build':>9} {'ours p/s':>9} "
             f"{'GS p/s':>8} {'ratio':>7} {'ours ok':>8} {'GS ok':>7} {'ours mesh-free':>15} {'GS mesh-free':>13}")
     lines = [head]
@@ -117,7 +130,7 @@ def table(ours: dict, rows: list[dict], judged: dict) -> str:
         n = row["n"]
         t_ours, ok_ours = ours[n]
         t_gs = statistics.median(row["times_s"]) if row["times_s"] else row["first_s"]
-        mesh = {who: "-" if (who, n) not in judged else "{}/{}".format(*judged[(who, n)])
+        mesh = {who: "-" if (who, n) not in judged else "{free}/{valid}".format(**judged[(who, n)])
                 for who in ("ours", "genesis")}
         lines.append(f"{n:>7} {t_ours:>8.2f} {t_gs:>8.2f} {row['first_s']:>9.1f} {row['build_s']:>9.1f} "
                      f"{n / t_ours:>9.1f} {n / t_gs:>8.2f} {t_gs / t_ours:>6.0f}x {ok_ours:>8.0%} "

@@ -130,11 +130,12 @@ def compare_genesis(args, kept: dict) -> None:
                                  repeats=args.repeats, timeout_s=args.genesis_timeout, log=log)
     judged = {}
     if args.judge:
-        for n, (_, _, path, valid, _, panda) in kept.items():
+        for n, (start, goal, path, valid, _, panda) in kept.items():
             for who, (p, v) in (("ours", (path, valid)), ("genesis", paths[n])):
-                free, total, secs = gc.judge_free(panda, CLUTTER, p, v)
-                judged[(who, n)] = (free, total)
-                print(f"  mesh-level judge, {who}, n_envs {n}: {free}/{total} valid paths free ({secs:.0f} s)")
+                j = judged[(who, n)] = gc.judge_free(panda, CLUTTER, p, v, start, goal)
+                print(f"  mesh-level judge, {who}, n_envs {n}: of {j['valid']} valid paths {j['free']} free, "
+                      f"{j['at_waypoint']} colliding at a waypoint, {j['between']} only between waypoints; "
+                      f"{j['ends_off']} off their start / goal ({j['seconds']:.0f} s)")
     print(gc.table({n: (k[4], k[3].mean()) for n, k in kept.items()}, rows, judged))
     print("ours / GS s: s per batch (median of --repeats warm calls); GS first: Genesis' first call "
           "(its compiles); GS build: scene.build; ratio: our paths/s over Genesis'; ok: each planner's "
