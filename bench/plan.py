@@ -89,7 +89,7 @@ def main() -> None:
     arch = gs.init(backend=args.backend, precision="32", seed=0)
     print(f"backend: {arch} ({arch.device}){' [software device: relative figures only]' if arch.software else ''}")
     print(f"{'n_envs':>7} {'s/batch':>9} {'first s':>8} {'paths/s':>8} {'success':>8} {'nodes':>7} {'length':>7}")
-    kept = {}  # n -> (start, goal, path, valid, s per batch): the problems Genesis also plans
+    kept = {}  # n -> this size's problems and our answers, for Genesis' sizes
     for n in args.sizes:
         panda = build(gs, n)
         start, goal = problems(panda, n, seed=100)
@@ -106,12 +106,14 @@ def main() -> None:
         print(f"{n:>7} {t:>9.2f} {first:>8.2f} {n / t:>8.1f} {valid.mean():>8.1%} "
               f"{np.mean(res.nodes):>7.0f} {np.mean(np.atleast_1d(res.length)[valid]):>7.2f}")
         if n in args.genesis_sizes:
-            kept[n] = (start, goal, res.path.reshape(100, n, -1), valid, t, panda)
+            kept[n] = dict(start=start, goal=goal, path=res.path.reshape(100, n, -1), valid=valid, seconds=t,
+                           robot=panda)
     compare_genesis(args, kept)
 
 
 def compare_genesis(args, kept: dict) -> None:
-    """Genesis' ``plan_path`` on the problems in ``kept`` (see bench/_genesis_compare.py), and the table."""
+    """Genesis' ``plan_path`` on the problems in ``kept`` ``{n: dict(start, goal (n, n_qs) rad / m; our path
+    (100, n, n_qs), valid (n,), seconds per batch, robot)}`` (bench/_genesis_compare.py), and the table."""
     import _genesis_compare as gc
 
     python = gc.genesis_python(args.genesis_python)
@@ -122,24 +124,26 @@ def compare_genesis(args, kept: dict) -> None:
     if not kept:
         print(f"--genesis-sizes {args.genesis_sizes}: none of them is in --sizes {args.sizes}; no comparison")
         return
-    robot = next(iter(kept.values()))[5]
+    robot = next(iter(kept.values()))["robot"]
     log = Path(tempfile.gettempdir()) / "bench_plan_genesis.log"
     print(f"\nGenesis' plan_path ({python}, CPU backend, its defaults, num_waypoints=100) "
           f"at n_envs {sorted(kept)} on the same problems; its log: {log}")
-    rows, paths = gc.run_genesis(python, robot, CLUTTER, {n: k[:2] for n, k in kept.items()}, num_waypoints=100,
-                                 repeats=args.repeats, timeout_s=args.genesis_timeout, log=log)
+    pairs = {n: (k["start"], k["goal"]) for n, k in kept.items()}
+    rows, paths = gc.run_genesis(python, robot, CLUTTER, pairs, num_waypoints=100, repeats=args.repeats,
+                                 timeout_s=args.genesis_timeout, log=log)
     judged = {}
     if args.judge:
-        for n, (start, goal, path, valid, _, panda) in kept.items():
-            for who, (p, v) in (("ours", (path, valid)), ("genesis", paths[n])):
-                j = judged[(who, n)] = gc.judge_free(panda, CLUTTER, p, v, start, goal)
+        for n, k in kept.items():
+            for who, (p, v) in (("ours", (k["path"], k["valid"])), ("genesis", paths[n])):
+                j = judged[(who, n)] = gc.judge_free(k["robot"], CLUTTER, p, v, k["start"], k["goal"])
                 print(f"  mesh-level judge, {who}, n_envs {n}: of {j['valid']} valid paths {j['free']} free, "
                       f"{j['at_waypoint']} colliding at a waypoint, {j['between']} only between waypoints; "
                       f"{j['ends_off']} off their start / goal ({j['seconds']:.0f} s)")
-    print(gc.table({n: (k[4], k[3].mean()) for n, k in kept.items()}, rows, judged))
+    print(gc.table({n: (k["seconds"], k["valid"].mean()) for n, k in kept.items()}, rows, judged))
     print("ours / GS s: s per batch (median of --repeats warm calls); GS first: Genesis' first call "
           "(its compiles); GS build: scene.build; ratio: our paths/s over Genesis'; ok: each planner's "
           "own valid share; mesh-free: valid paths free at mesh level along every segment.")
+
 
 if __name__ == "__main__":
     main()
