@@ -65,10 +65,11 @@ def pose_errors(robot, links: list, targets: list, pos_masks: list, rot_masks: l
 
 
 def plan_envs(runner, envs: np.ndarray, targets: list, keys: np.ndarray, q_now: np.ndarray,
-               place: bool = False) -> dict:
-    """Solve the targets of ``envs`` with collision avoidance (the full search, from where they
-    stand) and plan a timed path there from ``q_now`` ``(n_envs, n_qs)`` (``place``: go there at
-    once); returns the paths begun, ``{env: (samples, dt)}``."""
+              place: bool = False) -> dict:
+    """Solve the targets of ``envs`` of ``runner`` (a :class:`~engine.scenefile.runner.Runner`) with
+    collision avoidance (the full search, from where they stand) and plan a timed path there from
+    ``q_now`` ``(n_envs, n_qs)`` (``place``: go there at once); ``keys``: the targets each env moves
+    for (:func:`target_keys`). Returns the paths begun, ``{env: (samples (T, n_qs), dt s)}``."""
     solver, robot, player = runner.spec.solver, runner.robot, runner.player
     batched = runner.scene.is_batched
     pick = (lambda x: None if x is None else np.asarray(x)[envs]) if batched else \
