@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-PATH_DENSITY = 0.1  # share of the path's samples marked with a frame
-PATH_FRAME_SCALE = 0.5  # 5 cm axes
+PATH_DENSITY = 0.05  # share of the path's samples marked with a frame
+PATH_FRAME_SCALE = 1.0  # a 3 mm tube, 10 cm axes (engine.vis.debug_path)
 
 
 class PathView:
