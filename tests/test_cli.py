@@ -67,6 +67,19 @@ def test_check_reports_missing_file(capsys, tmp_path):
     assert f"{tmp_path / 'none.yaml'}: no such file" in capsys.readouterr().err
 
 
+def test_shipped_scenes_are_found_by_name_outside_the_repository(capsys, tmp_path, monkeypatch):
+    """A wheel install has no scenes/ folder beside the user: ``scenes/NAME.yaml``, ``NAME.yaml``
+    and ``NAME`` name the shipped scene when no such file is here; a file that is here wins."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "scenes/panda_clutter_plan.yaml", "panda_clutter.yaml", "ur5_figure8"]) == 0
+    assert "3 of 3 scene files ok" in capsys.readouterr().out
+    assert cli.main(["check", "scenes/no_such_scene.yaml"]) == 1
+    assert "scenes/no_such_scene.yaml: no such file" in capsys.readouterr().err
+    (tmp_path / "ur5_figure8.yaml").write_text("robot: {file: pnda}\n")  # the user's own file of that name
+    assert cli.main(["check", "ur5_figure8.yaml"]) == 1
+    assert "unknown robot 'pnda'" in capsys.readouterr().err
+
+
 def test_robots_lists_the_catalog(capsys):
     assert cli.main(["robots"]) == 0
     out = capsys.readouterr().out

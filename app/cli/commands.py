@@ -134,6 +134,16 @@ def _load(path: str):
     return scenefile.load(path)
 
 
+def shipped_scene(arg: str) -> str:
+    """``arg``, or the shipped scene it names where no such file is here: ``scenes/NAME.yaml``,
+    ``NAME.yaml`` or ``NAME`` (a wheel install has no scenes/ folder beside the user's files)."""
+    p = Path(arg)
+    if p.exists() or not (len(p.parts) == 1 or (len(p.parts) == 2 and p.parts[0] == "scenes")):
+        return arg
+    shipped = DEFAULT_SCENE.parent / (p.name if p.suffix == ".yaml" else p.name + ".yaml")
+    return str(shipped) if shipped.is_file() else arg
+
+
 def _build(spec, n_envs: int | None = None):
     """``(scene, runner)`` of a loaded spec (engine.scenefile.build)."""
     from engine import scenefile
@@ -166,7 +176,7 @@ def display_problem() -> str | None:
 
 
 def cmd_gui(args) -> int:
-    scene = args.scene or str(DEFAULT_SCENE)
+    scene = shipped_scene(args.scene) if args.scene else str(DEFAULT_SCENE)
     _load(scene)  # a bad scene is reported here, before any window opens
     problem = display_problem()
     if problem is not None:
@@ -239,7 +249,7 @@ def _record_plan(args):
 
     if args.n_envs is not None and args.n_envs > MAX_ENVS:
         raise CliError(f"--n-envs: expected 1 to {MAX_ENVS} (every env is drawn), got {args.n_envs}", EXIT_USAGE)
-    spec = _load(args.scene)
+    spec = _load(shipped_scene(args.scene))
     record = spec.record
     fps = args.fps if args.fps is not None else spec.fps
     if args.frames is not None:
@@ -296,7 +306,7 @@ def cmd_check(args) -> int:
     failed = 0
     for path in args.scenes:
         try:
-            spec = _load(path)
+            spec = _load(shipped_scene(path))
         except SceneFileError as err:
             failed += 1
             _print_scene_error(err)
