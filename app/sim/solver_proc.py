@@ -132,6 +132,10 @@ def _reap(proc, timeout: float) -> None:
     proc.stdout.close()
 
 
+SPARE_NICE = 12  # a spare child's nice value: its start (taichi's import and init, seconds of CPU) comes after
+# the sim and render threads (nice 8, app.sim.thread.SIM_NICE); at 0 it stopped the answers for ~6 s on 2 cores
+
+
 class SolverPool:
     """Hands out :class:`SolverProcess` es, keeping one spare started ahead, and starts the generic
     solver's warm-up (see the module doc). Both start only once a scene has solved
@@ -156,14 +160,14 @@ class SolverPool:
         """A scene solved: start the spare and, once, the generic solver's warm-up."""
         with self._lock:
             if self._spare is None:
-                self._spare = SolverProcess(self._init_args, self.nice)
+                self._spare = SolverProcess(self._init_args, max(self.nice, SPARE_NICE))
             if self._warm_generic and self.warmup is None:
                 self.warmup = GenericWarmup(on_done=self._renew_spare)
 
     def _renew_spare(self) -> None:
         """The generic solver is cached: a spare started from now on sees it."""
         with self._lock:
-            old, self._spare = self._spare, SolverProcess(self._init_args, self.nice)
+            old, self._spare = self._spare, SolverProcess(self._init_args, max(self.nice, SPARE_NICE))
         if old is not None:
             old.close()
 
