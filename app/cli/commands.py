@@ -409,7 +409,21 @@ HANDLERS = {"gui": cmd_gui, "record": cmd_record, "check": cmd_check, "robots": 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    try:
+        # the parser (its solver flags come from the engine's settings table) imports the engine, taichi and
+        # trimesh (a second or two); a signal meanwhile is remembered, since a library's import may swallow
+        # its exception (trimesh's optional imports catch BaseException)
+        with stop_on_signals() as signals:
+            try:
+                parser = build_parser()
+                from engine.scenefile import SceneFileError
+            except Exception:  # a half-made module a swallowed signal left behind
+                if signals.signum is None:
+                    raise
+            signals.check()
+    except KeyboardInterrupt as stop:
+        print("ikstudio: interrupted", file=sys.stderr)
+        return stop.exit_code if isinstance(stop, Interrupted) else 130
     # `ikstudio [SCENE]`: no command given -> the GUI (argparse's subcommands cannot be optional).
     first = next((a for a in argv if a != "--debug"), None)
     if first is None or first not in COMMANDS and first not in ("-h", "--help"):
@@ -419,19 +433,6 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:  # argparse: 0 for --help, 2 for usage errors
         return int(exit_.code or 0)
     debug = args.debug or os.environ.get("IKSTUDIO_DEBUG") == "1"
-    try:
-        # imports the engine, taichi and trimesh (a second or two); a signal meanwhile is remembered, since a
-        # library's import may swallow its exception (trimesh's optional imports catch BaseException)
-        with stop_on_signals() as signals:
-            try:
-                from engine.scenefile import SceneFileError
-            except Exception:  # a half-made module a swallowed signal left behind
-                if signals.signum is None:
-                    raise
-            signals.check()
-    except KeyboardInterrupt as stop:
-        print("ikstudio: interrupted", file=sys.stderr)
-        return stop.exit_code if isinstance(stop, Interrupted) else 130
 
     try:
         return HANDLERS[args.command](args)
