@@ -139,7 +139,8 @@ class PathPlayer:
         self.samples: list[np.ndarray | None] = [None] * n
         self.starts = np.zeros(n)
         self.dts = np.ones(n)
-        self.planned_for: list[np.ndarray | None] = [None] * n
+        self.ends = np.full(n, -np.inf)  # clock time each env's path ends (-inf: no path)
+        self.plan_keys: np.ndarray | None = None  # (n_envs, k) the targets each env planned for (NaN: none)
         self.reason: list[str | None] = [None] * n
         self.last_keys: np.ndarray | None = None
         self.moving_since = np.full(n, np.nan)  # clock time each env's targets started moving (NaN: still)
@@ -147,7 +148,7 @@ class PathPlayer:
 
     def forget_targets(self) -> None:
         """The targets changed shape (added, removed, masks): every env plans again once at rest."""
-        self.planned_for = [None] * self.n_envs
+        self.plan_keys = None
         self.last_keys = None
 
     def obstacles_changed(self) -> None:
@@ -157,8 +158,7 @@ class PathPlayer:
     # -- reading --------------------------------------------------------------------------------------
     def playing(self) -> np.ndarray:
         """``(n_envs,)`` bool: the env's path has not ended on the clock."""
-        return np.array([s is not None and self.clock < self.starts[e] + (len(s) - 1) * self.dts[e] - 1e-9
-                         for e, s in enumerate(self.samples)], bool)
+        return self.clock < self.ends - 1e-9
 
     def failed(self) -> np.ndarray:
         """``(n_envs,)`` bool: the env's last planning, for its current targets, failed."""
@@ -192,8 +192,9 @@ class PathPlayer:
     def unplanned(self, keys: np.ndarray) -> np.ndarray:
         """``(n_envs,)`` bool: the targets ``keys`` ``(n_envs, k)`` differ from those the env last
         planned for (it will plan once at rest and they settle)."""
-        return np.array([p is None or p.shape != keys[e].shape or np.abs(p - keys[e]).max(initial=0.0) > SAME_TARGET
-                         for e, p in enumerate(self.planned_for)], bool)
+        if self.plan_keys is None or self.plan_keys.shape != keys.shape:
+            return np.ones(self.n_envs, bool)
+        return ~(np.abs(self.plan_keys - keys) <= SAME_TARGET).all(axis=1)  # NaN (never planned): unplanned
 
     # -- deciding -------------------------------------------------------------------------------------
     def due(self, keys: np.ndarray, timeless: bool = False) -> np.ndarray:
@@ -224,15 +225,22 @@ class PathPlayer:
         """The env starts ``samples`` ``(T, n_qs)`` (every ``dt`` s) now, planned for ``key``."""
         self.samples[env] = np.asarray(samples, float)
         self.starts[env], self.dts[env] = self.clock, float(dt)
-        self.planned_for[env], self.reason[env] = np.array(key, float), OK
+        self.ends[env] = self.clock + (len(samples) - 1) * float(dt)
+        self._planned(env, key, OK)
 
     def fail(self, env: int, reason: str, key: np.ndarray, at: np.ndarray) -> None:
         """The env's planning for ``key`` failed (``reason``): it holds ``at`` ``(n_qs,)`` (an env never
         placed stays unplaced: it is placed, not planned, once its targets can be met)."""
         if self.samples[env] is not None:
             self.samples[env] = np.asarray(at, float)[None]
-            self.starts[env], self.dts[env] = self.clock, 1.0
-        self.planned_for[env], self.reason[env] = np.array(key, float), str(reason)
+            self.starts[env], self.dts[env], self.ends[env] = self.clock, 1.0, self.clock
+        self._planned(env, key, str(reason))
+
+    def _planned(self, env: int, key: np.ndarray, reason: str) -> None:
+        key = np.asarray(key, float)
+        if self.plan_keys is None or self.plan_keys.shape[1] != len(key):
+            self.plan_keys = np.full((self.n_envs, len(key)), np.nan)
+        self.plan_keys[env], self.reason[env] = key, reason
 
     def advance(self, dt: float) -> None:
         """Move the clock ``dt`` s on."""
