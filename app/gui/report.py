@@ -83,6 +83,8 @@ def _scene(app) -> dict:
                        "frames": 0 if c.view.frame is None else c.view.frame.index + 1},
             "readouts": app.panels.readouts.text.value, "gizmo_labels": list(app.view.labels),
             "plan_path": None if c.view.path is None else c.view.path.tolist(),
+            "plan_path_px": None if c.view.path_points is None else
+            to_view(c.camera.project(c.view.path_points)[0]).tolist(),
             "plan_reason": None if c.view.frame is None or c.view.frame.plan_reason is None else
             list(c.view.frame.plan_reason),
             **obstacles.report(c, to_view)}

@@ -44,7 +44,8 @@ class Snapshot:
     ``links_pos`` (n_envs, n_links, 3), ``links_quat`` (n_envs, n_links, 4); ``offsets``
     (n_envs, 3) each env's on-screen offset. ``frame``: the last solved RunnerFrame (None until one).
     ``colliding`` (n_envs,) bool: whose answer collides (None: not checked, :mod:`app.sim.collision_view`).
-    ``path``: the planned path drawn for the selected env, ``(T, n_qs)`` samples (None: none drawn).
+    ``path``: the planned path drawn for the selected env, ``(T, n_qs)`` samples (None: none drawn);
+    ``path_points`` ``(T, 3)`` m: where its drawn link goes, in the world.
     """
 
     generation: int
@@ -61,6 +62,7 @@ class Snapshot:
     t: float
     colliding: np.ndarray | None = None
     path: np.ndarray | None = None
+    path_points: np.ndarray | None = None
 
 
 class Sim:
@@ -180,7 +182,7 @@ class Sim:
             links_pos=robot.get_links_pos().reshape(n, -1, 3), links_quat=robot.get_links_quat().reshape(n, -1, 4),
             frame=self.last_frame, t=self.runner.t,
             colliding=None if self.collisions.colliding is None else self.collisions.colliding.copy(),
-            path=self.paths.samples)
+            path=self.paths.samples, path_points=self.paths.points)
         self.published = snap
         return snap
 

@@ -20,6 +20,7 @@ class PathView:
         self.handle = None
         self.shown: tuple | None = None  # (env, id of the path's samples) drawn
         self.samples: np.ndarray | None = None  # (T, n_qs) the path drawn
+        self.points: np.ndarray | None = None  # (T, 3) m: where the drawn link goes, in the world
 
     def update(self, scene, runner, env: int, on: bool) -> None:
         """Draw ``runner``'s path of env ``env`` in ``scene`` (``on``), unless it is drawn already."""
@@ -36,6 +37,9 @@ class PathView:
                                                 else 0)
             scene.update_debug_objects()
             self.samples = samples
+            config = runner.robot.configuration
+            local = config.fk_poses(np.ascontiguousarray(samples, config.dtype))[:, link, :3].astype(float)
+            self.points = local + (scene.envs_offset()[int(env)] if scene.is_batched else 0.0)
         self.shown = key
 
     def clear(self, scene) -> None:
@@ -43,7 +47,7 @@ class PathView:
         if self.handle is not None and scene is not None:
             scene.clear_debug_object(self.handle)
             scene.update_debug_objects()
-        self.handle, self.shown, self.samples = None, None, None
+        self.handle, self.shown, self.samples, self.points = None, None, None, None
 
     @property
     def drawn(self) -> bool:
