@@ -34,16 +34,17 @@ def needs_smoothing(mesh) -> bool:
 
 def reduce_faces(mesh, max_faces: int):
     """``mesh`` (vertices shared) decimated toward ``max_faces`` faces by quadric edge collapse
-    (trimesh's, with fast-simplification). Its best try may keep more faces than asked (a shell
-    with many borders: TALOS' chest stops at 1735 for 1000); that is kept up to twice the budget,
-    since vertex clustering (:func:`engine.vis.meshes.decimate`'s fallback, used past that or
+    (fast-simplification's, off the GIL: :mod:`engine.vis.quadric`). Its best try may keep more
+    faces than asked (a shell with many borders: TALOS' chest stops at 1735 for 1000); that is kept
+    up to twice the budget, since vertex clustering (:func:`engine.vis.meshes.decimate`'s fallback, used past that or
     without the library) folds thin shells into holes."""
+    from engine.vis import quadric
     from engine.vis.meshes import decimate
 
     if len(mesh.faces) <= max_faces:
         return mesh
     try:
-        out = mesh.simplify_quadric_decimation(face_count=int(max_faces))
+        out = quadric.simplify(mesh, int(max_faces))
     except (ImportError, ValueError, TypeError, AttributeError):  # no backend, or its API changed
         out = None
     if out is not None and 0 < len(out.faces) <= 2 * max_faces:
