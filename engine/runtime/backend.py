@@ -82,12 +82,20 @@ def _python_logging(level: str) -> None:
         logger.addHandler(handler)
 
 
+# Compile settings per arch. On the CPU, taichi's control-flow-graph optimisation (store forwarding
+# and dead-store removal across a kernel's blocks) is most of a large kernel's compile and buys
+# nothing LLVM's own -O3 does not: off, the generic solver compiles cold in 10 s instead of 36 s
+# (with avoidance 19 s instead of 76 s) and solves as fast or faster (bench/compile.py, bench/ik.py:
+# docs/backends.md). On GPUs it stays on: on Vulkan (lavapipe) the solver ran 18 % slower without it.
+ARCH_COMPILE = {ti.cpu: {"cfg_optimization": False}}
+
+
 def _try_arch(arch, **kwargs) -> bool:
     """Initialise taichi on ``arch``; False when the arch is unavailable here. Taichi's own
     "not supported, falling back" messages are silenced: :func:`init` warns once itself."""
     level = kwargs.get("log_level", "warn")
     try:
-        ti.init(arch=arch, **{**kwargs, "log_level": "error"})
+        ti.init(arch=arch, **{**kwargs, **ARCH_COMPILE.get(arch, {}), "log_level": "error"})
     except Exception:  # taichi raises a bare RuntimeError for a missing driver
         return False
     ti.set_logging_level(level)
@@ -147,7 +155,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
                 chosen = arch
                 break
         if chosen is None:
-            ti.init(arch=ti.cpu, **kwargs)
+            ti.init(arch=ti.cpu, **{**kwargs, **ARCH_COMPILE[ti.cpu]})
             chosen = ti.cpu
             if backend != "cpu":
                 if candidates:
