@@ -67,6 +67,8 @@ class _Watch:
 def test_no_frame_gap_through_a_cold_start(launch, display, tmp_path, monkeypatch):
     watch = _Watch(launch, tmp_path, monkeypatch)
     r = watch.cold_start()
+    # the scene names the generic solver, not compiled yet: the per-robot one answers, and the field says so
+    assert r["state"]["kernel"] == "generic" and r["state"]["kernel_label"] == "kernel (auto answers)", r["state"]
     r = watch.wait(lambda r: r["solved"]["frames"] >= 30)  # and while it solves
     watch.check(r["longest_frame_gap"], "solving")
     assert len(watch.seen) > 50 and watch.seen[-1][1] > 100, watch.seen[-5:]  # the report was sampled all along

@@ -59,9 +59,12 @@ def test_default_scene_shows_16_robot_cells(launch, tmp_path, display, monkeypat
 
 def test_drag_a_gizmo_with_the_real_mouse(launch, tmp_path, display):
     app = launch(frames=200, screenshot_dir=str(tmp_path))
-    r = app.wait_report(lambda r: r["images"] >= 3)
+    r = app.wait_report(lambda r: r["images"] >= 3 and r["solved"]["frames"] >= 2)  # playing
     app.xdotool("key", "space")  # pause the motion: from now on only our edits move the robots
-    r = app.wait_frames(3)
+    r = app.wait_report(lambda r: not r["state"]["playing"])
+    paused_at = r["solved"]["frames"]
+    r = app.wait_frames(10)
+    assert r["solved"]["frames"] <= paused_at + 1, "space did not pause the scene"  # (one may have been in flight)
     qpos0 = np.array(r["qpos"])
     target0 = np.array(r["targets"][0])
     r = app.wait_frames(3)

@@ -62,8 +62,24 @@ def test_generic_runs_per_robot_until_cached(pool, monkeypatch):
         child.build(there.spec, there.n_envs)
         got = child.step(there, 0.05, edits=0)
         np.testing.assert_array_equal(got.qpos, per_robot.step(0.05).qpos)
+        assert child.answering_kernel("generic") == "auto"  # what the app's kernel field says
+        assert child.answering_kernel("per_robot") == "per_robot"
     finally:
         child.close()
+    monkeypatch.setattr(solver_proc, "generic_ready", lambda: True)
+    child = pool.take()
+    try:
+        child.build(there.spec, there.n_envs)
+        assert child.answering_kernel("generic") == "generic"
+    finally:
+        child.close()
+
+
+def test_the_kernel_field_says_which_solver_answers():
+    from app.gui.panels.solver import kernel_label
+
+    assert kernel_label("generic", "generic") == kernel_label("auto", "auto") == kernel_label("auto", None) == "kernel"
+    assert kernel_label("generic", "auto") == "kernel (auto answers)"
 
 
 def test_a_failure_names_the_command_and_the_child_goes_on(pool):

@@ -34,8 +34,9 @@ def write_report(app, path: Path) -> None:
                       "space": c.targets.space if c.targets is not None else "world",
                       "help": app.show_help, "n_envs": c.n_envs, "selected_env": c.selected_env,
                       "recording": c.recording is not None, "busy": c.busy, "smooth": bool(c.spec.solver.track),
-                      "plan": bool(c.spec.solver.plan),
-                      "render_size": [cam.width, cam.height]},
+                      "plan": bool(c.spec.solver.plan), "kernel": c.spec.solver.kernel,
+                      "kernel_label": dpg.get_item_label("solver_kernel") if dpg.does_item_exist("solver_kernel")
+                      else None, "render_size": [cam.width, cam.height]},
             "last_recording": None if c.last_recording is None else {
                 k: str(v) if k == "path" else v for k, v in c.last_recording.items()},
             "rates": list(app.rates()), "startup": app.startup_text,

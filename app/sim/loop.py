@@ -45,7 +45,8 @@ class Snapshot:
     (n_envs, 3) each env's on-screen offset. ``frame``: the last solved RunnerFrame (None until one).
     ``colliding`` (n_envs,) bool: whose answer collides (None: not checked, :mod:`app.sim.collision_view`).
     ``path``: the planned path drawn for the selected env, ``(T, n_qs)`` samples (None: none drawn);
-    ``path_points`` ``(T, 3)`` m: where its drawn link goes, in the world.
+    ``path_points`` ``(T, 3)`` m: where its drawn link goes, in the world. ``kernel``: the solver
+    the answers come from (the spec's, but "auto" while the generic one is not compiled yet).
     """
 
     generation: int
@@ -63,6 +64,7 @@ class Snapshot:
     colliding: np.ndarray | None = None
     path: np.ndarray | None = None
     path_points: np.ndarray | None = None
+    kernel: str | None = None
 
 
 class Sim:
@@ -182,9 +184,14 @@ class Sim:
             links_pos=robot.get_links_pos().reshape(n, -1, 3), links_quat=robot.get_links_quat().reshape(n, -1, 4),
             frame=self.last_frame, t=self.runner.t,
             colliding=None if self.collisions.colliding is None else self.collisions.colliding.copy(),
-            path=self.paths.samples, path_points=self.paths.points)
+            path=self.paths.samples, path_points=self.paths.points, kernel=self.answering_kernel())
         self.published = snap
         return snap
+
+    def answering_kernel(self) -> str:
+        """The solver the current scene's answers come from (see :class:`Snapshot`)."""
+        kernel = self.runner.spec.solver.kernel
+        return kernel if self.solver is None else self.solver.answering_kernel(kernel)
 
     # -- one tick -------------------------------------------------------------------------------------
     @property

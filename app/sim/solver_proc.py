@@ -1,7 +1,7 @@
 """The app's IK solves, in a process of their own, so that the GUI thread never waits on taichi.
 
-Taichi holds the GIL while it compiles a kernel (the generic solver: ~37 s on 2 cores with an empty
-cache; the per-robot one ~1.3 s) and while it loads one from its disk cache (~0.6 s for the
+Taichi holds the GIL while it compiles a kernel (the generic solver: ~10 s on 2 cores with an empty
+cache, ~18 s with avoidance; the per-robot one ~2 s) and while it loads one from its disk cache (~0.6 s for the
 generic solver): a GUI thread in the same process stops for all of it. So the app's sim thread
 does not call the IK solver: a :class:`SolverProcess` (a child Python running :func:`serve`)
 builds the same scene headless and solves every frame there. The sim thread sends each frame's
@@ -9,7 +9,7 @@ inputs (dt, time, frame number, the current qpos, the spec's edits) and applies 
 back (:meth:`engine.scenefile.runner.Runner.apply`); waiting on the pipe releases the GIL. The
 answers are the ones the same runner gives in-process (same spec, same seeds, same kernel).
 
-Kernel choice: scene files run the generic solver by default, which compiles ~20x slower than the
+Kernel choice: scene files run the generic solver by default, which compiles ~5x slower than the
 per-robot one. Until it is in taichi's cache (:func:`generic_ready`, written by
 :class:`GenericWarmup`, a child that compiles it at the lowest priority) a child solves with
 "auto" instead (the per-robot solver where the robot has one: the same algorithm and
@@ -65,6 +65,7 @@ class SolverProcess:
                                      stdout=subprocess.PIPE, env=_child_env(), cwd=str(PACKAGE_ROOT))
         self._pending = 0  # replies not read yet
         self._sent_edits = None
+        self.generic_as = "generic"  # what this child runs for kernel "generic" (set at build)
         self.send("init", init_args if init_args is not None else _engine_init_args(), int(nice))
 
     # -- the pipe ---------------------------------------------------------------------------------------
@@ -94,8 +95,15 @@ class SolverProcess:
     # -- commands ---------------------------------------------------------------------------------------
     def build(self, spec, n_envs: int) -> None:
         """Build ``spec`` for ``n_envs`` envs in the child (the reply is read by the next step)."""
-        self.send("build", spec.model_copy(deep=True), int(n_envs), generic_ready())
+        cached = generic_ready()
+        self.generic_as = "generic" if cached else "auto"  # the child's choice (see serve)
+        self.send("build", spec.model_copy(deep=True), int(n_envs), cached)
         self._sent_edits = None
+
+    def answering_kernel(self, kernel: str) -> str:
+        """The solver this child answers with for the spec's ``kernel``: the generic one runs as
+        "auto" in a child started before it was cached (see the module doc)."""
+        return self.generic_as if kernel == "generic" else kernel
 
     def step(self, runner, dt: float, edits: int):
         """Solve ``runner``'s current frame in the child: its time (and its last solved frame's), frame
@@ -216,7 +224,7 @@ class GenericWarmup:
     the lowest CPU priority, which then writes :func:`marker_path`; ``on_done()`` runs (in a
     watcher thread) when it finished well. Nothing starts when the marker exists, and one warm-up
     at a time runs per cache folder. The child outlives the app if need be (it is a one-off job
-    per machine and code version, ~40 s of one core), so that the next start finds the solver."""
+    per machine and code version, ~30 s of one core), so that the next start finds the solver."""
 
     def __init__(self, on_done=None):
         self.proc = None

@@ -79,6 +79,11 @@ class SolverPanel(Panel):
             item, cast = dpg.add_input_double(label=label, tag=tag, default_value=value, format="%.6g", width=120,
                                               on_enter=True, step=0), float
         self.add(item, on_update=lambda v: c.set_solver_param(name, cast(v)))
+        if name == "kernel":
+            with dpg.tooltip(item):
+                dpg.add_text("On a fresh machine the generic solver is compiled in the background (a one-off);\n"
+                             "until then, and in scenes opened before it is done, the per-robot one answers\n"
+                             "('auto': the same algorithm and tolerances).")
 
     def on_scene(self, robot_changed: bool) -> None:
         self.refresh()
@@ -86,6 +91,18 @@ class SolverPanel(Panel):
         self.margin.set_unless_active(float(self.c.spec.solver.collision_margin))
 
     def refresh(self) -> None:
-        """The two motion switches follow the spec (one turns the other off)."""
+        """The two motion switches follow the spec (one turns the other off); the kernel's label says
+        when another solver answers than the one chosen (the generic one is compiled in the
+        background on a fresh machine: until then the per-robot one answers)."""
         self.track.set_unless_active(bool(self.c.spec.solver.track))
         self.plan.set_unless_active(bool(self.c.spec.solver.plan))
+        label = kernel_label(self.c.spec.solver.kernel, self.c.view.kernel)
+        if dpg.does_item_exist("solver_kernel") and dpg.get_item_label("solver_kernel") != label:
+            dpg.configure_item("solver_kernel", label=label)
+
+
+def kernel_label(chosen: str, answering: str | None) -> str:
+    """The kernel field's label: "kernel", or which solver answers meanwhile."""
+    if answering is None or answering == chosen:
+        return "kernel"
+    return f"kernel ({answering} answers)"
