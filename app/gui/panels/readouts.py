@@ -15,6 +15,7 @@ from .base import Panel
 
 READOUT_LINES = 9  # the readouts always have this many lines
 STEP_SPAN_S = 2.0  # the worst-step readout is the largest joint step of the frames solved in the last 2 s
+PLOT_HEIGHT_PX = 110  # the plot's whole height: legend above, ticks below, the data area between
 PANEL_PAD_PX = 36  # the side panel's scrollbar and padding: a readout line fits in the panel's width less this
 
 
@@ -57,12 +58,14 @@ class ReadoutsPanel(Panel):
 
     def widgets(self) -> None:
         self.text = self.add(dpg.add_text("\n".join([" "] * READOUT_LINES), tag="readouts"))  # as tall as filled
-        with dpg.plot(height=80, width=-1, tag="plot") as plot:  # short: the Recording section stays on screen
+        # short, so that the Recording section stays on screen; no axis labels (the legend gives the
+        # units, the ticks the seconds before now): at 80 px with them the data area had no height left
+        with dpg.plot(height=PLOT_HEIGHT_PX, width=-1, tag="plot") as plot:
             dpg.add_plot_legend(tag="plot_legend", outside=True, location=dpg.mvPlot_Location_North,
                                 horizontal=True)  # above the plot, off its data
-            self.x_axis = dpg.add_plot_axis(dpg.mvXAxis, label="s", tag="plot_x")
-            with dpg.plot_axis(dpg.mvYAxis, label="ms / %", tag="plot_y") as y_axis:
-                self.ik_series = dpg.add_line_series([], [], label="IK ms", tag="series_ik")
+            self.x_axis = dpg.add_plot_axis(dpg.mvXAxis, tag="plot_x")
+            with dpg.plot_axis(dpg.mvYAxis, tag="plot_y") as y_axis:
+                self.ik_series = dpg.add_line_series([], [], label="IK ms", tag="series_ik")  # x: s before now
                 self.conv_series = dpg.add_line_series([], [], label="% converged", tag="series_conv")
         self.y_axis = y_axis
         self.plot = self.add(plot)
