@@ -146,9 +146,10 @@ SPARE_NICE = 12  # a spare child's nice value: its start (taichi's import and in
 
 class SolverPool:
     """Hands out :class:`SolverProcess` es, keeping one spare started ahead, and starts the generic
-    solver's warm-up (see the module doc). Both start only once a scene has solved
-    (:meth:`settled`): until then the first scene's child, its kernels and the first image want
-    every core. Thread-safe (the warm-up's watcher renews the spare)."""
+    solver's warm-up (see the module doc). The first child starts with the pool; the next spare and
+    the warm-up start only once a scene has solved (:meth:`settled`): until then the first scene's
+    child, its kernels and the first image want every core. Thread-safe (the warm-up's watcher
+    renews the spare)."""
 
     def __init__(self, nice: int = 0, warm_generic: bool = True):
         self.nice = nice
@@ -157,6 +158,9 @@ class SolverPool:
         self._lock = threading.Lock()
         self._warm_generic = warm_generic
         self.warmup: GenericWarmup | None = None
+        # the first scene's child starts now: its python, taichi and engine start-up (~1.5 s) runs
+        # while this process builds the scene and draws the robots, not after
+        self._spare = SolverProcess(self._init_args, self.nice)
 
     def take(self) -> SolverProcess:
         """The spare (or a new child when there is none); the next spare starts at :meth:`settled`."""
