@@ -77,3 +77,29 @@ def test_a_refused_mesh_raises_as_trimesh_does(big_mesh):
     with pytest.raises(ValueError):
         quadric.simplify(big_mesh, -5)
     assert len(quadric.simplify(big_mesh, 1000).faces) <= 1100  # the worker still serves
+
+
+def test_two_threads_share_the_worker(big_mesh):
+    """Two threads decimating at once (the app's render thread and a recording's, say): each gets
+    its own mesh's answer (one request on the worker's pipes at a time)."""
+    other = trimesh.creation.icosphere(subdivisions=6, radius=2.0)
+    expected = {1: big_mesh.simplify_quadric_decimation(face_count=700).vertices,
+                2: other.simplify_quadric_decimation(face_count=900).vertices}
+    got, errors = {}, []
+
+    def work(key, mesh, count):
+        try:
+            for _ in range(3):
+                got[key] = quadric.simplify(mesh, count).vertices
+                np.testing.assert_array_equal(got[key], expected[key])
+        except Exception as err:  # noqa: BLE001 (reported below)
+            errors.append(err)
+
+    threads = [threading.Thread(target=work, args=(1, big_mesh, 700)),
+               threading.Thread(target=work, args=(2, other, 900))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert set(got) == {1, 2}
