@@ -221,7 +221,7 @@ PLOT_BG = np.array([37, 37, 38])  # the plot's data area (ImPlot's PlotBg in the
 def test_the_plot_has_a_data_area_in_a_small_window(launch, display):
     """At 1100x880 the plot of IK time and convergence had no height left for its data (legend above,
     axis label and ticks below, in 80 px: 9 rows): now at least 25 rows of its data area show, with the
-    series drawn in them."""
+    series drawn in them, in the same 80 px (the Recording section below stays on screen)."""
     app = launch(size=(1100, 880))
     r = app.wait_report(lambda r: r.get("solved", {}).get("frames", 0) >= 30, timeout=240)
     assert "plot" in r["widgets"], sorted(r["widgets"])

@@ -15,7 +15,7 @@ from .base import Panel
 
 READOUT_LINES = 9  # the readouts always have this many lines
 STEP_SPAN_S = 2.0  # the worst-step readout is the largest joint step of the frames solved in the last 2 s
-PLOT_HEIGHT_PX = 110  # the plot's whole height: legend above, ticks below, the data area between
+PLOT_HEIGHT_PX = 80  # the plot's whole height: legend above, the data area, no x tick labels
 PANEL_PAD_PX = 36  # the side panel's scrollbar and padding: a readout line fits in the panel's width less this
 
 
@@ -58,16 +58,23 @@ class ReadoutsPanel(Panel):
 
     def widgets(self) -> None:
         self.text = self.add(dpg.add_text("\n".join([" "] * READOUT_LINES), tag="readouts"))  # as tall as filled
-        # short, so that the Recording section stays on screen; no axis labels (the legend gives the
-        # units, the ticks the seconds before now): at 80 px with them the data area had no height left
-        with dpg.plot(height=PLOT_HEIGHT_PX, width=-1, tag="plot") as plot:
+        # short, so that the Recording section stays on screen: no axis labels (the legend gives the
+        # units) and no x tick labels (the last 5 s, newest right), less padding; with them the data
+        # area had 9 px rows left at 1100x880. No inputs: the mouse wheel scrolls the panel, it does
+        # not zoom the plot (a readout; a wheel over it stopped the panel scrolling)
+        with dpg.plot(height=PLOT_HEIGHT_PX, width=-1, tag="plot", no_inputs=True, no_menus=True) as plot:
             dpg.add_plot_legend(tag="plot_legend", outside=True, location=dpg.mvPlot_Location_North,
                                 horizontal=True)  # above the plot, off its data
-            self.x_axis = dpg.add_plot_axis(dpg.mvXAxis, tag="plot_x")
+            self.x_axis = dpg.add_plot_axis(dpg.mvXAxis, tag="plot_x", no_tick_labels=True)
             with dpg.plot_axis(dpg.mvYAxis, tag="plot_y") as y_axis:
                 self.ik_series = dpg.add_line_series([], [], label="IK ms", tag="series_ik")  # x: s before now
                 self.conv_series = dpg.add_line_series([], [], label="% converged", tag="series_conv")
         self.y_axis = y_axis
+        with dpg.theme() as compact:
+            with dpg.theme_component(dpg.mvPlot):
+                dpg.add_theme_style(dpg.mvPlotStyleVar_PlotPadding, 4, 2, category=dpg.mvThemeCat_Plots)
+                dpg.add_theme_style(dpg.mvPlotStyleVar_LegendPadding, 2, 1, category=dpg.mvThemeCat_Plots)
+        dpg.bind_item_theme(plot, compact)
         self.plot = self.add(plot)
 
     def legend(self) -> dict:
