@@ -109,3 +109,22 @@ def test_uneven_frames_give_the_joints_the_time_the_targets_moved():
     fast = np.abs(np.diff(qs, axis=0))[0::2] / (0.005 * bounds[scalar])
     assert fast.max() > 1.0, fast.max()
     scene.destroy()
+
+
+def test_a_frame_says_when_it_compiled_or_loaded_a_kernel():
+    """Frame 0 (the full search) and frame 1 (the tracked solve, another compiled form) each prepare
+    a kernel after an init (compiled, or loaded from taichi's cache: ~1.8 s each for the generic
+    solver): their ik_ms is no speed readout, and they say so (the app keeps them off its plot);
+    the frames after prepare nothing."""
+    import engine as ik
+    from engine.runtime import launch
+
+    ik.init(backend="cpu")  # a new taichi program: every kernel is prepared again
+    spec = scenefile.load("scenes/batched_panda.yaml")
+    spec.envs.n_envs = 2
+    _, runner = scenefile.build(spec, debug_frames=False)
+    before = launch.kernels_prepared()
+    frames = [runner.step(1 / 30) for _ in range(4)]
+    assert [f.kernels_prepared for f in frames] == [True, True, False, False]
+    assert launch.kernels_prepared() > before
+    assert frames[2].ik_ms < frames[0].ik_ms and frames[3].ik_ms < frames[1].ik_ms

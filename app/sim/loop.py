@@ -260,9 +260,9 @@ class Sim:
         env = c.selected_env if 0 <= c.selected_env < self.runner.n_envs else 0
         self.paths.update(self.scene, self.runner, env, bool(self.runner.spec.solver.plan))
         readout = FrameReadout.of(frame, now, self.visualizer.last_timing.get("total_ms", 0.0), colliding)
-        if self._warm:
+        if self._warm and not frame.kernels_prepared:  # a solve that compiled or loaded a kernel: not a readout
             c.metrics.add(readout)
-        self._warm = True  # the first solve of a scene may compile or load kernels: not a readout
+        self._warm = True  # the first solve of a scene may compile or load kernels (the child's first step)
         self._stepped_unrendered = True
         self.publish()
         return readout

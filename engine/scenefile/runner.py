@@ -21,6 +21,7 @@ import numpy as np
 from .. import morphs
 from ..errors import InvalidValueError
 from ..options import SimOptions, ViewerOptions, studio_vis_options
+from ..runtime import launch
 from ..scene import Scene
 from ..transforms import quat_to_matrix
 from . import patterns, planned, smoothness
@@ -55,7 +56,9 @@ class RunnerFrame:
     will plan for targets that moved;
     ``plan_reason`` (n_envs,): each env's last planning outcome (None: none yet, "ok", or why it
     failed); ``paths``: the paths begun in this frame, ``{env: (samples (T, n_qs), dt s)}``.
-    ``ik_ms`` then counts the IK and planning calls.
+    ``ik_ms`` then counts the IK and planning calls. ``kernels_prepared``: the step compiled or
+    loaded a kernel (:func:`engine.runtime.launch.kernels_prepared`), so ``ik_ms`` counts that too
+    and is no measure of the solver's speed.
     """
 
     index: int
@@ -72,6 +75,7 @@ class RunnerFrame:
     lagging: np.ndarray | None = None
     plan_reason: list | None = None
     paths: dict = field(default_factory=dict)
+    kernels_prepared: bool = False
 
     @property
     def success_rate(self) -> float:
@@ -171,6 +175,12 @@ class Runner:
     # -- running ----------------------------------------------------------------------------------
     def step(self, dt: float | None = None) -> RunnerFrame:
         """Solve the targets of the current time, apply the answer, advance time by ``dt``."""
+        before = launch.kernels_prepared()
+        frame = self._step(dt)
+        frame.kernels_prepared = launch.kernels_prepared() != before
+        return frame
+
+    def _step(self, dt: float | None) -> RunnerFrame:
         dt = self.dt if dt is None else float(dt)
         if not np.isfinite(dt) or dt < 0:
             raise InvalidValueError(f"dt: expected a non-negative number of seconds, got {dt!r}")
