@@ -132,3 +132,57 @@ def test_the_child_is_started_where_it_finds_the_app():
     for package in ("app", "engine"):
         assert (solver_proc.PACKAGE_ROOT / package / "__init__.py").is_file(), solver_proc.PACKAGE_ROOT
     assert solver_proc._child_env()["PYTHONPATH"].split(os.pathsep)[0] == str(solver_proc.PACKAGE_ROOT)
+
+
+def test_the_child_prepares_the_first_frames_kernels_before_they_are_asked_for(pool):
+    """A new child solves the first frames once on its own after the build (frame 0, and frame 1's
+    velocity-limited form with smooth tracking) and goes back to time 0, so the parent's first
+    steps load no kernel and give the answers this process gives."""
+    here, there = _runner("auto"), _runner("auto")
+    assert there.spec.solver.track
+    child = pool.take()
+    try:
+        child.build(there.spec, there.n_envs)
+        for k in range(2):
+            got = child.step(there, 0.05, edits=0)
+            there.apply(got, 0.05)
+            expected = here.step(0.05)
+            assert not got.kernels_prepared, f"frame {k} waited for a kernel in the child"
+            np.testing.assert_array_equal(got.qpos, expected.qpos)
+            assert got.index == k
+    finally:
+        child.close()
+
+
+def test_an_early_child_is_taken_by_the_first_pool():
+    early = solver_proc.start_early()
+    assert solver_proc.start_early() is early and solver_proc.early_child() is early
+    ik.init(backend="cpu")
+    p = solver_proc.SolverPool()
+    try:
+        assert solver_proc.early_child() is None
+        child = p.take()
+        assert child is early and child.initialised
+        runner = _runner("auto")
+        child.build(runner.spec, runner.n_envs)
+        assert child.step(runner, 0.05, edits=0).success.any()
+        child.close()
+    finally:
+        p.close()
+
+
+def test_the_cli_ends_an_early_child_no_gui_took(monkeypatch, tmp_path, capsys):
+    """``ikstudio BAD_SCENE`` on a display: the child started with the command ends with it."""
+    from app.cli import commands
+
+    started = []
+    real = solver_proc.start_early
+    monkeypatch.setattr(commands, "display_problem", lambda: None)
+    monkeypatch.setattr(solver_proc, "start_early", lambda: started.append(real()) or started[-1])
+    assert commands.main([str(tmp_path / "missing.yaml")]) != 0
+    assert "missing.yaml" in capsys.readouterr().err
+    assert len(started) == 1 and solver_proc.early_child() is None
+    assert started[0].proc.wait(timeout=60) is not None  # its stdin closed: it exited
+    assert commands.main(["--help"]) == 0
+    assert commands.main(["check", "scenes/batched_panda.yaml"]) == 0
+    assert len(started) == 1  # no child for help or another command

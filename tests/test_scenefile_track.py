@@ -112,10 +112,10 @@ def test_uneven_frames_give_the_joints_the_time_the_targets_moved():
 
 
 def test_a_frame_says_when_it_compiled_or_loaded_a_kernel():
-    """Frame 0 (the full search) and frame 1 (the tracked solve, another compiled form) each prepare
-    a kernel after an init (compiled, or loaded from taichi's cache: ~1.8 s each for the generic
-    solver): their ik_ms is no speed readout, and they say so (the app keeps them off its plot);
-    the frames after prepare nothing."""
+    """Frame 0 (the full search) prepares the solver after an init (compiled, or loaded from taichi's
+    cache: ~1.2 s for the generic solver): its ik_ms is no speed readout, and it says so (the app
+    keeps it off its plot). Frame 1, the tracked solve, runs the same compiled solver (the velocity
+    box is a run-time flag), and neither it nor the frames after prepare anything."""
     import engine as ik
     from engine.runtime import launch
 
@@ -125,6 +125,6 @@ def test_a_frame_says_when_it_compiled_or_loaded_a_kernel():
     _, runner = scenefile.build(spec, debug_frames=False)
     before = launch.kernels_prepared()
     frames = [runner.step(1 / 30) for _ in range(4)]
-    assert [f.kernels_prepared for f in frames] == [True, True, False, False]
+    assert [f.kernels_prepared for f in frames] == [True, False, False, False]
     assert launch.kernels_prepared() > before
-    assert frames[2].ik_ms < frames[0].ik_ms and frames[3].ik_ms < frames[1].ik_ms
+    assert max(f.ik_ms for f in frames[1:]) < frames[0].ik_ms

@@ -409,6 +409,29 @@ HANDLERS = {"gui": cmd_gui, "record": cmd_record, "check": cmd_check, "robots": 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    gui = _is_gui(argv)
+    if gui:  # the first scene's IK child starts its imports now, beside this process's (app.sim.solver_proc)
+        from app.sim import solver_proc
+
+        solver_proc.start_early()
+    try:
+        return _main(argv)
+    finally:
+        if gui:
+            solver_proc.discard_early()
+
+
+def _is_gui(argv: list[str]) -> bool:
+    """Whether ``argv`` opens the GUI on a display (no command or ``gui``, as :func:`_main` reads it; not
+    ``--help``)."""
+    words = [a for a in argv if a != "--debug"]
+    first = words[0] if words else None
+    if any(a in ("-h", "--help") for a in words) or display_problem() is not None:
+        return False
+    return first is None or first == "gui" or first not in COMMANDS
+
+
+def _main(argv: list[str]) -> int:
     try:
         # the parser (its solver flags come from the engine's settings table) imports the engine, taichi and
         # trimesh (a second or two); a signal meanwhile is remembered, since a library's import may swallow

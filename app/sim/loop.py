@@ -115,18 +115,25 @@ class Sim:
         cache_empty = not kernel_cache_files()
         n = spec.envs.n_envs if n_envs is None else n_envs
         self.stage = f"loading {spec.robot.file} and building {n} env{'s' * (n != 1)}"
+        solver = None
+        if self.pool is not None:  # the child builds (and prepares its kernels) while this one builds and draws
+            solver = self.pool.take()
+            solver.build(spec, n)
         try:
             scene, runner = scenefile.build(spec, n_envs=n_envs)
             scene.visualizer = Visualizer(scene, res=c.camera_params[3], lod=c.lod)
             shading.prepare(scene.visualizer, runner.robot.tree)  # STL shells smooth, not speckled, at its LOD
+        except BaseException:
+            if solver is not None:
+                solver.close()
+            raise
         finally:
             self.stage = None
         self.startup = {"build_s": time.perf_counter() - t0, "cache_empty": cache_empty}
         spec.envs.n_envs = scene.n_batch
         old, old_solver = self.scene, self.solver
-        if self.pool is not None:
-            self.solver = self.pool.take()
-            self.solver.build(spec, scene.n_batch)  # in the child, while this one draws the robots
+        if solver is not None:
+            self.solver = solver
         self.scene, self.runner, self.robot = scene, runner, runner.robot
         self.paths = PathView()  # the old scene's drawing went with it
         self.collisions = collision_view.CollisionView(runner.robot, scene.visualizer)

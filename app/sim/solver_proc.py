@@ -1,7 +1,7 @@
 """The app's IK solves, in a process of their own, so that the GUI thread never waits on taichi.
 
 Taichi holds the GIL while it compiles a kernel (the generic solver: ~10 s on 2 cores with an empty
-cache, ~18 s with avoidance; the per-robot one ~2 s) and while it loads one from its disk cache (~0.6 s for the
+cache, ~18 s with avoidance; the per-robot one ~2 s) and while it loads one from its disk cache (~1.2 s for the
 generic solver): a GUI thread in the same process stops for all of it. So the app's sim thread
 does not call the IK solver: a :class:`SolverProcess` (a child Python running :func:`serve`)
 builds the same scene headless and solves every frame there. The sim thread sends each frame's
@@ -18,7 +18,10 @@ starts, so only children started after the warm-up see the generic solver.
 
 :class:`SolverPool` keeps one spare child started (python, the engine and taichi imported and
 initialised), so that a new scene's child has only its scene to build; the spare and the warm-up
-start once the first scene has solved (before that, they would slow the first answers down). Messages are pickled over
+start once the first scene has solved (before that, they would slow the first answers down); the
+first child is started by ``ikstudio`` itself before its heavy imports (:func:`start_early`), and
+each child prepares its first frames' kernels right after its build (:func:`prepare_kernels`).
+Messages are pickled over
 the child's stdin / stdout; the child's own prints go to stderr. Closing a child's stdin ends it
 the normal way, so taichi writes the kernels it compiled to its cache.
 """
@@ -60,13 +63,21 @@ def _engine_init_args() -> dict:
 class SolverProcess:
     """One child solving one scene; :meth:`build` then :meth:`step` per frame (from one thread)."""
 
-    def __init__(self, init_args: dict | None = None, nice: int = 0):
+    def __init__(self, init_args: dict | None = None, nice: int = 0, initialise: bool = True):
         self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_proc"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=_child_env(), cwd=str(PACKAGE_ROOT))
         self._pending = 0  # replies not read yet
         self._sent_edits = None
         self.generic_as = "generic"  # what this child runs for kernel "generic" (set at build)
+        self.initialised = False
+        if initialise:
+            self.initialise(init_args, nice)
+
+    def initialise(self, init_args: dict | None = None, nice: int = 0) -> None:
+        """Initialise the child's engine like this process's (``init_args``: ``engine.init``'s
+        arguments, default this process's), at CPU priority ``nice``; once, before anything else."""
         self.send("init", init_args if init_args is not None else _engine_init_args(), int(nice))
+        self.initialised = True
 
     # -- the pipe ---------------------------------------------------------------------------------------
     def send(self, kind: str, *args) -> None:
@@ -94,10 +105,11 @@ class SolverProcess:
 
     # -- commands ---------------------------------------------------------------------------------------
     def build(self, spec, n_envs: int) -> None:
-        """Build ``spec`` for ``n_envs`` envs in the child (the reply is read by the next step)."""
+        """Build ``spec`` for ``n_envs`` envs in the child (the reply is read by the next step); the child
+        then prepares its kernels (:func:`prepare_kernels`) before it reads the first step."""
         cached = generic_ready()
         self.generic_as = "generic" if cached else "auto"  # the child's choice (see serve)
-        self.send("build", spec.model_copy(deep=True), int(n_envs), cached)
+        self.send("build", spec.model_copy(deep=True), n_envs, cached)  # checked there, as in-process
         self._sent_edits = None
 
     def answering_kernel(self, kernel: str) -> str:
@@ -158,9 +170,14 @@ class SolverPool:
         self._lock = threading.Lock()
         self._warm_generic = warm_generic
         self.warmup: GenericWarmup | None = None
-        # the first scene's child starts now: its python, taichi and engine start-up (~1.5 s) runs
-        # while this process builds the scene and draws the robots, not after
-        self._spare = SolverProcess(self._init_args, self.nice)
+        # the first scene's child starts now (or started with the command: start_early): its python, taichi
+        # and engine start-up (~0.8 s) runs while this process starts and builds the scene, not after
+        early = _EARLY.pop() if _EARLY else None
+        if early is not None and early.proc.poll() is None:
+            early.initialise(self._init_args, self.nice)
+            self._spare = early
+        else:
+            self._spare = SolverProcess(self._init_args, self.nice)
 
     def take(self) -> SolverProcess:
         """The spare (or a new child when there is none); the next spare starts at :meth:`settled`."""
@@ -188,6 +205,31 @@ class SolverPool:
             spare, self._spare = self._spare, None
         if spare is not None:
             spare.close()
+
+
+# -- the first child, started with the command -------------------------------------------------------------
+_EARLY: list = []  # the child start_early() began, until a SolverPool takes it
+
+
+def start_early() -> SolverProcess:
+    """Start the first scene's child now, before this process imports the engine (``ikstudio``'s GUI
+    command calls this first): the child's own imports of taichi and the engine (~0.7 s of a core)
+    run beside this process's instead of after them. The first :class:`SolverPool` takes it and
+    initialises it; :func:`discard_early` ends it if none does. Returns it."""
+    if not _EARLY:
+        _EARLY.append(SolverProcess(initialise=False))
+    return _EARLY[0]
+
+
+def early_child() -> SolverProcess | None:
+    """The child :func:`start_early` began, while no pool has taken it."""
+    return _EARLY[0] if _EARLY else None
+
+
+def discard_early() -> None:
+    """End the child :func:`start_early` began if no pool took it (the GUI did not start)."""
+    while _EARLY:
+        _EARLY.pop().close()
 
 
 # -- the generic solver's warm-up ---------------------------------------------------------------------------
@@ -315,7 +357,10 @@ def serve(inp, out) -> None:
                 override = "generic" if generic_cached else "auto"
                 _choose_kernel(spec.solver, override)
                 _, runner = scenefile.build(spec, n_envs=n_envs, debug_frames=False)
-                value = None
+                pickle.dump((True, None), out)
+                out.flush()
+                prepare_kernels(runner)
+                continue
             elif kind == "step":
                 dt, t, t_solved, index, qpos, edits = args
                 if edits is not None:
@@ -331,6 +376,30 @@ def serve(inp, out) -> None:
         else:
             pickle.dump((True, value), out)
         out.flush()
+
+
+def prepare_kernels(runner) -> int:
+    """Compile, or load from taichi's cache, the kernels of ``runner``'s first frames before they are
+    asked for: solve frame 0 (and, with smooth tracking, frame 1: the per-robot solver compiles
+    its velocity-limited form apart, ~2 s cold), then put the runner back at time 0
+    (:meth:`Runner.reset`), where the parent's first step starts. The kernel load (~1.2 s warm)
+    then overlaps the parent's own build and first image instead of following them, and no frame
+    after the first waits for a compile. Not for planned motion (its first frame plans every env:
+    real work, not a kernel load). Errors are left to the real steps to report. Returns how many
+    frames were solved."""
+    solver = runner.spec.solver
+    if solver.plan or not runner.spec.targets:
+        return 0
+    solved = 0
+    try:
+        for _ in range(2 if solver.track else 1):
+            runner.step()
+            solved += 1
+    except Exception:  # the parent's steps meet the same error and show it
+        pass
+    finally:
+        runner.reset()
+    return solved
 
 
 def _quiet_init(init_args: dict) -> None:
@@ -373,6 +442,8 @@ def main() -> int:
         return _warm_generic()
     out = os.fdopen(os.dup(1), "wb")  # the replies; prints (taichi's, the engine's) go to stderr
     os.dup2(2, 1)
+    import engine  # noqa: F401  (taichi and the engine, imported while the parent starts: see start_early)
+
     serve(sys.stdin.buffer, out)
     return 0
 

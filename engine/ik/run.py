@@ -79,7 +79,7 @@ def _run_generic(entity, plan: IKPlan, s: dict) -> None:
         generic.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *cfg.robot_args, s["q"], s["pose"],
                          s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done,
                          *plan.avoid.args(), s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed,
-                         on_demand_mask(request.structure), request.boxed)
+                         on_demand_mask(request.structure), int(request.boxed))
         if budget and launch % 4 == 3 and _all_finished(s["resume_i"], request.max_samples):
             break
 

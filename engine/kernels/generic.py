@@ -46,7 +46,7 @@ from .tables import (
 __all__ = ["BIG", "solve"]
 
 # coll: (coll_i, coll_f, shape_pose); kinds: the on-demand task kinds the kernel holds (a bitmask); boxed:
-# whether the dofs' bounds are a box per env in ``q0`` (engine.ik.limits), else the joint limits
+# 1 where the dofs' bounds are a box per env in ``q0`` (engine.ik.limits), 0: the joint limits (read at run time)
 Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll kinds boxed q0")
 
 
@@ -75,7 +75,7 @@ def bounds_of(ctx: ti.template(), t, q):
     """The bounds of qpos entry ``q`` for thread ``t``: the joint limits, or with ``ctx.boxed`` the
     box of the thread's env (:func:`engine.kernels.tables.box_col`)."""
     lo, hi = limits_of(ctx, q)
-    if ti.static(ctx.boxed):
+    if ctx.boxed:
         e = t % ctx.q0.shape[0]
         lo = ctx.q0[e, box_col(ctx.q.shape[1], 0, q)]
         hi = ctx.q0[e, box_col(ctx.q.shape[1], 1, q)]
@@ -342,10 +342,11 @@ class Generic:
                 v = ctx.q[t, qs]
                 tol = 1e-5 * (1.0 + ti.abs(v))
                 move = ctx.vec[t, o + d]
-                if ti.static(ctx.boxed and which == STEP and zero_columns == 1):
-                    move = 0.0
-                    for a in range(ctx.m):
-                        move += ctx.J[t, a, d] * ctx.vec[t, ctx.m + ctx.n + a]
+                if ti.static(which == STEP and zero_columns == 1):
+                    if ctx.boxed:
+                        move = 0.0
+                        for a in range(ctx.m):
+                            move += ctx.J[t, a, d] * ctx.vec[t, ctx.m + ctx.n + a]
                 if (v <= lo + tol and move < 0) or (v >= hi - tol and move > 0):
                     blocked += 1
                     ctx.vec[t, o + d] = 0.0
@@ -445,7 +446,7 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
           best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
           coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), resume_i: ti.types.ndarray(),
           resume_f: ti.types.ndarray(), first: ti.i32, budget: ti.i32, m_fixed: ti.template(), n_fixed: ti.template(),
-          lt_fixed: ti.template(), kinds: ti.template(), boxed: ti.template()):
+          lt_fixed: ti.template(), kinds: ti.template(), boxed: ti.i32):
     """``m`` (6 Lt rows), ``n`` (dofs) and ``Lt`` (tasks): compile-time sizes (one compiled solver
     per size, fixed trip counts in the dense loops; see :mod:`engine.runtime.dispatch`), or 0 to read them
     from the arrays at run time (one solver for everything). ``coll_i`` / ``coll_f`` / ``shape_pose``:
@@ -453,7 +454,9 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
     one). ``kinds``: the on-demand task kinds compiled in, a bitmask (:func:`engine.kernels.kinds.on_demand_mask`:
     the COLLIDE task's search is most of the solver's code, so a solver without it compiles ~8x
     faster; requests without avoidance or a look-at get one without them).
-    ``boxed``: the dofs' bounds are a box per env after the starts in ``q0`` (a velocity limit).
+    ``boxed``: 1 where the dofs' bounds are a box per env after the starts in ``q0`` (a velocity
+    limit), else 0; read at run time, so that placing and tracking share one compiled solver (one
+    kernel to load from taichi's cache at start-up, not two: ~1.2 s each on a 2-core CPU).
     ``resume_i`` / ``resume_f``, ``first``,
     ``budget``: a solve split over launches (:func:`engine.kernels.solver.run_thread`; budget 0:
     one launch)."""
