@@ -12,8 +12,8 @@ the source line with a ``^^^`` marker, wrapped by ``textwrap`` to 80 columns) to
 it builds, through ``ASTTransformerContext.get_pos_info(node)``. It builds the same message anew
 each time the same source node is walked again, ~40 000 times for the generic solver, from a few
 thousand distinct nodes. :func:`install` memoises that method: the message depends only on the
-function's source (its file and first line), the node's position and kind, and the first line of
-the node's body; the memo keys on exactly those, so every message is the one taichi would have
+function's source (its file, first line and text), the node's position and kind, and the first
+line of the node's body; the memo keys on exactly those, so every message is the one taichi would have
 built (``tests/test_taichi_frontend.py`` checks this against taichi's own method on the solver
 kernels). IR, cache keys and error messages are unchanged.
 
@@ -27,11 +27,13 @@ or if the method is missing, :func:`install` changes nothing and says so by retu
 
 from __future__ import annotations
 
+import hashlib
 import weakref
 
 import taichi
 
 _INSTALLED = {"original": None}
+_DIGEST = "_ikstudio_source_digest"  # the attribute a context keeps its source's digest in
 TAICHI_VERSION = (1, 7, 4)
 
 
@@ -41,13 +43,23 @@ def _context_class():
     return getattr(ast_transformer_utils, "ASTTransformerContext", None)
 
 
+def _source_digest(ctx) -> bytes:
+    """A digest of the function source ``ctx`` walks, computed once per context (taichi makes one
+    per function call site)."""
+    digest = ctx.__dict__.get(_DIGEST)
+    if digest is None:
+        digest = hashlib.blake2b("\n".join(ctx.src).encode(), digest_size=16).digest()
+        setattr(ctx, _DIGEST, digest)
+    return digest
+
+
 def _key(ctx, node) -> tuple:
-    """What ``get_pos_info(node)`` reads: the source (by file and first line), the function's name and
-    indent, the node's kind and span, and (for a multi-line statement) its body's first line."""
+    """What ``get_pos_info(node)`` reads: the source (its file, first line and text), the function's
+    name and indent, the node's kind and span, and (for a multi-line statement) its body's first line."""
     body = getattr(node, "body", None)
     body_line = body[0].lineno if isinstance(body, list) and body and hasattr(body[0], "lineno") else None
-    return (ctx.file, ctx.lineno_offset, ctx.func.func.__name__, ctx.indent, len(ctx.src), type(node).__name__,
-            node.lineno, node.end_lineno, node.col_offset, node.end_col_offset, body_line)
+    return (ctx.file, ctx.lineno_offset, _source_digest(ctx), ctx.func.func.__name__, ctx.indent,
+            type(node).__name__, node.lineno, node.end_lineno, node.col_offset, node.end_col_offset, body_line)
 
 
 def _memo_per_function(read):
