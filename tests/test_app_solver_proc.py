@@ -135,9 +135,9 @@ def test_the_child_is_started_where_it_finds_the_app():
 
 
 def test_the_child_prepares_the_first_frames_kernels_before_they_are_asked_for(pool):
-    """A new child solves the first frames once on its own after the build (frame 0, and frame 1's
-    velocity-limited form with smooth tracking) and goes back to time 0, so the parent's first
-    steps load no kernel and give the answers this process gives."""
+    """A new child solves frame 0 once on its own after the build and goes back to time 0, so the
+    parent's first steps load no kernel (frame 1, tracked, runs the same compiled solver) and give
+    the answers this process gives."""
     here, there = _runner("auto"), _runner("auto")
     assert there.spec.solver.track
     child = pool.take()

@@ -20,7 +20,7 @@ starts, so only children started after the warm-up see the generic solver.
 initialised), so that a new scene's child has only its scene to build; the spare and the warm-up
 start once the first scene has solved (before that, they would slow the first answers down); the
 first child is started by ``ikstudio`` itself before its heavy imports (:func:`start_early`), and
-each child prepares its first frames' kernels right after its build (:func:`prepare_kernels`).
+each child prepares its first frame's kernels right after its build (:func:`prepare_kernels`).
 Messages are pickled over
 the child's stdin / stdout; the child's own prints go to stderr. Closing a child's stdin ends it
 the normal way, so taichi writes the kernels it compiled to its cache.
@@ -378,28 +378,24 @@ def serve(inp, out) -> None:
         out.flush()
 
 
-def prepare_kernels(runner) -> int:
-    """Compile, or load from taichi's cache, the kernels of ``runner``'s first frames before they are
-    asked for: solve frame 0 (and, with smooth tracking, frame 1: the per-robot solver compiles
-    its velocity-limited form apart, ~2 s cold), then put the runner back at time 0
-    (:meth:`Runner.reset`), where the parent's first step starts. The kernel load (~1.2 s warm)
-    then overlaps the parent's own build and first image instead of following them, and no frame
-    after the first waits for a compile. Not for planned motion (its first frame plans every env:
-    real work, not a kernel load). Errors are left to the real steps to report. Returns how many
-    frames were solved."""
-    solver = runner.spec.solver
-    if solver.plan or not runner.spec.targets:
-        return 0
-    solved = 0
+def prepare_kernels(runner) -> bool:
+    """Compile, or load from taichi's cache, the kernels of ``runner``'s first frame before it is
+    asked for: solve frame 0 once, then put the runner back at time 0 (:meth:`Runner.reset`),
+    where the parent's first step starts. The kernel load (~1.2 s warm for the generic solver)
+    then overlaps the parent's own build and first image instead of following them. The tracked
+    frames after it run the same compiled solver (the velocity box is a run-time flag), so no
+    frame waits for a compile later. Not for planned motion (its first frame plans every env:
+    real work, not a kernel load). Errors are left to the real step to report. Returns whether
+    a frame was solved."""
+    if runner.spec.solver.plan or not runner.spec.targets:
+        return False
     try:
-        for _ in range(2 if solver.track else 1):
-            runner.step()
-            solved += 1
-    except Exception:  # the parent's steps meet the same error and show it
-        pass
+        runner.step()
+    except Exception:  # the parent's first step meets the same error and shows it
+        return False
     finally:
         runner.reset()
-    return solved
+    return True
 
 
 def _quiet_init(init_args: dict) -> None:

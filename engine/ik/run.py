@@ -61,10 +61,10 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
         _run_generic(entity, plan, s)
     else:
         if plan.kernel is None:
-            plan.kernel = per_robot.ik_kernel(plan.spec, request.structure, request.boxed)
+            plan.kernel = per_robot.ik_kernel(plan.spec, request.structure)
         plan.kernel(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
-            *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
+            *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS), int(request.boxed))
     return _choose(entity, s, plan, start, far)
 
 
