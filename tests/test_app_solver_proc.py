@@ -5,6 +5,7 @@ clearly when it fails; the generic solver is replaced by the per-robot one until
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -178,7 +179,7 @@ def test_the_cli_ends_an_early_child_no_gui_took(monkeypatch, tmp_path, capsys):
     started = []
     real = solver_proc.start_early
     monkeypatch.setattr(commands, "display_problem", lambda: None)
-    monkeypatch.setattr(solver_proc, "start_early", lambda: started.append(real()) or started[-1])
+    monkeypatch.setattr(solver_proc, "start_early", lambda command: started.append(real(command)) or started[-1])
     assert commands.main([str(tmp_path / "missing.yaml")]) != 0
     assert "missing.yaml" in capsys.readouterr().err
     assert len(started) == 1 and solver_proc.early_child() is None
@@ -186,3 +187,50 @@ def test_the_cli_ends_an_early_child_no_gui_took(monkeypatch, tmp_path, capsys):
     assert commands.main(["--help"]) == 0
     assert commands.main(["check", "scenes/batched_panda.yaml"]) == 0
     assert len(started) == 1  # no child for help or another command
+
+
+def test_the_first_child_builds_the_commands_scene_ahead_and_the_pool_takes_it():
+    """``ikstudio [SCENE]`` starts the first child with its command line: it builds and prepares that
+    scene while the parent starts. The pool's init (the same engine) keeps it, the same scene's
+    build takes it (no kernel to prepare at the first step, the same answers as in-process), and
+    another scene is built afresh."""
+    from app.cli.commands import with_command
+
+    early = solver_proc.start_early(with_command([SCENE, "--backend", "cpu"]))
+    ik.init(backend="cpu")
+    p = solver_proc.SolverPool()
+    here, there = _runner("auto"), _runner("auto")
+    try:
+        child = p.take()
+        assert child is early
+        spec = scenefile.load(SCENE)  # as the app loads it: 16 envs, the generic kernel
+        child.build(spec, spec.envs.n_envs)
+        t0 = time.monotonic()
+        while not child.answers_ready():  # never waits: the app polls it before its first image
+            assert time.monotonic() - t0 < 300, "the child never said its scene built ahead is ready"
+            time.sleep(0.05)
+        here_spec = scenefile.load(SCENE)
+        here_spec.solver.kernel = child.answering_kernel("generic")
+        _, here_runner = scenefile.build(here_spec, debug_frames=False)
+        _, there_runner = scenefile.build(scenefile.load(SCENE), debug_frames=False)
+        for k in range(2):
+            got = child.step(there_runner, 0.05, edits=0)
+            there_runner.apply(got, 0.05)
+            expected = here_runner.step(0.05)
+            assert not got.kernels_prepared and got.index == k
+            assert child.built_ahead
+            np.testing.assert_array_equal(got.qpos, expected.qpos)
+        other = scenefile.load(SCENE)  # another scene (fewer envs, another target): built, not taken
+        other.envs.n_envs = 4
+        other.solver.kernel = "auto"  # as `here` runs
+        other.targets[0].pos = (0.45, 0.1, 0.3)
+        child.build(other, 4)
+        assert not child.answers_ready()  # built now: its first answers are not known to be ready
+        here.spec.targets[0].pos = (0.45, 0.1, 0.3)
+        here.retarget()
+        got = child.step(there, 0.05, edits=None)
+        assert child.built_ahead is False
+        np.testing.assert_array_equal(got.qpos, here.step(0.05).qpos)
+        child.close()
+    finally:
+        p.close()

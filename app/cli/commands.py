@@ -175,8 +175,13 @@ def display_problem() -> str | None:
     return None
 
 
+def _gui_scene(args) -> str:
+    """The scene file the GUI command opens."""
+    return shipped_scene(args.scene) if args.scene else str(DEFAULT_SCENE)
+
+
 def cmd_gui(args) -> int:
-    scene = shipped_scene(args.scene) if args.scene else str(DEFAULT_SCENE)
+    scene = _gui_scene(args)
     _load(scene)  # a bad scene is reported here, before any window opens
     problem = display_problem()
     if problem is not None:
@@ -410,15 +415,24 @@ HANDLERS = {"gui": cmd_gui, "record": cmd_record, "check": cmd_check, "robots": 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     gui = _is_gui(argv)
-    if gui:  # the first scene's IK child starts its imports now, beside this process's (app.sim.solver_proc)
+    if gui:  # the first scene's IK child starts now, beside this process's imports (app.sim.solver_proc)
         from app.sim import solver_proc
 
-        solver_proc.start_early()
+        solver_proc.start_early(with_command(argv))
     try:
         return _main(argv)
     finally:
         if gui:
             solver_proc.discard_early()
+
+
+def with_command(argv: list[str]) -> list[str]:
+    """``argv`` with ``gui`` inserted where no command is given: ``ikstudio [SCENE]`` opens the GUI
+    (argparse's subcommands cannot be optional)."""
+    first = next((a for a in argv if a != "--debug"), None)
+    if first is None or first not in COMMANDS and first not in ("-h", "--help"):
+        return [*(["--debug"] if "--debug" in argv else []), "gui", *[a for a in argv if a != "--debug"]]
+    return list(argv)
 
 
 def _is_gui(argv: list[str]) -> bool:
@@ -429,6 +443,19 @@ def _is_gui(argv: list[str]) -> bool:
     if any(a in ("-h", "--help") for a in words) or display_problem() is not None:
         return False
     return first is None or first == "gui" or first not in COMMANDS
+
+
+def gui_target(argv: list[str]) -> tuple[str, str]:
+    """``(scene file, backend)`` the GUI command ``argv`` (as :func:`with_command` gives it) opens, as
+    :func:`cmd_gui` finds them (relative to the current folder); ValueError when ``argv`` is no
+    valid GUI command. For the first IK child, which builds that scene while this process starts."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit:
+        raise ValueError(f"not a valid command line: {argv!r}") from None
+    if args.command != "gui":
+        raise ValueError(f"not the GUI command: {argv!r}")
+    return _gui_scene(args), args.backend
 
 
 def _main(argv: list[str]) -> int:
@@ -447,12 +474,8 @@ def _main(argv: list[str]) -> int:
     except KeyboardInterrupt as stop:
         print("ikstudio: interrupted", file=sys.stderr)
         return stop.exit_code if isinstance(stop, Interrupted) else 130
-    # `ikstudio [SCENE]`: no command given -> the GUI (argparse's subcommands cannot be optional).
-    first = next((a for a in argv if a != "--debug"), None)
-    if first is None or first not in COMMANDS and first not in ("-h", "--help"):
-        argv = [*(["--debug"] if "--debug" in argv else []), "gui", *[a for a in argv if a != "--debug"]]
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(with_command(argv))
     except SystemExit as exit_:  # argparse: 0 for --help, 2 for usage errors
         return int(exit_.code or 0)
     debug = args.debug or os.environ.get("IKSTUDIO_DEBUG") == "1"

@@ -300,7 +300,7 @@ class Sim:
         """This scene has no image yet: the sim renders one before it solves (the robots reach the
         screen without waiting for the IK kernels), once the GUI has framed its camera for it (or
         after a second, for a GUI that does not)."""
-        if self._first_image_done or self.scene is None:
+        if self._first_image_done or self.scene is None or self._solve_before_first_image():
             return False
         framed = self.c.camera_generation == self.generation
         return framed or time.perf_counter() - self._installed_at < 1.0
@@ -308,13 +308,24 @@ class Sim:
     def busy_rendering(self) -> bool:
         return self.pending is not None and not self.pending.done()
 
+    def _step_due(self) -> bool:
+        """Playing, a step asked for, or an edit not solved yet (paused: followed to its end); not manual."""
+        c = self.c
+        due = (c.playing or c.step_requests != self._steps_seen or c.edit_count != self._solved_edits
+               or self.catching_up())
+        return due and not c.manual
+
+    def _solve_before_first_image(self) -> bool:
+        """The scene's child built it ahead and has its first answers ready (the scene of ``ikstudio``'s
+        command line: solver_proc.start_early): the first image shows them, instead of robots at
+        rest followed ~0.4 s later by the first answers."""
+        return (not self._first_image_done and not self._warm and self.solver is not None
+                and self._step_due() and self.solver.answers_ready())
+
     def wants_step(self) -> bool:
         """A tick would solve, and the last solved state is already on its way to the screen (the sim
         runs at most one frame ahead of the renderer)."""
-        c = self.c
-        due = (c.playing or c.step_requests != self._steps_seen or c.edit_count != self._solved_edits
-               or self.catching_up())  # paused: an edit is followed to its end
-        if self.scene is None or not due or c.manual or self.first_image_due():
+        if self.scene is None or not self._step_due() or self.first_image_due():
             return False
         return not (self._stepped_unrendered and self.busy_rendering())
 
@@ -376,7 +387,7 @@ class Sim:
     def request_frame(self, force: bool = False) -> bool:
         """Ask the renderer for an image of the current state if it is idle and the state or the
         camera changed since the last one (or ``force``); True if one was requested."""
-        if self.scene is None or self.busy_rendering():
+        if self.scene is None or self.busy_rendering() or self._solve_before_first_image():
             return False
         self.collect()
         if self.first_image_due() and self.c.camera_generation != self.generation:

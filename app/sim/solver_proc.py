@@ -3,7 +3,7 @@
 Taichi holds the GIL while it compiles a kernel (the generic solver: ~10 s on 2 cores with an empty
 cache, ~18 s with avoidance; the per-robot one ~2 s) and while it loads one from its disk cache (~1.2 s for the
 generic solver): a GUI thread in the same process stops for all of it. So the app's sim thread
-does not call the IK solver: a :class:`SolverProcess` (a child Python running :func:`serve`)
+does not call the IK solver: a :class:`SolverProcess` (a child Python: :mod:`app.sim.solver_child`)
 builds the same scene headless and solves every frame there. The sim thread sends each frame's
 inputs (dt, time, frame number, the current qpos, the spec's edits) and applies the answer it gets
 back (:meth:`engine.scenefile.runner.Runner.apply`); waiting on the pipe releases the GIL. The
@@ -19,10 +19,10 @@ starts, so only children started after the warm-up see the generic solver.
 :class:`SolverPool` keeps one spare child started (python, the engine and taichi imported and
 initialised), so that a new scene's child has only its scene to build; the spare and the warm-up
 start once the first scene has solved (before that, they would slow the first answers down); the
-first child is started by ``ikstudio`` itself before its heavy imports (:func:`start_early`), and
-each child prepares its first frame's kernels right after its build (:func:`prepare_kernels`).
-Messages are pickled over
-the child's stdin / stdout; the child's own prints go to stderr. Closing a child's stdin ends it
+first child is started by ``ikstudio`` itself before its heavy imports, and builds the scene of
+its command line while the parent starts (:func:`start_early`); each child prepares its first
+frame's kernels right after its build (:func:`app.sim.solver_child.prepare_kernels`). Messages are
+pickled over the child's stdin / stdout; the child's own prints go to stderr. Closing a child's stdin ends it
 the normal way, so taichi writes the kernels it compiled to its cache.
 """
 
@@ -50,7 +50,7 @@ def _child_env() -> dict:
     return env
 
 
-def _engine_init_args() -> dict:
+def engine_init_args() -> dict:
     """The parent's ``engine.init`` arguments (the child initialises the same backend)."""
     from engine.runtime.state import STATE
 
@@ -64,9 +64,10 @@ class SolverProcess:
     """One child solving one scene; :meth:`build` then :meth:`step` per frame (from one thread)."""
 
     def __init__(self, init_args: dict | None = None, nice: int = 0, initialise: bool = True):
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_proc"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=_child_env(), cwd=str(PACKAGE_ROOT))
-        self._pending = 0  # replies not read yet
+        self._pending: list[str] = []  # the commands whose replies are not read yet, oldest first
+        self.built_ahead: bool | None = None  # the last build's reply: the child took a scene built ahead
         self._sent_edits = None
         self.generic_as = "generic"  # what this child runs for kernel "generic" (set at build)
         self.initialised = False
@@ -76,37 +77,68 @@ class SolverProcess:
     def initialise(self, init_args: dict | None = None, nice: int = 0) -> None:
         """Initialise the child's engine like this process's (``init_args``: ``engine.init``'s
         arguments, default this process's), at CPU priority ``nice``; once, before anything else."""
-        self.send("init", init_args if init_args is not None else _engine_init_args(), int(nice))
+        self.send("init", init_args if init_args is not None else engine_init_args(), int(nice))
         self.initialised = True
 
     # -- the pipe ---------------------------------------------------------------------------------------
-    def send(self, kind: str, *args) -> None:
+    def send(self, kind: str, *args, reply: bool = True) -> None:
+        """Send a command (``reply``: the child answers it, read by :meth:`receive`)."""
         try:
             pickle.dump((kind, args), self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError) as err:
             raise SolverProcessError(f"the solver process is gone (exit {self.proc.poll()}): {err}") from None
-        self._pending += 1
+        if reply:
+            self._pending.append(kind)
 
     def receive(self):
-        """The oldest reply not read yet (waits for it); a failed command raises SolverProcessError."""
+        """Every reply not read yet (waits for them); returns the newest's value. A failed command
+        raises SolverProcessError."""
+        value = None
         while self._pending:
-            try:
-                ok, value = pickle.load(self.proc.stdout)
-            except (EOFError, OSError, pickle.UnpicklingError) as err:
-                self._pending = 0
-                raise SolverProcessError(f"the solver process exited (exit {self.proc.poll()}): {err!r}") from None
-            self._pending -= 1
-            if not ok:
-                raise SolverProcessError(value)
-            if not self._pending:
-                return value
-        return None
+            value = self._read_reply()
+        return value
+
+    def _read_reply(self):
+        """The oldest reply not read yet (waits for it): its value."""
+        try:
+            ok, value = pickle.load(self.proc.stdout)
+        except (EOFError, OSError, pickle.UnpicklingError) as err:
+            self._pending.clear()
+            raise SolverProcessError(f"the solver process exited (exit {self.proc.poll()}): {err!r}") from None
+        kind = self._pending.pop(0)
+        if not ok:
+            raise SolverProcessError(value)
+        if kind == "build":
+            self.built_ahead = bool(value)
+        return value
+
+    def answers_ready(self) -> bool:
+        """Whether the child took a scene built ahead (its kernels prepared: :func:`start_early`) and
+        answered every command sent so far; reads the replies that have come, never waits."""
+        while self._pending and self._reply_waiting():
+            self._read_reply()
+        return not self._pending and bool(self.built_ahead)
+
+    def _reply_waiting(self) -> bool:
+        """A reply can be read without waiting (in the pipe's buffer or the pipe)."""
+        try:
+            fd = self.proc.stdout.fileno()
+            os.set_blocking(fd, False)
+        except (OSError, ValueError, AttributeError):  # no non-blocking pipes here: say no
+            return False
+        try:
+            return bool(self.proc.stdout.peek(1))
+        except BlockingIOError:
+            return False
+        finally:
+            os.set_blocking(fd, True)
 
     # -- commands ---------------------------------------------------------------------------------------
     def build(self, spec, n_envs: int) -> None:
         """Build ``spec`` for ``n_envs`` envs in the child (the reply is read by the next step); the child
-        then prepares its kernels (:func:`prepare_kernels`) before it reads the first step."""
+        then prepares its kernels (:func:`app.sim.solver_child.prepare_kernels`) before it reads the
+        first step."""
         cached = generic_ready()
         self.generic_as = "generic" if cached else "auto"  # the child's choice (see serve)
         self.send("build", spec.model_copy(deep=True), n_envs, cached)  # checked there, as in-process
@@ -165,7 +197,7 @@ class SolverPool:
 
     def __init__(self, nice: int = 0, warm_generic: bool = True):
         self.nice = nice
-        self._init_args = _engine_init_args()
+        self._init_args = engine_init_args()
         self._spare: SolverProcess | None = None
         self._lock = threading.Lock()
         self._warm_generic = warm_generic
@@ -211,13 +243,19 @@ class SolverPool:
 _EARLY: list = []  # the child start_early() began, until a SolverPool takes it
 
 
-def start_early() -> SolverProcess:
+def start_early(command: list[str] | None = None) -> SolverProcess:
     """Start the first scene's child now, before this process imports the engine (``ikstudio``'s GUI
-    command calls this first): the child's own imports of taichi and the engine (~0.7 s of a core)
-    run beside this process's instead of after them. The first :class:`SolverPool` takes it and
-    initialises it; :func:`discard_early` ends it if none does. Returns it."""
+    command calls this first, with its command line ``command``): the child imports taichi and
+    the engine, then builds the scene that command opens and prepares its kernels
+    (``preload``, :mod:`app.sim.solver_child`), all beside this process's own start instead of
+    after it. The first :class:`SolverPool` takes it and initialises it (a no-op when the
+    engine already runs as asked), and the first build of that same scene takes what it built;
+    :func:`discard_early` ends it if no pool takes it. Returns it."""
     if not _EARLY:
-        _EARLY.append(SolverProcess(initialise=False))
+        child = SolverProcess(initialise=False)
+        if command is not None:
+            child.send("preload", list(command), os.getcwd(), reply=False)
+        _EARLY.append(child)
     return _EARLY[0]
 
 
@@ -227,9 +265,12 @@ def early_child() -> SolverProcess | None:
 
 
 def discard_early() -> None:
-    """End the child :func:`start_early` began if no pool took it (the GUI did not start)."""
+    """End the child :func:`start_early` began if no pool took it (the GUI did not start): killed,
+    since what it builds is of no use."""
     while _EARLY:
-        _EARLY.pop().close()
+        child = _EARLY.pop()
+        child.proc.kill()
+        child.close()
 
 
 # -- the generic solver's warm-up ---------------------------------------------------------------------------
@@ -276,8 +317,8 @@ class GenericWarmup:
         self.proc = None
         if generic_ready():
             return
-        env = dict(_child_env(), IKSTUDIO_WARM_BACKEND=_engine_init_args()["backend"])
-        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_proc", "--warm-generic"],
+        env = dict(_child_env(), IKSTUDIO_WARM_BACKEND=engine_init_args()["backend"])
+        self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child", "--warm-generic"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, env=env, cwd=str(PACKAGE_ROOT),
                                      start_new_session=True)
@@ -289,7 +330,7 @@ class GenericWarmup:
 
 
 # -- the children ---------------------------------------------------------------------------------------
-def _warm_generic() -> int:
+def warm_generic() -> int:
     """Compile the generic solver, plain and avoiding (Panda and a table), write taichi's cache
     (``ti.reset`` does), then the marker."""
     os.nice(19)
@@ -332,117 +373,3 @@ def _one_warmup_lock():
         f.close()
         return None
     return f
-
-
-def serve(inp, out) -> None:
-    """The child's loop: read (kind, args), reply (ok, value), until stdin closes."""
-    runner = None
-    override = "generic"
-    while True:
-        try:
-            kind, args = pickle.load(inp)
-        except EOFError:
-            return
-        try:
-            if kind == "init":
-                init_args, nice = args
-                if nice:
-                    os.nice(nice)
-                _quiet_init(init_args)
-                value = None
-            elif kind == "build":
-                from engine import scenefile
-
-                spec, n_envs, generic_cached = args
-                override = "generic" if generic_cached else "auto"
-                _choose_kernel(spec.solver, override)
-                _, runner = scenefile.build(spec, n_envs=n_envs, debug_frames=False)
-                pickle.dump((True, None), out)
-                out.flush()
-                prepare_kernels(runner)
-                continue
-            elif kind == "step":
-                dt, t, t_solved, index, qpos, edits = args
-                if edits is not None:
-                    _edit(runner, *edits, override=override)
-                robot = runner.robot
-                robot.set_qpos(qpos if runner.scene.is_batched else qpos[0])
-                runner.t, runner.t_solved, runner.frame_index = t, t_solved, index
-                value = runner.step(dt)
-            else:
-                raise ValueError(f"unknown command {kind!r}")
-        except Exception as err:  # the parent shows it; this child goes on
-            pickle.dump((False, f"{type(err).__name__}: {err}"), out)
-        else:
-            pickle.dump((True, value), out)
-        out.flush()
-
-
-def prepare_kernels(runner) -> bool:
-    """Compile, or load from taichi's cache, the kernels of ``runner``'s first frame before it is
-    asked for: solve frame 0 once, then put the runner back at time 0 (:meth:`Runner.reset`),
-    where the parent's first step starts. The kernel load (~1.2 s warm for the generic solver)
-    then overlaps the parent's own build and first image instead of following them. The tracked
-    frames after it run the same compiled solver (the velocity box is a run-time flag), so no
-    frame waits for a compile later. Not for planned motion (its first frame plans every env:
-    real work, not a kernel load). Errors are left to the real step to report. Returns whether
-    a frame was solved."""
-    if runner.spec.solver.plan or not runner.spec.targets:
-        return False
-    try:
-        runner.step()
-    except Exception:  # the parent's first step meets the same error and shows it
-        return False
-    finally:
-        runner.reset()
-    return True
-
-
-def _quiet_init(init_args: dict) -> None:
-    """``engine.init`` without taichi's start-up line (the app's own init already said it)."""
-    import engine
-
-    sys.stdout.flush()
-    saved = [(fd, os.dup(fd)) for fd in (1, 2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        for fd, _ in saved:
-            os.dup2(null, fd)
-        engine.init(**init_args)
-    finally:
-        sys.stdout.flush()
-        for fd, copy in saved:
-            os.dup2(copy, fd)
-            os.close(copy)
-        os.close(null)
-
-
-def _choose_kernel(solver, override: str) -> None:
-    """The generic solver while it is not cached yet: the per-robot one (see the module doc)."""
-    if solver.kernel == "generic" and override != "generic":
-        solver.kernel = override
-
-
-def _edit(runner, targets, solver, obstacles, override: str) -> None:
-    spec = runner.spec
-    _choose_kernel(solver, override)
-    spec.targets, spec.solver = targets, solver
-    if obstacles != spec.obstacles:
-        spec.obstacles = obstacles
-        runner.place_obstacles()
-    runner.retarget()
-
-
-def main() -> int:
-    if "--warm-generic" in sys.argv:
-        return _warm_generic()
-    out = os.fdopen(os.dup(1), "wb")  # the replies; prints (taichi's, the engine's) go to stderr
-    os.dup2(2, 1)
-    import engine  # noqa: F401  (taichi and the engine, imported while the parent starts: see start_early)
-
-    serve(sys.stdin.buffer, out)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,206 @@
+"""The solver child's side of :mod:`app.sim.solver_proc`: ``python -m app.sim.solver_child`` reads
+pickled ``(kind, args)`` commands on stdin and answers ``(ok, value)`` on stdout, until stdin closes.
+
+Commands: ``init`` (the engine like the parent's, at a CPU priority), ``build`` (a scene spec
+for ``n_envs`` envs; the child then solves frame 0 once to prepare its kernels,
+:func:`prepare_kernels`), ``step`` (one frame from the parent's state and edits), and
+``preload`` (no answer): ``ikstudio``'s command line, from which the first child builds and
+prepares the scene the GUI will open while the parent is still starting
+(:func:`app.sim.solver_proc.start_early`); a later ``init`` and ``build`` that ask for the same
+engine and the same scene then take what it built. ``--warm-generic`` runs the generic solver's
+warm-up instead (:func:`app.sim.solver_proc.warm_generic`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import sys
+
+
+class Child:
+    """What a child holds: its runner, its kernel choice for "generic" and a scene built ahead."""
+
+    def __init__(self):
+        self.runner = None
+        self.override = "generic"  # what the spec's "generic" runs as ("auto" until it is cached)
+        self.ahead = None  # (spec as asked, n_envs, generic cached, runner): built by preload
+        self.initialised = False
+
+    def init(self, init_args: dict, nice: int) -> None:
+        """``engine.init(**init_args)`` unless the engine already runs that way (a preload started it:
+        its scene and kernels stay)."""
+        if nice:
+            os.nice(nice)
+        if self.initialised and _resolved_init_args() == init_args:
+            return
+        self.ahead = None
+        _quiet_init(init_args)
+        self.initialised = True
+
+    def build(self, spec, n_envs, generic_cached: bool) -> bool:
+        """Build ``spec`` for ``n_envs`` envs (or take the preloaded one if it is the same); returns
+        whether it was built now (its kernels are then still to prepare)."""
+        ahead, self.ahead = self.ahead, None
+        self.override = "generic" if generic_cached else "auto"
+        if ahead is not None and ahead[:3] == (spec, n_envs, generic_cached):
+            self.runner = ahead[3]
+            return False
+        from engine import scenefile
+
+        _choose_kernel(spec.solver, self.override)
+        _, self.runner = scenefile.build(spec, n_envs=n_envs, debug_frames=False)
+        return True
+
+    def preload(self, argv: list[str], cwd: str) -> None:
+        """Start the engine and build and prepare the scene of ``ikstudio``'s GUI command line ``argv``
+        (run in folder ``cwd``), as the parent will ask; anything that fails leaves nothing built
+        (the parent's own start says what is wrong)."""
+        try:
+            from app.cli.commands import gui_target
+            from engine import scenefile
+
+            from .solver_proc import generic_ready
+
+            with _in_folder(cwd):
+                scene, backend = gui_target(argv)
+                spec = scenefile.load(scene)
+            _quiet_init({"backend": backend})
+            self.initialised = True
+            cached = generic_ready()
+            built = spec.model_copy(deep=True)
+            _choose_kernel(built.solver, "generic" if cached else "auto")
+            _, runner = scenefile.build(built, debug_frames=False)
+            prepare_kernels(runner)
+            self.ahead = (spec, spec.envs.n_envs, cached, runner)
+        except Exception:
+            self.ahead = None
+
+    def step(self, dt, t, t_solved, index, qpos, edits):
+        runner = self.runner
+        if edits is not None:
+            _edit(runner, *edits, override=self.override)
+        runner.robot.set_qpos(qpos if runner.scene.is_batched else qpos[0])
+        runner.t, runner.t_solved, runner.frame_index = t, t_solved, index
+        return runner.step(dt)
+
+
+def serve(inp, out) -> None:
+    """The child's loop: read (kind, args), reply (ok, value), until stdin closes."""
+    child = Child()
+    while True:
+        try:
+            kind, args = pickle.load(inp)
+        except EOFError:
+            return
+        if kind == "preload":  # no reply
+            child.preload(*args)
+            continue
+        fresh = False
+        try:
+            if kind == "init":
+                value = child.init(*args)
+            elif kind == "build":
+                fresh = child.build(*args)
+                value = not fresh  # whether the scene built ahead was taken
+            elif kind == "step":
+                value = child.step(*args)
+            else:
+                raise ValueError(f"unknown command {kind!r}")
+        except Exception as err:  # the parent shows it; this child goes on
+            pickle.dump((False, f"{type(err).__name__}: {err}"), out)
+        else:
+            pickle.dump((True, value), out)
+        out.flush()
+        if fresh:
+            prepare_kernels(child.runner)  # after the reply: the parent builds and draws meanwhile
+
+
+def prepare_kernels(runner) -> bool:
+    """Compile, or load from taichi's cache, the kernels of ``runner``'s first frame before it is
+    asked for: solve frame 0 once, then put the runner back at time 0 (:meth:`Runner.reset`),
+    where the parent's first step starts. The kernel load (~1.2 s warm for the generic solver)
+    then overlaps the parent's own build and first image instead of following them. The tracked
+    frames after it run the same compiled solver (the velocity box is a run-time flag), so no
+    frame waits for a compile later. Not for planned motion (its first frame plans every env:
+    real work, not a kernel load). Errors are left to the real step to report. Returns whether
+    a frame was solved."""
+    if runner.spec.solver.plan or not runner.spec.targets:
+        return False
+    try:
+        runner.step()
+    except Exception:  # the parent's first step meets the same error and shows it
+        return False
+    finally:
+        runner.reset()
+    return True
+
+
+def _resolved_init_args() -> dict:
+    """This process's engine as ``engine.init`` arguments (the form the parent sends)."""
+    from .solver_proc import engine_init_args
+
+    return engine_init_args()
+
+
+@contextlib.contextmanager
+def _in_folder(path: str):
+    here = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(here)
+
+
+def _quiet_init(init_args: dict) -> None:
+    """``engine.init`` without taichi's start-up line (the app's own init already said it)."""
+    import engine
+
+    sys.stdout.flush()
+    saved = [(fd, os.dup(fd)) for fd in (1, 2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd, _ in saved:
+            os.dup2(null, fd)
+        engine.init(**init_args)
+    finally:
+        sys.stdout.flush()
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
+
+
+def _choose_kernel(solver, override: str) -> None:
+    """The generic solver while it is not cached yet: the per-robot one (see solver_proc's doc)."""
+    if solver.kernel == "generic" and override != "generic":
+        solver.kernel = override
+
+
+def _edit(runner, targets, solver, obstacles, override: str) -> None:
+    spec = runner.spec
+    _choose_kernel(solver, override)
+    spec.targets, spec.solver = targets, solver
+    if obstacles != spec.obstacles:
+        spec.obstacles = obstacles
+        runner.place_obstacles()
+    runner.retarget()
+
+
+def main() -> int:
+    if "--warm-generic" in sys.argv:
+        from .solver_proc import warm_generic
+
+        return warm_generic()
+    out = os.fdopen(os.dup(1), "wb")  # the replies; prints (taichi's, the engine's) go to stderr
+    os.dup2(2, 1)
+    import engine  # noqa: F401  (taichi and the engine, imported while the parent starts: see start_early)
+
+    serve(sys.stdin.buffer, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
