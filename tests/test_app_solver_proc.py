@@ -179,7 +179,7 @@ def test_the_cli_ends_an_early_child_no_gui_took(monkeypatch, tmp_path, capsys):
     started = []
     real = solver_proc.start_early
     monkeypatch.setattr(commands, "display_problem", lambda: None)
-    monkeypatch.setattr(solver_proc, "start_early", lambda command: started.append(real(command)) or started[-1])
+    monkeypatch.setattr(solver_proc, "start_early", lambda: started.append(real()) or started[-1])
     assert commands.main([str(tmp_path / "missing.yaml")]) != 0
     assert "missing.yaml" in capsys.readouterr().err
     assert len(started) == 1 and solver_proc.early_child() is None
@@ -190,13 +190,12 @@ def test_the_cli_ends_an_early_child_no_gui_took(monkeypatch, tmp_path, capsys):
 
 
 def test_the_first_child_builds_the_commands_scene_ahead_and_the_pool_takes_it():
-    """``ikstudio [SCENE]`` starts the first child with its command line: it builds and prepares that
-    scene while the parent starts. The pool's init (the same engine) keeps it, the same scene's
+    """``ikstudio [SCENE]`` starts the first child first and then names it the scene: it builds and
+    prepares that scene while the parent starts. The pool's init (the same engine) keeps it, the same scene's
     build takes it (no kernel to prepare at the first step, the same answers as in-process), and
     another scene is built afresh."""
-    from app.cli.commands import with_command
-
-    early = solver_proc.start_early(with_command([SCENE, "--backend", "cpu"]))
+    early = solver_proc.start_early()
+    solver_proc.preload_early(SCENE, "cpu")
     ik.init(backend="cpu")
     p = solver_proc.SolverPool()
     here, there = _runner("auto"), _runner("auto")
@@ -225,7 +224,7 @@ def test_the_first_child_builds_the_commands_scene_ahead_and_the_pool_takes_it()
         other.solver.kernel = "auto"  # as `here` runs
         other.targets[0].pos = (0.45, 0.1, 0.3)
         child.build(other, 4)
-        assert not child.answers_ready()  # built now: its first answers are not known to be ready
+        assert not child.answers_ready()  # built now, then prepared: not at once
         here.spec.targets[0].pos = (0.45, 0.1, 0.3)
         here.retarget()
         got = child.step(there, 0.05, edits=None)

@@ -187,6 +187,9 @@ def cmd_gui(args) -> int:
     if problem is not None:
         raise CliError(f"the GUI needs a display: {problem}. Run it in a desktop session, under "
                        f"`xvfb-run ikstudio`, or render headless: ikstudio record {scene} -o demo.mp4")
+    from app.sim import solver_proc
+
+    solver_proc.preload_early(scene, args.backend)  # the first IK child (main started it) builds the scene now
     try:
         gui = importlib.import_module("app.gui")
     except ModuleNotFoundError as err:
@@ -418,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     if gui:  # the first scene's IK child starts now, beside this process's imports (app.sim.solver_proc)
         from app.sim import solver_proc
 
-        solver_proc.start_early(with_command(argv))
+        solver_proc.start_early()
     try:
         return _main(argv)
     finally:
@@ -426,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
             solver_proc.discard_early()
 
 
-def with_command(argv: list[str]) -> list[str]:
+def _with_command(argv: list[str]) -> list[str]:
     """``argv`` with ``gui`` inserted where no command is given: ``ikstudio [SCENE]`` opens the GUI
     (argparse's subcommands cannot be optional)."""
     first = next((a for a in argv if a != "--debug"), None)
@@ -443,19 +446,6 @@ def _is_gui(argv: list[str]) -> bool:
     if any(a in ("-h", "--help") for a in words) or display_problem() is not None:
         return False
     return first is None or first == "gui" or first not in COMMANDS
-
-
-def gui_target(argv: list[str]) -> tuple[str, str]:
-    """``(scene file, backend)`` the GUI command ``argv`` (as :func:`with_command` gives it) opens, as
-    :func:`cmd_gui` finds them (relative to the current folder); ValueError when ``argv`` is no
-    valid GUI command. For the first IK child, which builds that scene while this process starts."""
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit:
-        raise ValueError(f"not a valid command line: {argv!r}") from None
-    if args.command != "gui":
-        raise ValueError(f"not the GUI command: {argv!r}")
-    return _gui_scene(args), args.backend
 
 
 def _main(argv: list[str]) -> int:
@@ -475,7 +465,7 @@ def _main(argv: list[str]) -> int:
         print("ikstudio: interrupted", file=sys.stderr)
         return stop.exit_code if isinstance(stop, Interrupted) else 130
     try:
-        args = parser.parse_args(with_command(argv))
+        args = parser.parse_args(_with_command(argv))
     except SystemExit as exit_:  # argparse: 0 for --help, 2 for usage errors
         return int(exit_.code or 0)
     debug = args.debug or os.environ.get("IKSTUDIO_DEBUG") == "1"

@@ -316,9 +316,9 @@ class Sim:
         return due and not c.manual
 
     def _solve_before_first_image(self) -> bool:
-        """The scene's child built it ahead and has its first answers ready (the scene of ``ikstudio``'s
-        command line: solver_proc.start_early): the first image shows them, instead of robots at
-        rest followed ~0.4 s later by the first answers."""
+        """The scene's child has its first answers ready (its scene built and kernels prepared; at start
+        the first child builds the scene of ``ikstudio``'s command line ahead: solver_proc.start_early):
+        the first image shows them, instead of robots at rest followed ~0.4 s later by the answers."""
         return (not self._first_image_done and not self._warm and self.solver is not None
                 and self._step_due() and self.solver.answers_ready())
 

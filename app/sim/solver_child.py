@@ -2,18 +2,18 @@
 pickled ``(kind, args)`` commands on stdin and answers ``(ok, value)`` on stdout, until stdin closes.
 
 Commands: ``init`` (the engine like the parent's, at a CPU priority), ``build`` (a scene spec
-for ``n_envs`` envs; the child then solves frame 0 once to prepare its kernels,
-:func:`prepare_kernels`), ``step`` (one frame from the parent's state and edits), and
-``preload`` (no answer): ``ikstudio``'s command line, from which the first child builds and
+for ``n_envs`` envs; the child solves frame 0 once to prepare its kernels before it replies,
+:func:`prepare_kernels`: the parent reads that reply only when it can without waiting, or at its
+first step), ``step`` (one frame from the parent's state and edits), and
+``preload`` (no answer): a scene file and a backend, from which the first child builds and
 prepares the scene the GUI will open while the parent is still starting
-(:func:`app.sim.solver_proc.start_early`); a later ``init`` and ``build`` that ask for the same
+(:func:`app.sim.solver_proc.preload_early`); a later ``init`` and ``build`` that ask for the same
 engine and the same scene then take what it built. ``--warm-generic`` runs the generic solver's
 warm-up instead (:func:`app.sim.solver_proc.warm_generic`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
 import sys
@@ -53,19 +53,16 @@ class Child:
         _, self.runner = scenefile.build(spec, n_envs=n_envs, debug_frames=False)
         return True
 
-    def preload(self, argv: list[str], cwd: str) -> None:
-        """Start the engine and build and prepare the scene of ``ikstudio``'s GUI command line ``argv``
-        (run in folder ``cwd``), as the parent will ask; anything that fails leaves nothing built
-        (the parent's own start says what is wrong)."""
+    def preload(self, scene: str, backend: str) -> None:
+        """Start the engine on ``backend``, build scene file ``scene`` and prepare its kernels, as the
+        parent will ask; anything that fails leaves nothing built (the parent's own start says
+        what is wrong)."""
         try:
-            from app.cli.commands import gui_target
             from engine import scenefile
 
             from .solver_proc import generic_ready
 
-            with _in_folder(cwd):
-                scene, backend = gui_target(argv)
-                spec = scenefile.load(scene)
+            spec = scenefile.load(scene)
             _quiet_init({"backend": backend})
             self.initialised = True
             cached = generic_ready()
@@ -97,13 +94,15 @@ def serve(inp, out) -> None:
         if kind == "preload":  # no reply
             child.preload(*args)
             continue
-        fresh = False
         try:
             if kind == "init":
                 value = child.init(*args)
             elif kind == "build":
-                fresh = child.build(*args)
-                value = not fresh  # whether the scene built ahead was taken
+                if child.build(*args):
+                    prepare_kernels(child.runner)  # before the reply: the reply says the answers are ready
+                    value = False
+                else:
+                    value = True  # the scene built ahead was taken
             elif kind == "step":
                 value = child.step(*args)
             else:
@@ -113,8 +112,6 @@ def serve(inp, out) -> None:
         else:
             pickle.dump((True, value), out)
         out.flush()
-        if fresh:
-            prepare_kernels(child.runner)  # after the reply: the parent builds and draws meanwhile
 
 
 def prepare_kernels(runner) -> bool:
@@ -142,16 +139,6 @@ def _resolved_init_args() -> dict:
     from .solver_proc import engine_init_args
 
     return engine_init_args()
-
-
-@contextlib.contextmanager
-def _in_folder(path: str):
-    here = os.getcwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(here)
 
 
 def _quiet_init(init_args: dict) -> None:

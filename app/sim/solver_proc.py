@@ -114,11 +114,12 @@ class SolverProcess:
         return value
 
     def answers_ready(self) -> bool:
-        """Whether the child took a scene built ahead (its kernels prepared: :func:`start_early`) and
-        answered every command sent so far; reads the replies that have come, never waits."""
+        """Whether the child answered every command sent so far (after a build: its scene is built and
+        its kernels prepared, so a step is answered at once); reads the replies that have come,
+        never waits."""
         while self._pending and self._reply_waiting():
             self._read_reply()
-        return not self._pending and bool(self.built_ahead)
+        return not self._pending
 
     def _reply_waiting(self) -> bool:
         """A reply can be read without waiting (in the pipe's buffer or the pipe)."""
@@ -136,9 +137,9 @@ class SolverProcess:
 
     # -- commands ---------------------------------------------------------------------------------------
     def build(self, spec, n_envs: int) -> None:
-        """Build ``spec`` for ``n_envs`` envs in the child (the reply is read by the next step); the child
-        then prepares its kernels (:func:`app.sim.solver_child.prepare_kernels`) before it reads the
-        first step."""
+        """Build ``spec`` for ``n_envs`` envs in the child, which then prepares its kernels
+        (:func:`app.sim.solver_child.prepare_kernels`) and replies (read by :meth:`answers_ready` or
+        the next step)."""
         cached = generic_ready()
         self.generic_as = "generic" if cached else "auto"  # the child's choice (see serve)
         self.send("build", spec.model_copy(deep=True), n_envs, cached)  # checked there, as in-process
@@ -243,20 +244,23 @@ class SolverPool:
 _EARLY: list = []  # the child start_early() began, until a SolverPool takes it
 
 
-def start_early(command: list[str] | None = None) -> SolverProcess:
+def start_early() -> SolverProcess:
     """Start the first scene's child now, before this process imports the engine (``ikstudio``'s GUI
-    command calls this first, with its command line ``command``): the child imports taichi and
-    the engine, then builds the scene that command opens and prepares its kernels
-    (``preload``, :mod:`app.sim.solver_child`), all beside this process's own start instead of
-    after it. The first :class:`SolverPool` takes it and initialises it (a no-op when the
-    engine already runs as asked), and the first build of that same scene takes what it built;
-    :func:`discard_early` ends it if no pool takes it. Returns it."""
+    command calls this first): the child imports taichi and the engine beside this process's own
+    start instead of after it, then builds the scene :func:`preload_early` names. The first
+    :class:`SolverPool` takes it and initialises it (a no-op when the engine already runs as
+    asked), and the first build of that same scene takes what it built; :func:`discard_early`
+    ends it if no pool takes it. Returns it."""
     if not _EARLY:
-        child = SolverProcess(initialise=False)
-        if command is not None:
-            child.send("preload", list(command), os.getcwd(), reply=False)
-        _EARLY.append(child)
+        _EARLY.append(SolverProcess(initialise=False))
     return _EARLY[0]
+
+
+def preload_early(scene: str, backend: str) -> None:
+    """Have the child :func:`start_early` began (if any) start the engine on ``backend`` and build
+    scene file ``scene`` and prepare its kernels (``preload``, :mod:`app.sim.solver_child`)."""
+    if _EARLY:
+        _EARLY[0].send("preload", str(Path(scene).resolve()), str(backend), reply=False)
 
 
 def early_child() -> SolverProcess | None:

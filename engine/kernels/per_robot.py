@@ -43,10 +43,9 @@ Ctx = namedtuple("Ctx", "active fk lp coll q0 boxed")
 def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...]):
     """The solver for ``spec`` with this task structure, one ``(kind, link, ref)`` per task
     (:data:`engine.kernels.tables.FRAME` / ``COM``, local link indices, -1 for none); cached per
-    process. Its last argument ``boxed`` (an int, read at run time) is 1 where the dofs' bounds
-    are a box per env read after the starts in ``q0`` (a limit of :mod:`engine.ik.limits` other
-    than the joint limits), 0 for the joint limits: placing and tracking share one compiled form
-    (one compile, ~2 s cold on 2 cores, not two)."""
+    process. Its last argument ``boxed`` (an int, read at run time): 1 where the dofs' bounds are
+    a box per env after the starts in ``q0`` (a limit of :mod:`engine.ik.limits` other than the
+    joint limits), else 0: placing and tracking share one compile (~2 s cold on 2 cores)."""
     structure = tuple(structure)
     return _CACHE.get((spec.key, structure), lambda: fast(_build(spec, structure), UNROLLED_COMPILE,
                                                           trace_helpers=True))
