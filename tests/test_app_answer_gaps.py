@@ -71,6 +71,7 @@ def test_adding_a_target_and_switching_robots_keep_the_answers_coming(launch):
     frames = r["solved"]["frames"]
     w.wait(lambda r: r["solved"]["frames"] >= frames + 20)
     stop = w.longest_stop(t_click)
+    print(f"answers stopped {stop:.2f} s at most (load {max(w.loads):.1f})")
     assert stop <= _limit_s(w.loads), (f"the answers stopped {stop:.2f} s around adding a target (limit "
                                        f"{_limit_s(w.loads):.1f} s at load averages up to {max(w.loads):.1f})")
 
@@ -84,6 +85,7 @@ def test_adding_a_target_and_switching_robots_keep_the_answers_coming(launch):
     r = w.wait(lambda r: r.get("robot", "").startswith("ur5") and r["solved"]["generation"] != generation
                and r["solved"]["frames"] >= 10)
     stop = w.longest_stop(t_click)
+    print(f"answers stopped {stop:.2f} s at most (load {max(w.loads):.1f})")
     assert stop <= _limit_s(w.loads), (f"the answers stopped {stop:.2f} s around a robot switch (limit "
                                        f"{_limit_s(w.loads):.1f} s at load averages up to {max(w.loads):.1f})")
     assert "Traceback" not in app.log(), app.log()

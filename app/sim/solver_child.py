@@ -8,7 +8,8 @@ first step), ``step`` (one frame from the parent's state and edits), and
 ``preload`` (no answer): a scene file and a backend, from which the first child builds and
 prepares the scene the GUI will open while the parent is still starting
 (:func:`app.sim.solver_proc.preload_early`); a later ``init`` and ``build`` that ask for the same
-engine and the same scene then take what it built. ``--warm-generic`` runs the generic solver's
+engine and the same scene then take what it built. ``warm`` (no answer): a spare child loads
+the generic solver from taichi's cache before it has a scene (:meth:`Child.warm`). ``--warm-generic`` runs the generic solver's
 warm-up instead (:func:`app.sim.solver_proc.warm_generic`).
 """
 
@@ -74,6 +75,25 @@ class Child:
         except Exception:
             self.ahead = None
 
+    def warm(self) -> None:
+        """Load the generic IK solver (plain: no avoidance or look-at rows) and the kernels every scene
+        runs from taichi's cache, with a small scene (Panda, 2 envs) that is then dropped, so that
+        this child's first scene waits only for its build; errors are ignored (the build meets
+        them)."""
+        try:
+            import numpy as np
+
+            import engine
+
+            scene = engine.Scene()
+            robot = scene.add_entity(engine.morphs.URDF(file="erd:panda", fixed=True))
+            scene.build(n_envs=2)
+            robot.inverse_kinematics(robot.get_link("panda_hand"), np.tile([0.45, 0.1, 0.45], (2, 1)),
+                                     np.tile([0.0, 1.0, 0.0, 0.0], (2, 1)), kernel="generic", seed=0)
+            scene.destroy()
+        except Exception:
+            pass
+
     def step(self, dt, t, t_solved, index, qpos, edits):
         runner = self.runner
         if edits is not None:
@@ -91,8 +111,8 @@ def serve(inp, out) -> None:
             kind, args = pickle.load(inp)
         except EOFError:
             return
-        if kind == "preload":  # no reply
-            child.preload(*args)
+        if kind in ("preload", "warm"):  # no reply
+            getattr(child, kind)(*args)
             continue
         try:
             if kind == "init":

@@ -222,14 +222,22 @@ class SolverPool:
         """A scene solved: start the spare and, once, the generic solver's warm-up."""
         with self._lock:
             if self._spare is None:
-                self._spare = SolverProcess(self._init_args, max(self.nice, SPARE_NICE))
+                self._spare = self._new_spare()
             if self._warm_generic and self.warmup is None:
                 self.warmup = GenericWarmup(on_done=self._renew_spare)
+
+    def _new_spare(self) -> SolverProcess:
+        """A spare child at a low priority; where the generic solver is cached, it loads it now with a
+        small scene (``warm``), so that its first scene (a robot switch) waits only for its build."""
+        spare = SolverProcess(self._init_args, max(self.nice, SPARE_NICE))
+        if generic_ready():
+            spare.send("warm", reply=False)
+        return spare
 
     def _renew_spare(self) -> None:
         """The generic solver is cached: a spare started from now on sees it."""
         with self._lock:
-            old, self._spare = self._spare, SolverProcess(self._init_args, max(self.nice, SPARE_NICE))
+            old, self._spare = self._spare, self._new_spare()
         if old is not None:
             old.close()
 
