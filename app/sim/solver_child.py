@@ -9,8 +9,9 @@ first step), ``step`` (one frame from the parent's state and edits), and
 prepares the scene the GUI will open while the parent is still starting
 (:func:`app.sim.solver_proc.preload_early`); a later ``init`` and ``build`` that ask for the same
 engine and the same scene then take what it built. ``warm`` (no answer): a spare child loads
-the generic solver from taichi's cache before it has a scene (:meth:`Child.warm`). ``--warm-generic`` runs the generic solver's
-warm-up instead (:func:`app.sim.solver_proc.warm_generic`).
+the generic solver from taichi's cache before it has a scene (:meth:`Child.warm`).
+``--warm-generic`` runs the generic solver's warm-up instead
+(:func:`app.sim.solver_proc.warm_generic`).
 """
 
 from __future__ import annotations

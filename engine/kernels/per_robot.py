@@ -494,7 +494,7 @@ def _build(spec: RobotSpec, structure):
         active = ti.Vector([ti.cast(task_i[dof_row(Lt, d), DOF_I.active], float) for d in ti.static(range(n))])
         ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
         for t in range(B * K):
-            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0, boxed), t, B, n_qs, q0, task_i,
-                       task_f, targets, best_q, best_err, best_i, done, None)
+            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0, boxed), t, B, n_qs,
+                       q0, task_i, task_f, targets, best_q, best_err, best_i, done, None)
 
     return solve
