@@ -18,7 +18,13 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import sys
+
+if __name__ == "__main__":
+    # Ctrl+C reaches the whole process group: the parent stops the app and closes this child's stdin,
+    # which ends it; the child itself stays quiet (no KeyboardInterrupt halfway through an import)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Child:
@@ -129,10 +135,14 @@ def serve(inp, out) -> None:
             else:
                 raise ValueError(f"unknown command {kind!r}")
         except Exception as err:  # the parent shows it; this child goes on
-            pickle.dump((False, f"{type(err).__name__}: {err}"), out)
+            reply = (False, f"{type(err).__name__}: {err}")
         else:
-            pickle.dump((True, value), out)
-        out.flush()
+            reply = (True, value)
+        try:
+            pickle.dump(reply, out)
+            out.flush()
+        except (BrokenPipeError, OSError):  # the parent is gone: nobody to answer
+            return
 
 
 def prepare_kernels(runner) -> bool:
