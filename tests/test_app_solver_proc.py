@@ -233,3 +233,30 @@ def test_the_first_child_builds_the_commands_scene_ahead_and_the_pool_takes_it()
         child.close()
     finally:
         p.close()
+
+
+def test_a_child_ignores_ctrl_c_and_ends_quietly_with_its_parent():
+    """Ctrl+C reaches the whole process group: a child (even mid-import) ignores it and goes on, and
+    ends quietly when its stdin closes, or when the parent's end of the pipe is gone."""
+    import signal
+    import subprocess
+    import sys
+
+    for closing in ("stdin", "both"):
+        child = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(solver_proc.PACKAGE_ROOT),
+                                 env=solver_proc._child_env())
+        time.sleep(0.3)  # importing taichi and the engine
+        child.send_signal(signal.SIGINT)
+        time.sleep(0.2)
+        assert child.poll() is None, "SIGINT ended the child"
+        if closing == "both":
+            child.stdout.close()  # the parent is gone: replies have nowhere to go
+            import pickle
+
+            pickle.dump(("frobnicate", ()), child.stdin)
+        child.stdin.close()
+        assert child.wait(timeout=120) == 0
+        err = child.stderr.read().decode()
+        assert "Traceback" not in err, err
+        child.stderr.close()
