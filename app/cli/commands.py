@@ -441,11 +441,8 @@ def _with_command(argv: list[str]) -> list[str]:
 def _is_gui(argv: list[str]) -> bool:
     """Whether ``argv`` opens the GUI on a display (no command or ``gui``, as :func:`_main` reads it; not
     ``--help``)."""
-    words = [a for a in argv if a != "--debug"]
-    first = words[0] if words else None
-    if any(a in ("-h", "--help") for a in words) or display_problem() is not None:
-        return False
-    return first is None or first == "gui" or first not in COMMANDS
+    words = [a for a in _with_command(argv) if a != "--debug"]
+    return words[0] == "gui" and not {"-h", "--help"} & set(words) and display_problem() is None
 
 
 def _main(argv: list[str]) -> int:

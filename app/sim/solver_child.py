@@ -55,10 +55,7 @@ class Child:
         if ahead is not None and ahead[:3] == (spec, n_envs, generic_cached):
             self.runner = ahead[3]
             return False
-        from engine import scenefile
-
-        _choose_kernel(spec.solver, self.override)
-        _, self.runner = scenefile.build(spec, n_envs=n_envs, debug_frames=False)
+        self.runner = _build_runner(spec, n_envs, generic_cached)
         return True
 
     def preload(self, scene: str, backend: str) -> None:
@@ -74,9 +71,7 @@ class Child:
             _quiet_init({"backend": backend})
             self.initialised = True
             cached = generic_ready()
-            built = spec.model_copy(deep=True)
-            _choose_kernel(built.solver, "generic" if cached else "auto")
-            _, runner = scenefile.build(built, debug_frames=False)
+            runner = _build_runner(spec.model_copy(deep=True), spec.envs.n_envs, cached)
             prepare_kernels(runner)
             self.ahead = (spec, spec.envs.n_envs, cached, runner)
         except Exception:
@@ -84,20 +79,13 @@ class Child:
 
     def warm(self) -> None:
         """Load the generic IK solver (plain: no avoidance or look-at rows) and the kernels every scene
-        runs from taichi's cache, with a small scene (Panda, 2 envs) that is then dropped, so that
+        runs from taichi's cache, with a small scene that is then dropped (``solve_generic_once``), so that
         this child's first scene waits only for its build; errors are ignored (the build meets
         them)."""
+        from .solver_proc import solve_generic_once
+
         try:
-            import numpy as np
-
-            import engine
-
-            scene = engine.Scene()
-            robot = scene.add_entity(engine.morphs.URDF(file="erd:panda", fixed=True))
-            scene.build(n_envs=2)
-            robot.inverse_kinematics(robot.get_link("panda_hand"), np.tile([0.45, 0.1, 0.45], (2, 1)),
-                                     np.tile([0.0, 1.0, 0.0, 0.0], (2, 1)), kernel="generic", seed=0)
-            scene.destroy()
+            solve_generic_once()
         except Exception:
             pass
 
@@ -189,6 +177,15 @@ def _quiet_init(init_args: dict) -> None:
             os.dup2(copy, fd)
             os.close(copy)
         os.close(null)
+
+
+def _build_runner(spec, n_envs, generic_cached: bool):
+    """The runner of ``spec`` for ``n_envs`` envs, headless, its "generic" kernel as the cache allows
+    (``spec``'s solver is changed so)."""
+    from engine import scenefile
+
+    _choose_kernel(spec.solver, "generic" if generic_cached else "auto")
+    return scenefile.build(spec, n_envs=n_envs, debug_frames=False)[1]
 
 
 def _choose_kernel(solver, override: str) -> None:

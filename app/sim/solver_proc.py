@@ -342,11 +342,28 @@ class GenericWarmup:
 
 
 # -- the children ---------------------------------------------------------------------------------------
+def solve_generic_once(avoid=(False,)) -> None:
+    """One generic-solver IK call per ``avoid`` setting on a small scene (Panda and a table, 2 envs),
+    destroyed after: what compiles the generic solver into taichi's cache, or loads it from there."""
+    import numpy as np
+
+    import engine
+
+    scene = engine.Scene()
+    robot = scene.add_entity(engine.morphs.URDF(file="erd:panda", fixed=True))
+    scene.add_entity(engine.morphs.Box(pos=(0.55, 0.0, 0.15), size=(0.5, 0.9, 0.3), fixed=True))
+    scene.build(n_envs=2)
+    hand = robot.get_link("panda_hand")
+    pos, quat = np.tile([0.45, 0.1, 0.45], (2, 1)), np.tile([0.0, 1.0, 0.0, 0.0], (2, 1))
+    for each in avoid:
+        robot.inverse_kinematics(hand, pos, quat, kernel="generic", avoid_collisions=each, seed=0)
+    scene.destroy()
+
+
 def warm_generic() -> int:
     """Compile the generic solver, plain and avoiding (Panda and a table), write taichi's cache
     (``ti.reset`` does), then the marker."""
     os.nice(19)
-    import numpy as np
     import taichi as ti
 
     import engine
@@ -356,14 +373,7 @@ def warm_generic() -> int:
     if lock is None:
         return 3  # another process is warming this cache up
     marker = marker_path()
-    scene = engine.Scene()
-    robot = scene.add_entity(engine.morphs.URDF(file="erd:panda", fixed=True))
-    scene.add_entity(engine.morphs.Box(pos=(0.55, 0.0, 0.15), size=(0.5, 0.9, 0.3), fixed=True))
-    scene.build(n_envs=2)
-    hand = robot.get_link("panda_hand")
-    pos, quat = np.tile([0.45, 0.1, 0.45], (2, 1)), np.tile([0.0, 1.0, 0.0, 0.0], (2, 1))
-    for avoid in (False, True):
-        robot.inverse_kinematics(hand, pos, quat, kernel="generic", avoid_collisions=avoid)
+    solve_generic_once(avoid=(False, True))
     ti.reset()  # writes the offline cache
     marker.write_text("the generic IK solver of this code is in this cache (app/sim/solver_proc.py)\n")
     return 0

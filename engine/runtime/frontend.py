@@ -32,7 +32,7 @@ import weakref
 
 import taichi
 
-_INSTALLED = {"original": None}
+_ORIGINALS: dict = {}  # taichi's own functions the memos wrap, by name, once installed
 _DIGEST = "_ikstudio_source_digest"  # the attribute a context keeps its source's digest in
 TAICHI_VERSION = (1, 7, 4)
 
@@ -85,7 +85,7 @@ def _memo_per_function(read):
 def install() -> bool:
     """Memoise taichi's source-position messages (see the module doc). Idempotent; returns whether the
     memo is in place (False on a taichi other than :data:`TAICHI_VERSION`)."""
-    if _INSTALLED["original"] is not None:
+    if "get_pos_info" in _ORIGINALS:
         return True
     cls = _context_class()
     original = getattr(cls, "get_pos_info", None) if cls is not None else None
@@ -106,13 +106,13 @@ def install() -> bool:
     get_pos_info.__doc__ = original.__doc__
     get_pos_info.memo = memo
     cls.get_pos_info = get_pos_info
-    _INSTALLED["original"] = original
+    _ORIGINALS["get_pos_info"] = original
     from taichi.lang import kernel_impl
 
     for name in ("getsourcelines", "getsourcefile"):  # the names kernel_impl reads sources through
         reader = getattr(kernel_impl, name, None)
         if callable(reader):
-            _INSTALLED[name] = reader
+            _ORIGINALS[name] = reader
             setattr(kernel_impl, name, _memo_per_function(reader))
     return True
 
@@ -120,7 +120,4 @@ def install() -> bool:
 def originals() -> dict:
     """Taichi's own functions the memos wrap, by name (``get_pos_info``, ``getsourcelines``,
     ``getsourcefile``); empty before :func:`install`: for the tests."""
-    found = {k: v for k, v in _INSTALLED.items() if v is not None}
-    if "original" in found:
-        found["get_pos_info"] = found.pop("original")
-    return found
+    return dict(_ORIGINALS)
