@@ -182,14 +182,16 @@ def _gui_scene(args) -> str:
 
 def cmd_gui(args) -> int:
     scene = _gui_scene(args)
+    from app.sim import solver_proc
+
+    # the first IK child (main started it) builds the scene now, beside this check (a bad scene
+    # leaves it nothing built, and the error below ends it)
+    solver_proc.preload_early(scene, args.backend)
     _load(scene)  # a bad scene is reported here, before any window opens
     problem = display_problem()
     if problem is not None:
         raise CliError(f"the GUI needs a display: {problem}. Run it in a desktop session, under "
                        f"`xvfb-run ikstudio`, or render headless: ikstudio record {scene} -o demo.mp4")
-    from app.sim import solver_proc
-
-    solver_proc.preload_early(scene, args.backend)  # the first IK child (main started it) builds the scene now
     try:
         gui = importlib.import_module("app.gui")
     except ModuleNotFoundError as err:
