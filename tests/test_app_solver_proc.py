@@ -132,7 +132,7 @@ def test_the_child_is_started_where_it_finds_the_app():
     that folder must hold the ``app`` and ``engine`` packages (a module move once broke it)."""
     for package in ("app", "engine"):
         assert (solver_proc.PACKAGE_ROOT / package / "__init__.py").is_file(), solver_proc.PACKAGE_ROOT
-    assert solver_proc._child_env()["PYTHONPATH"].split(os.pathsep)[0] == str(solver_proc.PACKAGE_ROOT)
+    assert solver_proc.child_env()["PYTHONPATH"].split(os.pathsep)[0] == str(solver_proc.PACKAGE_ROOT)
 
 
 def test_the_child_prepares_the_first_frames_kernels_before_they_are_asked_for(pool):
@@ -238,6 +238,7 @@ def test_the_first_child_builds_the_commands_scene_ahead_and_the_pool_takes_it()
 def test_a_child_ignores_ctrl_c_and_ends_quietly_with_its_parent():
     """Ctrl+C reaches the whole process group: a child (even mid-import) ignores it and goes on, and
     ends quietly when its stdin closes, or when the parent's end of the pipe is gone."""
+    import pickle
     import signal
     import subprocess
     import sys
@@ -245,15 +246,13 @@ def test_a_child_ignores_ctrl_c_and_ends_quietly_with_its_parent():
     for closing in ("stdin", "both"):
         child = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child"], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(solver_proc.PACKAGE_ROOT),
-                                 env=solver_proc._child_env())
+                                 env=solver_proc.child_env())
         time.sleep(0.3)  # importing taichi and the engine
         child.send_signal(signal.SIGINT)
         time.sleep(0.2)
         assert child.poll() is None, "SIGINT ended the child"
         if closing == "both":
             child.stdout.close()  # the parent is gone: replies have nowhere to go
-            import pickle
-
             pickle.dump(("frobnicate", ()), child.stdin)
         child.stdin.close()
         assert child.wait(timeout=120) == 0

@@ -44,7 +44,9 @@ class SolverProcessError(RuntimeError):
     """The solver process failed a command or exited; the message says which and why."""
 
 
-def _child_env() -> dict:
+def child_env() -> dict:
+    """The environment a solver child runs in: this one, taichi's banner off, and this checkout first
+    on ``PYTHONPATH`` (the child imports the same app and engine as this process)."""
     env = dict(os.environ, ENABLE_TAICHI_HEADER_PRINT="0")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")) if p)
     return env
@@ -65,7 +67,7 @@ class SolverProcess:
 
     def __init__(self, init_args: dict | None = None, nice: int = 0, initialise: bool = True):
         self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=_child_env(), cwd=str(PACKAGE_ROOT))
+                                     stdout=subprocess.PIPE, env=child_env(), cwd=str(PACKAGE_ROOT))
         self._pending: list[str] = []  # the commands whose replies are not read yet, oldest first
         self.built_ahead: bool | None = None  # the last build's reply: the child took a scene built ahead
         self._sent_edits = None
@@ -329,7 +331,7 @@ class GenericWarmup:
         self.proc = None
         if generic_ready():
             return
-        env = dict(_child_env(), IKSTUDIO_WARM_BACKEND=engine_init_args()["backend"])
+        env = dict(child_env(), IKSTUDIO_WARM_BACKEND=engine_init_args()["backend"])
         self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child", "--warm-generic"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, env=env, cwd=str(PACKAGE_ROOT),
