@@ -71,7 +71,9 @@ def test_no_frame_gap_through_a_cold_start(launch, display, tmp_path, monkeypatc
     assert r["state"]["kernel"] == "generic" and r["state"]["kernel_label"] == "kernel (auto answers)", r["state"]
     r = watch.wait(lambda r: r["solved"]["frames"] >= 30)  # and while it solves
     watch.check(r["longest_frame_gap"], "solving")
-    assert len(watch.seen) > 50 and watch.seen[-1][1] > 100, watch.seen[-5:]  # the report was sampled all along
+    # the report was sampled all along: often, and over 50 frames of the GUI at least (the frame rate
+    # itself is not judged: on a busy machine it falls, and the gap check above allows for that)
+    assert len(watch.seen) > 50 and watch.seen[-1][1] - watch.seen[0][1] >= 50, (watch.seen[:3], watch.seen[-3:])
     assert "Traceback" not in watch.app.log(), watch.app.log()
 
 

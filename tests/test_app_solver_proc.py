@@ -5,6 +5,7 @@ clearly when it fails; the generic solver is replaced by the per-robot one until
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import numpy as np
@@ -259,3 +260,43 @@ def test_a_child_ignores_ctrl_c_and_ends_quietly_with_its_parent():
         err = child.stderr.read().decode()
         assert "Traceback" not in err, err
         child.stderr.close()
+
+
+def _thread_nices(pid: int) -> dict[int, int]:
+    """Each thread of process ``pid``: its nice value (``/proc``, Linux)."""
+    nices = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except FileNotFoundError:  # ended since the listing
+            continue
+        nices[int(tid)] = int(stat[stat.rindex(")") + 2:].split()[16])
+    return nices
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+def test_a_spare_warms_up_below_the_scene_and_answers_at_the_apps_priority():
+    """A spare child loads the generic solver in a thread at SPARE_NICE, while its main thread stays at
+    this process's priority; the scene it is then given (a robot switch) is solved with no thread
+    left below that priority. (A child niced whole kept its nice for the scene it then served, and
+    other programs' work starved its answers.)"""
+    ik.init(backend="cpu")
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    child = solver_proc.SolverProcess(background_nice=solver_proc.SPARE_NICE)
+    try:
+        pid = child.proc.pid
+        child.send("warm", reply=False)
+        seen, t0 = set(), time.monotonic()
+        while min(solver_proc.SPARE_NICE + ours, 19) not in seen and time.monotonic() - t0 < 600:
+            nices = _thread_nices(pid)
+            assert nices.get(pid) == ours, nices  # the main thread: never niced
+            seen.update(nices.values())
+            time.sleep(0.01)
+        assert min(solver_proc.SPARE_NICE + ours, 19) in seen, seen  # the warm-up ran below it
+        runner = _runner("auto")
+        child.build(runner.spec, runner.n_envs)
+        assert child.step(runner, 0.05, edits=0).success.any()
+        assert set(_thread_nices(pid).values()) == {ours}, _thread_nices(pid)
+    finally:
+        child.close()

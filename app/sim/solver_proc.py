@@ -45,9 +45,12 @@ class SolverProcessError(RuntimeError):
 
 
 def child_env() -> dict:
-    """The environment a solver child runs in: this one, taichi's banner off, and this checkout first
-    on ``PYTHONPATH`` (the child imports the same app and engine as this process)."""
+    """The environment a solver child runs in: this one, taichi's banner off, this checkout first on
+    ``PYTHONPATH`` (the child imports the same app and engine as this process), and OpenBLAS on one
+    thread unless the user set it: the child's parallel work is taichi's, and a BLAS worker made
+    by the warm-up thread's first scipy import would keep that thread's low priority."""
     env = dict(os.environ, ENABLE_TAICHI_HEADER_PRINT="0")
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")) if p)
     return env
 
@@ -65,7 +68,7 @@ def engine_init_args() -> dict:
 class SolverProcess:
     """One child solving one scene; :meth:`build` then :meth:`step` per frame (from one thread)."""
 
-    def __init__(self, init_args: dict | None = None, nice: int = 0, initialise: bool = True):
+    def __init__(self, init_args: dict | None = None, background_nice: int = 0, initialise: bool = True):
         self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=child_env(), cwd=str(PACKAGE_ROOT))
         self._pending: list[str] = []  # the commands whose replies are not read yet, oldest first
@@ -74,12 +77,14 @@ class SolverProcess:
         self.generic_as = "generic"  # what this child runs for kernel "generic" (set at build)
         self.initialised = False
         if initialise:
-            self.initialise(init_args, nice)
+            self.initialise(init_args, background_nice)
 
-    def initialise(self, init_args: dict | None = None, nice: int = 0) -> None:
+    def initialise(self, init_args: dict | None = None, background_nice: int = 0) -> None:
         """Initialise the child's engine like this process's (``init_args``: ``engine.init``'s
-        arguments, default this process's), at CPU priority ``nice``; once, before anything else."""
-        self.send("init", init_args if init_args is not None else engine_init_args(), int(nice))
+        arguments, default this process's); once, before anything else. The child answers at this
+        process's CPU priority; ``background_nice`` is the nice value of its warm-up thread
+        (``warm``)."""
+        self.send("init", init_args if init_args is not None else engine_init_args(), int(background_nice))
         self.initialised = True
 
     # -- the pipe ---------------------------------------------------------------------------------------
@@ -187,8 +192,10 @@ def _reap(proc, timeout: float) -> None:
     proc.stdout.close()
 
 
-SPARE_NICE = 12  # a spare child's nice value: its start (taichi's import and init, seconds of CPU) comes after
-# the sim and render threads (nice 8, app.sim.thread.SIM_NICE); at 0 it stopped the answers for ~6 s on 2 cores
+SPARE_NICE = 12  # the nice value of a spare child's warm-up thread: its generic-solver load (~1.5 s of CPU) comes
+# after the sim and render threads (nice 8, app.sim.thread.SIM_NICE); at 0 it stopped the answers for ~6 s on 2
+# cores. Only that thread: a child niced whole kept its nice serving the next scene (a robot switch), where
+# other programs' work at nice 0 starved its answers (10 s without answers at a load of 7 on 2 cores)
 
 
 class SolverPool:
@@ -198,8 +205,7 @@ class SolverPool:
     child, its kernels and the first image want every core. Thread-safe (the warm-up's watcher
     renews the spare)."""
 
-    def __init__(self, nice: int = 0, warm_generic: bool = True):
-        self.nice = nice
+    def __init__(self, warm_generic: bool = True):
         self._init_args = engine_init_args()
         self._spare: SolverProcess | None = None
         self._lock = threading.Lock()
@@ -209,16 +215,16 @@ class SolverPool:
         # and engine start-up (~0.8 s) runs while this process starts and builds the scene, not after
         early = _EARLY.pop() if _EARLY else None
         if early is not None and early.proc.poll() is None:
-            early.initialise(self._init_args, self.nice)
+            early.initialise(self._init_args)
             self._spare = early
         else:
-            self._spare = SolverProcess(self._init_args, self.nice)
+            self._spare = SolverProcess(self._init_args)
 
     def take(self) -> SolverProcess:
         """The spare (or a new child when there is none); the next spare starts at :meth:`settled`."""
         with self._lock:
             taken, self._spare = self._spare, None
-        return taken or SolverProcess(self._init_args, self.nice)
+        return taken or SolverProcess(self._init_args)
 
     def settled(self) -> None:
         """A scene solved: start the spare and, once, the generic solver's warm-up."""
@@ -229,9 +235,10 @@ class SolverPool:
                 self.warmup = GenericWarmup(on_done=self._renew_spare)
 
     def _new_spare(self) -> SolverProcess:
-        """A spare child at a low priority; where the generic solver is cached, it loads it now with a
-        small scene (``warm``), so that its first scene (a robot switch) waits only for its build."""
-        spare = SolverProcess(self._init_args, max(self.nice, SPARE_NICE))
+        """A spare child; where the generic solver is cached, it loads it now with a small scene
+        (``warm``, in a thread at nice SPARE_NICE), so that its first scene (a robot switch) waits
+        only for its build."""
+        spare = SolverProcess(self._init_args, SPARE_NICE)
         if generic_ready():
             spare.send("warm", reply=False)
         return spare

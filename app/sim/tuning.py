@@ -6,9 +6,24 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import threading
 
 RENDER_THREAD = "ikstudio-render"  # engine.vis's name for its render thread
+
+
+def lower_thread_priority(nice: int) -> bool:
+    """Set the calling thread's nice value to ``nice`` (only ever lowered: an unprivileged process
+    cannot raise it again), leaving the process's other threads as they are. Linux only (a thread's
+    nice value is its own there; elsewhere a thread id is not a process id). Returns whether it was
+    set."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except (AttributeError, OSError):
+        return False
+    return True
 
 
 def lower_priority(nice: int) -> None:
@@ -16,6 +31,8 @@ def lower_priority(nice: int) -> None:
     so that on a busy machine the GUI thread gets the CPU first. Done once the first scene solved:
     until then the robots' first image and the IK kernels want all of it (start-up time). Linux
     only (a thread's nice value is its own there); elsewhere nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
     try:
         tids = [threading.get_native_id()]
         render = next((t.native_id for t in threading.enumerate() if t.name == RENDER_THREAD), None)
