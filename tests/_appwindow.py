@@ -108,15 +108,18 @@ class AppProcess:
 
     def scroll_into_view(self, tag: str, tries: int = 40) -> dict:
         """Scroll the side panel holding ``tag`` with the mouse wheel until the widget is drawn (a
-        user scrolls a panel taller than the window the same way); the left panel is tried first."""
+        user scrolls a panel taller than the window the same way); the left panel is tried first,
+        each at mid-height first, then near its bottom (a list in the panel, such as the target
+        links, takes the wheel where it lies: in a small window it can fill mid-height)."""
         r = self.wait_frames(1)
         if r["widgets"].get(tag) is not None:
             return r
         ox, oy = r["view_origin"]
         w, h = r["view_size"]
         right_w = r["panels"]["right"]["size"][0]
-        for x in (ox / 2, ox + w + right_w / 2):  # over the left panel, then over the right one
-            self.xdotool("mousemove", int(x), int(oy + h / 2))
+        spots = [(x, y) for x in (ox / 2, ox + w + right_w / 2) for y in (oy + h / 2, oy + h - 12)]
+        for x, y in spots:  # over the left panel, then over the right one
+            self.xdotool("mousemove", int(x), int(y))
             for _ in range(tries):
                 self.xdotool("click", "5")  # wheel down
                 r = self.wait_frames(2)

@@ -5,7 +5,6 @@ clearly when it fails; the generic solver is replaced by the per-robot one until
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
@@ -262,41 +261,25 @@ def test_a_child_ignores_ctrl_c_and_ends_quietly_with_its_parent():
         child.stderr.close()
 
 
-def _thread_nices(pid: int) -> dict[int, int]:
-    """Each thread of process ``pid``: its nice value (``/proc``, Linux)."""
-    nices = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                stat = f.read()
-        except FileNotFoundError:  # ended since the listing
-            continue
-        nices[int(tid)] = int(stat[stat.rindex(")") + 2:].split()[16])
-    return nices
 
+def test_a_spare_warms_up_and_answers_at_the_apps_priority():
+    """A spare child, through its generic-solver warm-up and the scene it is then given (a robot
+    switch), runs every thread at this process's priority. (A spare niced to 12 kept that nice for
+    the scene it then served: an unprivileged process cannot raise it again, and beside other
+    programs' work at nice 0 its answers starved.)"""
+    from _procs import niced_threads
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
-def test_a_spare_warms_up_below_the_scene_and_answers_at_the_apps_priority():
-    """A spare child loads the generic solver in a thread at SPARE_NICE, while its main thread stays at
-    this process's priority; the scene it is then given (a robot switch) is solved with no thread
-    left below that priority. (A child niced whole kept its nice for the scene it then served, and
-    other programs' work starved its answers.)"""
     ik.init(backend="cpu")
-    ours = os.getpriority(os.PRIO_PROCESS, 0)
-    child = solver_proc.SolverProcess(background_nice=solver_proc.SPARE_NICE)
+    child = solver_proc.SolverProcess()
     try:
-        pid = child.proc.pid
         child.send("warm", reply=False)
-        seen, t0 = set(), time.monotonic()
-        while min(solver_proc.SPARE_NICE + ours, 19) not in seen and time.monotonic() - t0 < 600:
-            nices = _thread_nices(pid)
-            assert nices.get(pid) == ours, nices  # the main thread: never niced
-            seen.update(nices.values())
-            time.sleep(0.01)
-        assert min(solver_proc.SPARE_NICE + ours, 19) in seen, seen  # the warm-up ran below it
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 3.0:  # through its warm-up (a load ~1.5 s, or a compile)
+            assert not niced_threads(child.proc.pid), niced_threads(child.proc.pid)
+            time.sleep(0.02)
         runner = _runner("auto")
         child.build(runner.spec, runner.n_envs)
         assert child.step(runner, 0.05, edits=0).success.any()
-        assert set(_thread_nices(pid).values()) == {ours}, _thread_nices(pid)
+        assert not niced_threads(child.proc.pid), niced_threads(child.proc.pid)
     finally:
         child.close()

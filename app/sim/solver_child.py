@@ -1,8 +1,7 @@
 """The solver child's side of :mod:`app.sim.solver_proc`: ``python -m app.sim.solver_child`` reads
 pickled ``(kind, args)`` commands on stdin and answers ``(ok, value)`` on stdout, until stdin closes.
 
-Commands: ``init`` (the engine like the parent's, and the CPU priority of the child's background
-work), ``build`` (a scene spec
+Commands: ``init`` (the engine like the parent's), ``build`` (a scene spec
 for ``n_envs`` envs; the child solves frame 0 once to prepare its kernels before it replies,
 :func:`prepare_kernels`: the parent reads that reply only when it can without waiting, or at its
 first step), ``step`` (one frame from the parent's state and edits), and
@@ -10,9 +9,7 @@ first step), ``step`` (one frame from the parent's state and edits), and
 prepares the scene the GUI will open while the parent is still starting
 (:func:`app.sim.solver_proc.preload_early`); a later ``init`` and ``build`` that ask for the same
 engine and the same scene then take what it built. ``warm`` (no answer): a spare child loads
-the generic solver from taichi's cache before it has a scene (:meth:`Child.warm`), in a thread
-of its own at the background priority; the child's answers run at its own priority, the
-parent's (a niced process could never raise its priority again for the scene it is given).
+the generic solver from taichi's cache before it has a scene (:meth:`Child.warm`).
 ``--warm-generic`` runs the generic solver's warm-up instead
 (:func:`app.sim.solver_proc.warm_generic`).
 """
@@ -23,7 +20,6 @@ import os
 import pickle
 import signal
 import sys
-import threading
 
 if __name__ == "__main__":
     # Ctrl+C reaches the whole process group: the parent stops the app and closes this child's stdin,
@@ -39,15 +35,10 @@ class Child:
         self.override = "generic"  # what the spec's "generic" runs as ("auto" until it is cached)
         self.ahead = None  # (spec as asked, n_envs, generic cached, runner): built by preload
         self.initialised = False
-        self.background_nice = 0  # the nice value of the warm-up thread (init sets it)
-        self._warming: threading.Thread | None = None
 
-    def init(self, init_args: dict, background_nice: int = 0) -> None:
+    def init(self, init_args: dict) -> None:
         """``engine.init(**init_args)`` unless the engine already runs that way (a preload started it:
-        its scene and kernels stay). ``background_nice``: the nice value :meth:`warm` runs at; the
-        engine starts on this (the main) thread at the process's priority, so taichi's CPU
-        threads, made now, run at it too."""
-        self.background_nice = int(background_nice)
+        its scene and kernels stay)."""
         if self.initialised and _resolved_init_args() == init_args:
             return
         self.ahead = None
@@ -85,31 +76,16 @@ class Child:
             self.ahead = None
 
     def warm(self) -> None:
-        """Start loading the generic IK solver (plain: no avoidance or look-at rows) and the kernels every
-        scene runs from taichi's cache, with a small scene that is then dropped
-        (``solve_generic_once``), so that this child's first scene waits only for its build. It runs
-        in a thread at ``background_nice`` (below the scene the parent is solving meanwhile);
-        :meth:`settle` waits for it. Errors are ignored (the build meets them)."""
-        if self._warming is None:
-            self._warming = threading.Thread(target=self._warm, name="ikstudio-warm", daemon=True)
-            self._warming.start()
-
-    def _warm(self) -> None:
+        """Load the generic IK solver (plain: no avoidance or look-at rows) and the kernels every scene
+        runs from taichi's cache, with a small scene that is then dropped (``solve_generic_once``), so that
+        this child's first scene waits only for its build; errors are ignored (the build meets
+        them)."""
         from .solver_proc import solve_generic_once
-        from .tuning import lower_thread_priority
 
-        if self.background_nice:
-            lower_thread_priority(self.background_nice)
         try:
             solve_generic_once()
         except Exception:
             pass
-
-    def settle(self) -> None:
-        """Wait for :meth:`warm`'s thread, if one runs (the engine is then this thread's alone)."""
-        if self._warming is not None:
-            self._warming.join()
-            self._warming = None
 
     def step(self, dt, t, t_solved, index, qpos, edits):
         runner = self.runner
@@ -128,8 +104,6 @@ def serve(inp, out) -> None:
             kind, args = pickle.load(inp)
         except EOFError:
             return
-        if kind != "warm":
-            child.settle()
         if kind in ("preload", "warm"):  # no reply
             getattr(child, kind)(*args)
             continue

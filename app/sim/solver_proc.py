@@ -45,12 +45,9 @@ class SolverProcessError(RuntimeError):
 
 
 def child_env() -> dict:
-    """The environment a solver child runs in: this one, taichi's banner off, this checkout first on
-    ``PYTHONPATH`` (the child imports the same app and engine as this process), and OpenBLAS on one
-    thread unless the user set it: the child's parallel work is taichi's, and a BLAS worker made
-    by the warm-up thread's first scipy import would keep that thread's low priority."""
+    """The environment a solver child runs in: this one, taichi's banner off, and this checkout first
+    on ``PYTHONPATH`` (the child imports the same app and engine as this process)."""
     env = dict(os.environ, ENABLE_TAICHI_HEADER_PRINT="0")
-    env.setdefault("OPENBLAS_NUM_THREADS", "1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")) if p)
     return env
 
@@ -68,7 +65,7 @@ def engine_init_args() -> dict:
 class SolverProcess:
     """One child solving one scene; :meth:`build` then :meth:`step` per frame (from one thread)."""
 
-    def __init__(self, init_args: dict | None = None, background_nice: int = 0, initialise: bool = True):
+    def __init__(self, init_args: dict | None = None, initialise: bool = True):
         self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=child_env(), cwd=str(PACKAGE_ROOT))
         self._pending: list[str] = []  # the commands whose replies are not read yet, oldest first
@@ -77,14 +74,13 @@ class SolverProcess:
         self.generic_as = "generic"  # what this child runs for kernel "generic" (set at build)
         self.initialised = False
         if initialise:
-            self.initialise(init_args, background_nice)
+            self.initialise(init_args)
 
-    def initialise(self, init_args: dict | None = None, background_nice: int = 0) -> None:
+    def initialise(self, init_args: dict | None = None) -> None:
         """Initialise the child's engine like this process's (``init_args``: ``engine.init``'s
-        arguments, default this process's); once, before anything else. The child answers at this
-        process's CPU priority; ``background_nice`` is the nice value of its warm-up thread
-        (``warm``)."""
-        self.send("init", init_args if init_args is not None else engine_init_args(), int(background_nice))
+        arguments, default this process's); once, before anything else. The child runs at this
+        process's priority (see app.sim.thread's doc)."""
+        self.send("init", init_args if init_args is not None else engine_init_args())
         self.initialised = True
 
     # -- the pipe ---------------------------------------------------------------------------------------
@@ -192,12 +188,6 @@ def _reap(proc, timeout: float) -> None:
     proc.stdout.close()
 
 
-SPARE_NICE = 12  # the nice value of a spare child's warm-up thread: its generic-solver load (~1.5 s of CPU) comes
-# after the sim and render threads (nice 8, app.sim.thread.SIM_NICE); at 0 it stopped the answers for ~6 s on 2
-# cores. Only that thread: a child niced whole kept its nice serving the next scene (a robot switch), where
-# other programs' work at nice 0 starved its answers (10 s without answers at a load of 7 on 2 cores)
-
-
 class SolverPool:
     """Hands out :class:`SolverProcess` es, keeping one spare started ahead, and starts the generic
     solver's warm-up (see the module doc). The first child starts with the pool; the next spare and
@@ -236,9 +226,8 @@ class SolverPool:
 
     def _new_spare(self) -> SolverProcess:
         """A spare child; where the generic solver is cached, it loads it now with a small scene
-        (``warm``, in a thread at nice SPARE_NICE), so that its first scene (a robot switch) waits
-        only for its build."""
-        spare = SolverProcess(self._init_args, SPARE_NICE)
+        (``warm``), so that its first scene (a robot switch) waits only for its build."""
+        spare = SolverProcess(self._init_args)
         if generic_ready():
             spare.send("warm", reply=False)
         return spare

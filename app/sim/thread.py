@@ -1,6 +1,9 @@
 """The app's sim thread: :class:`SimThread` runs a :class:`app.sim.loop.Sim` in a worker thread,
-running the GUI's commands in order between ticks, at a lower CPU priority than the GUI once the
-first scene solves."""
+running the GUI's commands in order between ticks. Every thread of the app, and every solver child,
+runs at the priority the app was started with: a thread or process that lowers its priority
+cannot raise it again, and below other programs' work it starved the answers on a busy machine
+(a robot switch at nice 8 and 12 waited 72-92 s for the CPU beside four busy loops at nice 0;
+1.6 s at the same priority)."""
 
 from __future__ import annotations
 
@@ -12,9 +15,8 @@ from pydantic import ValidationError
 
 from engine.scenefile.errors import one_line
 
-from .tuning import freeze_heap, lower_priority, quick_compiles
+from .tuning import freeze_heap, quick_compiles
 
-SIM_NICE = 8  # the sim and render threads' nice value once the first scene solves (the GUI's is 0)
 IDLE_WAIT_S = 0.05  # the sim thread's longest sleep: it wakes at once on a command, an edit or an image
 MIN_TICK_S = 1.0 / 120.0  # and ticks at most this often
 
@@ -62,7 +64,6 @@ class SimThread:
 
     def _run(self) -> None:
         sim = self.sim
-        lowered = False
         last = 0.0
         while not self._stop:
             self._wake.wait(IDLE_WAIT_S)
@@ -93,9 +94,6 @@ class SimThread:
                     sim.tick()
                     self.ticks += 1
                     sim.request_frame()  # if the renderer was idle (nothing changed before this solve)
-                if not lowered and sim.warm:
-                    lowered = True
-                    lower_priority(SIM_NICE)
             except Exception as err:  # never let the worker die: say so and pause
                 self.sim.c.playing = False
                 self.on_done("sim", f"sim: {type(err).__name__}: {err}")

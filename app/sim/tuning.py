@@ -1,53 +1,11 @@
-"""How the app's process is tuned so that its GUI thread keeps drawing: thread priorities, the
-garbage collector, and how taichi compiles the few kernels this process runs (the IK solves run in
+"""How the app's process is tuned so that its GUI thread keeps drawing: the garbage collector, and
+how taichi compiles the few kernels this process runs (the IK solves run in
 :mod:`app.sim.solver_proc`'s child processes)."""
 
 from __future__ import annotations
 
 import gc
 import os
-import sys
-import threading
-
-RENDER_THREAD = "ikstudio-render"  # engine.vis's name for its render thread
-
-
-def lower_thread_priority(nice: int) -> bool:
-    """Set the calling thread's nice value to ``nice`` (only ever lowered: an unprivileged process
-    cannot raise it again), leaving the process's other threads as they are. Linux only (a thread's
-    nice value is its own there; elsewhere a thread id is not a process id). Returns whether it was
-    set."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
-    except (AttributeError, OSError):
-        return False
-    return True
-
-
-def lower_priority(nice: int) -> None:
-    """Put the sim thread (the caller), the render thread and its rasteriser threads below the GUI,
-    so that on a busy machine the GUI thread gets the CPU first. Done once the first scene solved:
-    until then the robots' first image and the IK kernels want all of it (start-up time). Linux
-    only (a thread's nice value is its own there); elsewhere nothing changes."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        tids = [threading.get_native_id()]
-        render = next((t.native_id for t in threading.enumerate() if t.name == RENDER_THREAD), None)
-        if render is not None:
-            tids.append(render)
-            # the software GL (llvmpipe) threads the render thread made for its context: made after
-            # it, so with larger ids than it (the window's were made before, at start-up)
-            for tid in os.listdir("/proc/self/task"):
-                with open(f"/proc/self/task/{tid}/comm") as f:
-                    if f.read().startswith("llvmpipe") and int(tid) > render:
-                        tids.append(int(tid))
-        for tid in tids:
-            os.setpriority(os.PRIO_PROCESS, tid, nice)
-    except (AttributeError, OSError, ValueError):
-        pass
 
 
 def freeze_heap() -> None:
