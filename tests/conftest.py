@@ -60,7 +60,8 @@ def pytest_configure(config):
     config.addinivalue_line("filterwarnings",
                             "ignore:'locale.getdefaultlocale' is deprecated:DeprecationWarning:taichi")
     config.addinivalue_line("markers", "cpu_backend_only: a case that runs under the `backend` fixture's CPU "
-                            "parameter only (deselected on the others, and counted as deselected)")
+                            "parameter only (deselected on the others; pytest counts them where it collects: -n 0, "
+                            "--collect-only)")
 
 
 def _display_usable(display: str | None) -> bool:
@@ -163,7 +164,8 @@ def pytest_collection_modifyitems(config, items):
 
 def _deselect_cpu_only_elsewhere(config, items) -> None:
     """Items marked ``cpu_backend_only`` whose ``backend`` parameter is not the CPU: deselected (pytest
-    reports them as such)."""
+    reports them as such where it collects: under xdist the workers do, and the summary line does
+    not count them)."""
     def elsewhere(item) -> bool:
         spec = getattr(item, "callspec", None)
         return (item.get_closest_marker("cpu_backend_only") is not None and spec is not None
