@@ -5,7 +5,7 @@ scene spec's targets and solver settings, the camera, play / pause, counters of 
 requests) and reads the :class:`Snapshot` the sim publishes after every change (qpos, link poses,
 the last frame's figures). So the GUI never waits on a solve, a scene build or a render: with a
 :class:`app.sim.thread.SimThread` all of that runs in one worker thread (and the rasterising in the visualizer's
-render thread), started at a lower CPU priority than the GUI; without one (tests, headless use),
+render thread), at the GUI's own CPU priority; without one (tests, headless use),
 :meth:`app.control.controller.AppController.update` runs :meth:`Sim.tick` inline.
 
 Per tick: the GUI's spec edits are copied into the runner's own spec (under the controller's
