@@ -48,7 +48,10 @@ def _mesa_cache_writer(task: Path) -> bool:
 def niced_threads(pid: int, tree: bool = False, but: str | None = None) -> dict[int, int]:
     """The threads of process ``pid`` (and of its descendants with ``tree``, but those whose command
     line holds ``but``) whose nice value differs from this process's: {thread id: nice}. Mesa's
-    shader-cache writers are left out (:func:`_mesa_cache_writer`)."""
+    shader-cache writers are left out (:func:`_mesa_cache_writer`). Raises where ``/proc`` has no
+    threads of ``pid`` (not Linux, or the process is gone): an empty answer must mean none niced."""
+    if not Path(f"/proc/{pid}/task").is_dir():
+        raise RuntimeError(f"no /proc/{pid}/task: process {pid} is gone, or this is not Linux")
     ours = os.getpriority(os.PRIO_PROCESS, 0)
     out = {}
     for p in descendants(pid) if tree else [pid]:

@@ -171,7 +171,7 @@ def _deselect_cpu_only_elsewhere(config, items) -> None:
         return (item.get_closest_marker("cpu_backend_only") is not None and spec is not None
                 and spec.params.get("backend", "cpu") != "cpu")
 
-    dropped = [item for item in items if elsewhere(item)]
+    dropped = {id(item) for item in items if elsewhere(item)}
     if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if not elsewhere(item)]
+        config.hook.pytest_deselected(items=[item for item in items if id(item) in dropped])
+        items[:] = [item for item in items if id(item) not in dropped]

@@ -261,7 +261,6 @@ def test_a_child_ignores_ctrl_c_and_ends_quietly_with_its_parent():
         child.stderr.close()
 
 
-
 def test_a_spare_warms_up_and_answers_at_the_apps_priority():
     """A spare child, through its generic-solver warm-up and the scene it is then given (a robot
     switch), runs every thread at this process's priority. (A spare niced to 12 kept that nice for
