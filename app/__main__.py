@@ -1,4 +1,4 @@
-"""``python -m app`` runs the ``ikstudio`` command line (see :mod:`app.cli`)."""
+"""``python -m app`` runs the ``ikstudio`` command line (see :mod:`app.cli.commands`)."""
 
 import sys
 

@@ -1,5 +1,5 @@
 """The seam between the GUI side of the app (the controller, its editors and the panels, in the
-GUI thread) and the engine side (:class:`app.sim.Sim`, in the sim thread), named in one place.
+GUI thread) and the engine side (:class:`app.sim.loop.Sim`, in the sim thread), named in one place.
 
 The GUI thread never calls the engine (docs/design.md, "Threads"): it edits the spec under the
 controller's ``edit_lock`` and uses the sim only through :data:`SIM_MEMBERS`; the sim reads
@@ -10,7 +10,7 @@ kernels. A new crossing is a line here, so it is a decision, not an accident.
 
 from __future__ import annotations
 
-# what the GUI side uses of the Sim (app/controller.py and its mixins, app/gui.py)
+# what the GUI side uses of the Sim (app/control/controller.py and its mixins, app/gui/window.py)
 SIM_MEMBERS = frozenset({
     "install",            # post: build a scene from a spec (sim thread)
     "tick",               # one sim-thread tick: solve if due, ask for an image
@@ -29,6 +29,7 @@ CONTROLLER_FIELDS = frozenset({
     "playing", "speed", "manual", "step_requests", "render_requests", "always_render",  # the clock
     "camera_params", "camera_generation", "lod",  # how to draw
     "show_spheres", "recorder", "metrics",   # what else to draw and record, where readouts go
+    "selected_env",                          # whose planned path to draw (solver.plan)
     "error", "resolve",                      # the status line
 })
 

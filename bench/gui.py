@@ -10,7 +10,7 @@ and draws; the solver and the renderer run in their own threads (app.sim), so "f
 frames) stays up when they are slow, and "images/s" (rendered images shown) is whatever the
 renderer reaches. "IK" is the batched IK call per solved frame, "render" an image's time from
 its request to its pixels, "texture" the upload of one image to dearpygui, "GUI frame" the GUI
-thread's own work per frame (without the sleep that caps it at ``app.gui.MAX_FPS``). The load
+thread's own work per frame (without the sleep that caps it at ``app.gui.window.MAX_FPS``). The load
 average is printed too: other processes on the machine take CPU from all of these.
 
 Start-up (``bench/startup.py``): ``ikstudio`` on the default scene, run as a user runs it, twice
@@ -74,7 +74,7 @@ def rates(args, view_w: int, view_h: int) -> None:
     import engine as ik
 
     ik.init(backend="gpu")
-    from app import gui
+    from app.gui import window as gui
 
     app = gui.App(size=(view_w + 2 * gui.SIDE_W + 40, view_h + gui.STATUS_H + 90))
     rows = []

@@ -1,6 +1,6 @@
 """Render rate of one robot as the app draws it: a catalog robot loaded the way the GUI loads it
 (base raised to the floor), its meshes smoothed and, at the automatic level of detail, decimated
-(``app.shading.prepare``), drawn offscreen by ``engine.vis.Visualizer`` with joints moving every
+(``app.sim.shading.prepare``), drawn offscreen by ``engine.vis.Visualizer`` with joints moving every
 frame so each image uploads new instance poses.
 
     python bench/robot_render.py                      # baxter, 4 envs, 1280x720, automatic LOD
@@ -34,7 +34,8 @@ def main() -> None:
     args = ap.parse_args()
     res = tuple(int(x) for x in args.res.lower().split("x"))
 
-    from app import placement, shading
+    from app.control import placement
+    from app.sim import shading
 
     engine.init(backend="cpu", precision="32")
     t0 = time.perf_counter()

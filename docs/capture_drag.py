@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,7 +33,11 @@ def main() -> None:
     report.unlink(missing_ok=True)
     code = ("import engine as ik; ik.init(backend='cpu'); from app import gui; "
             f"gui.run(frames=900, report={str(report)!r}, size={SIZE})")
-    app = subprocess.Popen([sys.executable, "-c", code], cwd=OUT.parent.parent)
+    here = Path(tempfile.gettempdir()) / "ikstudio-demo"  # the record field shows this folder, not the checkout's
+    here.mkdir(exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(OUT.parent.parent),
+                                                                    os.environ.get("PYTHONPATH")])))
+    app = subprocess.Popen([sys.executable, "-c", code], cwd=here, env=env)
     while not report.exists() or json.loads(report.read_text())["images"] < 5:
         time.sleep(0.3)
     time.sleep(2.0)

@@ -329,8 +329,9 @@ class Scene:
         return self.visualizer.draw_debug_arrow(*args, **kwargs)
 
     def draw_debug_path(self, *args, **kwargs):
-        """``scene.visualizer.draw_debug_path(qposs, entity, link_idx=-1, density=0.3, frame_scaling=1.0)``:
-        the link's path over the waypoints ``qposs`` ((T, n_qs), or (T, n_envs, n_qs)), with frames at
+        """``scene.visualizer.draw_debug_path(qposs, entity, link_idx=-1, density=0.3, frame_scaling=1.0,
+        env_idx=0)``: the link's path over the waypoints ``qposs`` ((T, n_qs) in env ``env_idx``'s
+        cell, or (T, n_envs, n_qs)), with frames at
         a ``density`` share of them; returns one handle (:mod:`engine.vis.debug_path`)."""
         return self.visualizer.draw_debug_path(*args, **kwargs)
 

@@ -95,6 +95,7 @@ class AppProcess:
         the mouse over it (a panel whose text grows moves the widgets below it). While a text field
         has the keyboard, imgui reports no other widget hovered, so then the still rectangle must do."""
         at = at or centre
+        self.scroll_into_view(tag)
         for _ in range(5):
             rect = self.steady_rect(tag)
             self.xdotool("mousemove", *at(rect))
@@ -102,7 +103,31 @@ class AppProcess:
             if tag in r.get("hovered", []) or r["keyboard_owner"] not in (None, tag):
                 self.xdotool("click", 1)
                 return self.wait_frames(frames)
+            self.xdotool("click", "5")  # not hovered: maybe clipped at the panel's edge; scroll it a notch
         pytest.fail(f"the mouse never got over {tag!r} (last report: {_summary(self.read())})")
+
+    def scroll_into_view(self, tag: str, tries: int = 40) -> dict:
+        """Scroll the side panel holding ``tag`` with the mouse wheel until the widget is drawn (a
+        user scrolls a panel taller than the window the same way); the left panel is tried first,
+        each at mid-height first, then near its bottom (a list in the panel, such as the target
+        links, takes the wheel where it lies: in a small window it can fill mid-height)."""
+        r = self.wait_frames(1)
+        if r["widgets"].get(tag) is not None:
+            return r
+        ox, oy = r["view_origin"]
+        w, h = r["view_size"]
+        right_w = r["panels"]["right"]["size"][0]
+        spots = [(x, y) for x in (ox / 2, ox + w + right_w / 2) for y in (oy + h / 2, oy + h - 12)]
+        for x, y in spots:  # over the left panel, then over the right one
+            self.xdotool("mousemove", int(x), int(y))
+            for _ in range(tries):
+                self.xdotool("click", "5")  # wheel down
+                r = self.wait_frames(2)
+                if r["widgets"].get(tag) is not None:
+                    return r
+            for _ in range(tries):  # back to the top before trying the other panel
+                self.xdotool("click", "4")
+        pytest.fail(f"{tag!r} never came into view by scrolling the side panels (last report: {_summary(r)})")
 
     def steady_rect(self, tag: str, frames: int = 3, timeout: float = 60.0) -> list[float]:
         """``tag``'s screen rectangle once it has been the same in ``frames`` successive GUI frames."""

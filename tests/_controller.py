@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import engine as ik
-from app import gizmo as gz
-from app.controller import AppController
+from app.control import gizmo as gz
+from app.control.controller import AppController
 
 RES = (320, 180)
 
@@ -118,6 +118,30 @@ def solve_now(c: AppController, frames: int = 1):
         c.dirty = True
         c.update()
     return c.last_frame
+
+
+def settle(c: AppController, max_frames: int = 120):
+    """Solve paused until no env lags: with smooth tracking (the shipped scenes' default) a target
+    moved by an edit is followed over several frames, each within the velocity limits."""
+    frame = solve_now(c)
+    for _ in range(max_frames):
+        if frame.lagging is None or not frame.lagging.any():
+            return frame
+        c.update()  # paused, the sim goes on solving while envs lag (Sim.catching_up)
+        frame = c.last_frame
+    raise AssertionError(f"envs still lagging after {max_frames} frames: {np.flatnonzero(frame.lagging)}")
+
+
+def tint_share(img: np.ndarray, rgba, min_chroma: float = 40.0) -> float:
+    """Share of pixels of ``img`` (H, W, 3) in the hue of the tint ``rgba``: their colour minus
+    its grey points the tint's way (cosine > 0.95) and is at least ``min_chroma`` grey levels long
+    (the grey ground and white shells are not)."""
+    rgb = img.astype(float)
+    chroma = rgb - rgb.mean(axis=-1, keepdims=True)
+    tint = np.array(rgba[:3]) - np.mean(rgba[:3])
+    norm = np.linalg.norm(chroma, axis=-1)
+    cos = chroma @ tint / (np.maximum(norm, 1e-9) * np.linalg.norm(tint))
+    return float(((cos > 0.95) & (norm > min_chroma)).mean())
 
 
 def quat_angle_axis(q) -> tuple[float, np.ndarray]:

@@ -59,6 +59,9 @@ def pytest_configure(config):
     # taichi 1.7.4 calls a locale function that Python 3.11+ deprecates; not ours to fix.
     config.addinivalue_line("filterwarnings",
                             "ignore:'locale.getdefaultlocale' is deprecated:DeprecationWarning:taichi")
+    config.addinivalue_line("markers", "cpu_backend_only: a case that runs under the `backend` fixture's CPU "
+                            "parameter only (deselected on the others; pytest counts them where it collects: -n 0, "
+                            "--collect-only)")
 
 
 def _display_usable(display: str | None) -> bool:
@@ -152,7 +155,23 @@ def pytest_collection_modifyitems(config, items):
     job modules do: they use pyarrow in the test process, whose threads and pools stay there and
     grow its memory (the memory checks that are judged in a test process, test_resources.py and
     test_state_api.py, come before them)."""
+    _deselect_cpu_only_elsewhere(config, items)
     last = [item for item in items if getattr(item.module, "RUN_LAST", False)]
     if last:
         chosen = {id(item) for item in last}
         items[:] = [item for item in items if id(item) not in chosen] + last
+
+
+def _deselect_cpu_only_elsewhere(config, items) -> None:
+    """Items marked ``cpu_backend_only`` whose ``backend`` parameter is not the CPU: deselected (pytest
+    reports them as such where it collects: under xdist the workers do, and the summary line does
+    not count them)."""
+    def elsewhere(item) -> bool:
+        spec = getattr(item, "callspec", None)
+        return (item.get_closest_marker("cpu_backend_only") is not None and spec is not None
+                and spec.params.get("backend", "cpu") != "cpu")
+
+    dropped = {id(item) for item in items if elsewhere(item)}
+    if dropped:
+        config.hook.pytest_deselected(items=[item for item in items if id(item) in dropped])
+        items[:] = [item for item in items if id(item) not in dropped]

@@ -9,11 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _clutter import BALL, BALL_ON_ARM, BALL_START, write_scene
+from _controller import tint_share
 
 import engine as ik
-from app import collision_panel, collision_view
-from app.controller import AppController
-from app.sim import FAIL_TINT
+from app.control.controller import AppController
+from app.gui.panels import readouts as readouts_panel
+from app.gui.panels import solver as solver_panel
+from app.sim import collision_view
+from app.sim.loop import FAIL_TINT
 from engine import scenefile
 
 RES = (320, 180)
@@ -39,21 +42,10 @@ def _solve(c, n: int = 2) -> None:
         c.update()
 
 
-def _tint_share(img: np.ndarray, rgba, min_chroma: float = 40.0) -> float:
-    """Share of pixels of the tint's hue: their colour minus its grey points the tint's way (cosine
-    > 0.95) and is at least ``min_chroma`` grey levels long (the grey ground and white shells are not)."""
-    rgb = img.astype(float)
-    chroma = rgb - rgb.mean(axis=-1, keepdims=True)
-    tint = np.array(rgba[:3]) - np.mean(rgba[:3])
-    norm = np.linalg.norm(chroma, axis=-1)
-    cos = chroma @ tint / (np.maximum(norm, 1e-9) * np.linalg.norm(tint))
-    return float(((cos > 0.95) & (norm > min_chroma)).mean())
-
-
 def test_the_avoidance_switch_and_margin_reach_the_solver(ctl):
     c = ctl
     assert c.runner.spec.solver.avoid_collisions and c.runner.spec.solver.collision_margin == 0.01
-    assert collision_panel.set_margin(c, 0.03)
+    assert solver_panel.set_margin(c, 0.03)
     c.obstacles.set_pose(BALL, pos=BALL_ON_ARM)  # the ball where the forearm was
     _solve(c)
     assert c.runner.spec.solver.collision_margin == 0.03
@@ -63,12 +55,12 @@ def test_the_avoidance_switch_and_margin_reach_the_solver(ctl):
 
     # bad margins: an error naming the field on the status line; the solver keeps 0.03 and runs on
     for bad in (-0.01, float("nan"), "abc", float("inf")):
-        assert not collision_panel.set_margin(c, bad)
+        assert not solver_panel.set_margin(c, bad)
         level, text = c.status()
         assert level == "error" and "collision_margin" in text, (bad, text)
         _solve(c, 1)
         assert c.runner.spec.solver.collision_margin == 0.03
-    assert collision_panel.set_margin(c, 0.02)
+    assert solver_panel.set_margin(c, 0.02)
     assert "collision_margin" not in (c.status() or ("", ""))[1]  # the error cleared with its cause
 
     # avoidance off: the same target, with the ball on the forearm's way from the default pose
@@ -124,20 +116,20 @@ def test_colliding_envs_get_their_own_colour_and_readout(tmp_path):
         np.testing.assert_allclose(tints[0], collision_view.COLLIDE_TINT)
         np.testing.assert_allclose(tints[1], FAIL_TINT)
         assert not np.allclose(collision_view.COLLIDE_TINT, FAIL_TINT)
-        assert collision_panel.readout_lines(c) == ["in collision  50.0 %", "  (1 of 2 envs)"]
+        assert readouts_panel.collision_lines(c) == ["in collision  50.0 %", "  (1 of 2 envs)"]
         assert c.metrics.last.collided == 50.0
         assert c.status()[0] == "warning" and "1 of 2 envs collide" in c.status()[1]
         img = c.wait_frame()
-        assert _tint_share(img, collision_view.COLLIDE_TINT) > 0.002  # the colliding robot is drawn magenta
-        assert _tint_share(img, FAIL_TINT) > 0.002
+        assert tint_share(img, collision_view.COLLIDE_TINT) > 0.002  # the colliding robot is drawn magenta
+        assert tint_share(img, FAIL_TINT) > 0.002
 
         c.set_solver_param("avoid_collisions", True)  # env 0 goes around the ball: its tint goes
         _solve(c)
         assert not c.robot.in_collision().any() and c.view.colliding.tolist() == [False, False]
-        assert collision_panel.readout_lines(c)[0] == "in collision   0.0 %"
+        assert readouts_panel.collision_lines(c)[0] == "in collision   0.0 %"
         assert np.isnan(c.visualizer.env_tints()[0]).all()
         img = c.wait_frame()
-        assert _tint_share(img, collision_view.COLLIDE_TINT) < 0.0005
+        assert tint_share(img, collision_view.COLLIDE_TINT) < 0.0005
     finally:
         c.close()
 
@@ -150,7 +142,7 @@ def test_no_checks_without_obstacles_or_avoidance(tmp_path):
     try:
         _solve(c)
         assert c.view.colliding is None and c.metrics.last.collided is None
-        assert collision_panel.readout_lines(c)[0] == "in collision: not checked"
+        assert readouts_panel.collision_lines(c)[0] == "in collision: not checked"
         c.set_solver_param("avoid_collisions", True)  # the switch turns them on
         _solve(c)
         assert c.view.colliding.tolist() == [False, False]
@@ -178,7 +170,7 @@ def test_collision_spheres_are_debug_objects_only(ctl):
     drawn = np.array([h.T[:, :3, 3] for h in c.sim.collisions._handles]).transpose(1, 0, 2)
     np.testing.assert_allclose(drawn, centres, atol=1e-6)
     shown = c.wait_frame().copy()
-    cyan = _tint_share(shown, collision_view.SPHERE_RGBA) - _tint_share(before, collision_view.SPHERE_RGBA)
+    cyan = tint_share(shown, collision_view.SPHERE_RGBA) - tint_share(before, collision_view.SPHERE_RGBA)
     assert cyan > 0.005, cyan
     # they follow the robot: after a solve to a moved ball they are at the new answer
     c.obstacles.set_pose(BALL, pos=BALL_ON_ARM)
@@ -189,7 +181,7 @@ def test_collision_spheres_are_debug_objects_only(ctl):
     assert c.show_collision_spheres(False)
     assert n_spheres_drawn() == 0
     hidden = c.wait_frame()
-    assert _tint_share(hidden, collision_view.SPHERE_RGBA) < _tint_share(before, collision_view.SPHERE_RGBA) + 5e-4
+    assert tint_share(hidden, collision_view.SPHERE_RGBA) < tint_share(before, collision_view.SPHERE_RGBA) + 5e-4
 
 
 def test_an_obstacle_dragged_with_the_gizmo_moves_in_every_env_and_is_saved(ctl, tmp_path):
@@ -202,7 +194,7 @@ def test_an_obstacle_dragged_with_the_gizmo_moves_in_every_env_and_is_saved(ctl,
     with pytest.raises(IndexError, match="obstacle"):
         ed.select(7)
     # grab the y arrow with the pointer, as the window does, and drag it 0.35 m towards -y
-    from app import gizmo as gz
+    from app.control import gizmo as gz
 
     arrow = next(h for h in gz.handle_geometry(g) if h.kind == "axis" and h.axis == 1)
     (a, b), _ = c.camera.project(arrow.points)
@@ -239,7 +231,7 @@ def test_an_obstacle_dragged_with_the_gizmo_moves_in_every_env_and_is_saved(ctl,
     assert [o.keys() for o in saved] == [o.keys() for o in kept]  # the app saves floats tidied (12 digits)
     for a, b in zip(saved, kept):
         for key in a:
-            if isinstance(a[key], float | tuple | list) and a[key] is not None:
+            if isinstance(a[key], float | tuple | list):
                 np.testing.assert_allclose(np.asarray(a[key], float), np.asarray(b[key], float), rtol=1e-9, atol=1e-9)
             else:
                 assert a[key] == b[key], key
@@ -257,7 +249,7 @@ def test_undo_takes_back_obstacle_moves_and_target_edits_in_the_order_made(ctl):
     """One history for both editors: a typed obstacle move, a target edit and a whole obstacle drag
     are three steps; ctrl+Z takes them back newest first (the bodies back in every env, the solver
     solving again), ctrl+Y makes them again. A bad pose adds no step."""
-    from app import gizmo as gz
+    from app.control import gizmo as gz
 
     c, ed = ctl, ctl.obstacles
     start = ed.pose(BALL)[0].copy()

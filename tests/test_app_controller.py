@@ -23,7 +23,7 @@ from _controller import (  # noqa: F401
     handle,
 )
 
-from app.controller import AppController
+from app.control.controller import AppController
 from engine import scenefile
 
 
@@ -271,7 +271,7 @@ def test_an_error_stays_on_the_status_line_until_its_cause_is_gone(ctl):
 
 
 def test_status_text_is_cut_to_its_lines():
-    from app.status import fit
+    from app.control.status import fit
 
     def measure(text, wrap):  # 10 px per character, wrapped at ``wrap`` px, 15 px lines
         per_line = max(int(wrap // 10), 1) if wrap else 10**9

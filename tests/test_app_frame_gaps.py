@@ -2,7 +2,7 @@
 every kernel compiles) and a robot switch, the GUI thread runs frame after frame. The window
 measures the time between its frames' starts itself (``longest_frame_gap`` in its report, with
 the part of it the GUI thread was blocked rather than running or waiting for a CPU:
-:mod:`app.frame_clock`); no gap may exceed 250 ms on an idle machine. Before the IK solves ran in
+:mod:`app.gui.frame_clock`); no gap may exceed 250 ms on an idle machine. Before the IK solves ran in
 a process of their own, taichi held the GIL for the whole first compile (~37 s for the generic
 solver) and the window stood still.
 
@@ -31,8 +31,10 @@ def _solving(r) -> bool:
 class _Watch:
     """The app with an empty kernel cache, its report sampled as the test waits on it."""
 
-    def __init__(self, launch, tmp_path, monkeypatch):
-        monkeypatch.setenv("TI_OFFLINE_CACHE_FILE_PATH", str(tmp_path / "ticache"))  # the app's and its children's
+    def __init__(self, launch, tmp_path, monkeypatch, cold_kernels: bool = True):
+        if cold_kernels:
+            monkeypatch.setenv("TI_OFFLINE_CACHE_FILE_PATH", str(tmp_path / "ticache"))  # the app's and its children's
+        monkeypatch.setenv("IKSTUDIO_CACHE_DIR", str(tmp_path / "cache"))  # meshes decimated, spheres fitted anew
         self.loads = [os.getloadavg()[0]]
         self.seen = []  # (longest gap so far in ms, frames run) as the test saw the report
         self.app = launch()
@@ -55,6 +57,9 @@ class _Watch:
     def cold_start(self) -> dict:
         r = self.wait(_solving)
         assert "compiled" in next(m[1] for m in r["messages"] if m[1].startswith("solving"))  # it did compile
+        return self.started(r)
+
+    def started(self, r) -> dict:
         self.check(r["longest_frame_gap"], "cold start")
         return r
 
@@ -62,7 +67,35 @@ class _Watch:
 def test_no_frame_gap_through_a_cold_start(launch, display, tmp_path, monkeypatch):
     watch = _Watch(launch, tmp_path, monkeypatch)
     r = watch.cold_start()
+    # the scene names the generic solver, not compiled yet: the per-robot one answers, and the field says so
+    assert r["state"]["kernel"] == "generic" and r["state"]["kernel_label"] == "kernel (auto answers)", r["state"]
     r = watch.wait(lambda r: r["solved"]["frames"] >= 30)  # and while it solves
     watch.check(r["longest_frame_gap"], "solving")
-    assert len(watch.seen) > 50 and watch.seen[-1][1] > 100, watch.seen[-5:]  # the report was sampled all along
+    # the report was sampled all along: often, and over 50 frames of the GUI at least (the frame rate
+    # itself is not judged: on a busy machine it falls, and the gap check above allows for that)
+    assert len(watch.seen) > 50 and watch.seen[-1][1] - watch.seen[0][1] >= 50, (watch.seen[:3], watch.seen[-3:])
     assert "Traceback" not in watch.app.log(), watch.app.log()
+
+
+def test_no_frame_gap_through_a_robot_switch(launch, display, tmp_path, monkeypatch):
+    """The default scene, then Baxter from the catalog (the heaviest meshes of the catalog: 100k-face
+    COLLADA shells, decimated on first use) with a cold mesh cache: the new robot is loaded, drawn
+    and solved, and the GUI never stops for it. (The kernels are the suite's: cold kernels are the
+    test above's, and a cold compile of Baxter's solvers adds minutes, not gaps: they compile in
+    the solver's process.)"""
+    from _appwindow import inside_left
+
+    watch = _Watch(launch, tmp_path, monkeypatch, cold_kernels=False)
+    app = watch.app
+    watch.started(watch.wait(_solving))
+    app.click_widget("robot_filter", at=inside_left)
+    app.type("baxter")
+    watch.wait(lambda r: r["robot_choice"].startswith("baxter"))
+    frames = watch.seen[-1][1]
+    app.click_widget("robot_load")
+    r = watch.wait(lambda r: r.get("robot", "").startswith("baxter") and r["state"]["busy"] is None
+                   and r["solved"]["generation"] > 1 and r["solved"]["frames"] >= 10)
+    r = watch.wait(lambda r: r["frames"] > frames + 100)
+    assert any("loaded robot baxter" in m[1] for m in r["messages"]), r["messages"]
+    watch.check(r["longest_frame_gap"], "robot switch")
+    assert "Traceback" not in app.log(), app.log()

@@ -9,7 +9,7 @@ import imageio.v2 as imageio
 import numpy as np
 from _appwindow import ROOT, grab_screen, inside_left
 
-from app.targets import GIZMO_PX
+from app.control.targets import GIZMO_PX
 
 
 def overlay_mask(app, display, tmp_path) -> tuple[np.ndarray, dict]:

@@ -11,8 +11,8 @@ import numpy as np
 from _clutter import BALL, write_scene
 from _controller import RES, engine_cpu, pixel  # noqa: F401 (engine_cpu: the module's CPU engine)
 
-from app import gizmo as gz
-from app.controller import AppController
+from app.control import gizmo as gz
+from app.control.controller import AppController
 
 
 def _ring_point(g: gz.Gizmo, axis: int) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from _appwindow import grab_screen, inside_left
 
-ACTIVE = np.array([51, 105, 173])  # the lit choice (panels.ACTIVE_RGB)
+ACTIVE = np.array([51, 105, 173])  # the lit choice (app.gui.panels.targets.ACTIVE_RGB)
 MODES = {"full": [True, True, True], "align_x": [True, False, False], "align_y": [False, True, False],
          "align_z": [False, False, True], "free": [False, False, False]}
 
@@ -68,8 +68,9 @@ def test_errors_fit_the_status_line_and_clear_when_fixed(launch, display, tmp_pa
     red = status_pixels(display, r)
     assert ((red[..., 0] > 200) & (red[..., 1] < 130)).sum() > 30, "the error is not drawn in red"
 
-    # a long error (a path of 300 characters) is cut to the status line's two lines, inside the view
-    long_dir = tmp_path / ("x" * 150) / ("y" * 150)
+    # a long error (a path of 200 characters under tmp_path) is cut to the status line's two lines,
+    # inside the view
+    long_dir = tmp_path / ("x" * 100) / ("y" * 100)
     enter("record_path", str(long_dir / "clip.mp4"))
     app.click_widget("record_button")
     r = app.wait_report(lambda r: "does not exist" in r["status"][1] or r["status"][1].endswith("..."))

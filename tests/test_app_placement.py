@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import engine as ik
-from app import placement
-from app.controller import AppController
+from app.control import placement
+from app.control.controller import AppController
 
 RES = (640, 360)
 

@@ -213,3 +213,25 @@ def test_file_dialog_scene_switch_and_save(launch, display, tmp_path):
     assert "null" not in text, text
     noisy = re.findall(r"\d+\.\d{10,}", text)
     assert not noisy, f"float noise in the saved scene: {noisy}\n{text}"
+
+
+PLOT_BG = np.array([37, 37, 38])  # the plot's data area (ImPlot's PlotBg in the app's theme)
+
+
+def test_the_plot_has_a_data_area_in_a_small_window(launch, display):
+    """At 1100x880 the plot of IK time and convergence had no height left for its data (legend above,
+    axis label and ticks below, in 80 px: 9 rows): now at least 25 rows of its data area show, with the
+    series drawn in them, in the same 80 px (the Recording section below stays on screen)."""
+    app = launch(size=(1100, 880))
+    r = app.wait_report(lambda r: r.get("solved", {}).get("frames", 0) >= 30, timeout=240)
+    assert "plot" in r["widgets"], sorted(r["widgets"])
+    x0, y0, x1, y1 = r["widgets"]["plot"]
+    assert y1 <= 880, r["widgets"]["plot"]  # on screen (the side panel scrolled to it if need be)
+    img = grab_screen(display, (x0, y0, x1, y1))
+    bg = (np.abs(img - PLOT_BG).sum(axis=2) <= 3)
+    rows = bg.mean(axis=1) > 0.7  # rows mostly of the data area's background (the legend's are half of it)
+    assert rows.sum() >= 25, rows.sum()
+    first, last = np.flatnonzero(rows)[[0, -1]]
+    inside = img[max(first - 2, 0):last + 3]  # the data area and its edges (100 % converged runs along the top)
+    coloured = (inside.max(axis=2) - inside.min(axis=2)) > 60  # the series' blue and orange, not greys
+    assert coloured.sum() > 20, coloured.sum()

@@ -43,11 +43,24 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
     ox, oy = r["view_origin"]
     w, h = r["view_size"]
     env_px = np.array(r["env_px"])
-    gizmo = np.array([p for hd in r["handles"] for p in hd["points_px"]])
-    clear = [k for k, p in enumerate(env_px) if 40 < p[0] < w - 40 and 40 < p[1] < h - 40
-             and np.linalg.norm(gizmo - p, axis=1).min() > 60 and k != r["state"]["selected_env"]]
-    picks = [clear[i] for i in np.linspace(0, len(clear) - 1, 5).astype(int)]
-    for k in picks:
+
+    def clear_of_gizmo(k: int) -> bool:
+        """Env ``k``'s centre is away from the gizmo handles as drawn now: the gizmo follows the
+        selected env's target, which moves as the scene plays, so a click there could grab it."""
+        now = app.read()
+        gizmo = np.array([p for hd in now["handles"] for p in hd["points_px"]])
+        far = len(gizmo) == 0 or np.linalg.norm(gizmo - env_px[k], axis=1).min() > 60
+        return far and k != now["state"]["selected_env"]
+
+    inside = [k for k, p in enumerate(env_px) if 40 < p[0] < w - 40 and 40 < p[1] < h - 40]
+    spread = [inside[i] for i in np.linspace(0, len(inside) - 1, 25).astype(int)]
+    picks = 0
+    for k in spread:
+        if picks == 5:
+            break
+        if not clear_of_gizmo(k):
+            continue
+        picks += 1
         # the env nearest the click (envs are ~10 px apart at 256): the one the app must select
         px, py = env_px[k]
         app.xdotool("mousemove", int(round(ox + px)), int(round(oy + py)))
@@ -56,6 +69,7 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
         r = app.wait_frames(3)
         near = int(np.argmin(np.linalg.norm(env_px - np.round(env_px[k]), axis=1)))
         assert r["state"]["selected_env"] == near, (k, near, r["state"]["selected_env"])
+    assert picks == 5, f"only {picks} envs away from the gizmo to click"
 
     # the n_envs box: click, type, Enter
     app.click_widget("n_envs", at=inside_left)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import engine as ik
-from app import shading
+from app.sim import shading
 from engine.vis import meshes
 
 CHEST = ([1.0, 0.3, 0.45], [0.0, 0.0, 0.35])  # (eye, look-at): the chest and head fill the view
@@ -30,7 +30,7 @@ def engine_cpu():
 
 def render_talos(prepare, lod: str = "full", view=BODY) -> np.ndarray:
     """(480, 480, 3) image of one TALOS at ``lod``; ``prepare(visualizer, tree)`` runs before its
-    first frame (the app's :func:`app.shading.prepare`, or None for the meshes as loaded)."""
+    first frame (the app's :func:`app.sim.shading.prepare`, or None for the meshes as loaded)."""
     from engine.vis import Camera, Visualizer
 
     scene = ik.Scene()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import engine as ik
-from app.controller import AppController
+from app.control.controller import AppController
 
 RES = (320, 180)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import engine as ik
-from app.sim import Sim, kernel_cache_files
+from app.sim.loop import Sim, kernel_cache_files
 
 BAR = np.array([90, 160, 255])  # the progress bar's sweep (app.view)
 

@@ -1,5 +1,5 @@
 """``ikstudio solve``: stopped by a signal and resumed (real subprocesses), and bad input, each a
-one-line error naming the file, the column or the row (in-process, through ``app.cli.main``)."""
+one-line error naming the file, the column or the row (in-process, through ``app.cli.commands.main``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from _batch import check_complete, part_states, read_sorted
 
-from app import cli
+from app.cli import commands as cli
 
 RUN_LAST = True  # uses pyarrow in the test process: see tests/conftest.py
 

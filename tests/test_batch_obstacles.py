@@ -15,7 +15,7 @@ from _batch import read_sorted
 
 import engine
 import engine.batch
-from app import cli
+from app.cli import commands as cli
 from engine.collision.robot import sample_qpos
 from engine.scenefile import build, load
 

@@ -1,4 +1,4 @@
-"""app.camera_math.OrbitCamera against known geometry (plain numpy, no GL)."""
+"""app.control.camera_math.OrbitCamera against known geometry (plain numpy, no GL)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from app.camera_math import ELEVATION_LIMIT_DEG, OrbitCamera
+from app.control.camera_math import ELEVATION_LIMIT_DEG, OrbitCamera
 
 
 def make_cam(**kw) -> OrbitCamera:

@@ -70,6 +70,25 @@ def test_erd_prefix_and_name_clash_scheme():
         resolve("erd:pnda")
 
 
+def test_the_projects_own_names_resolve_as_in_the_whole_catalog_without_scanning_the_rest():
+    """``resolve`` takes a name of the project's own robots without building the example-robot-data
+    part (its loaders import pinocchio: ~0.1 s of every app start), and gives the very entry the
+    whole catalog lists under that name."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from engine import assets; e = assets.resolve('panda'); "
+            "print(e.source, 'example_robot_data' in sys.modules, 'pinocchio' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent.parent).stdout.split()
+    assert out == ["ikstudio", "False", "False"], out
+    own = [r for r in list_robots() if r.source == "ikstudio"]
+    assert len(own) >= 2
+    for entry in own:
+        assert resolve(entry.name) == entry
+        assert resolve(entry.name.upper()) == entry
+
+
 def test_typo_suggests_close_names():
     with pytest.raises(UnknownRobotError) as err:
         resolve("pnda")

@@ -1,7 +1,7 @@
 """The ``ikstudio`` command line: help, check, robots, record, bench, the GUI hand-off and exit codes.
 
 Commands that must never print a traceback run in a subprocess (``python -m app``); the rest run
-in-process through ``app.cli.main`` for speed.
+in-process through ``app.cli.commands.main`` for speed.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app import cli
+from app.cli import commands as cli
 
 REPO = Path(__file__).resolve().parent.parent
 GOOD = REPO / "scenes" / "batched_panda.yaml"
@@ -67,6 +67,19 @@ def test_check_reports_missing_file(capsys, tmp_path):
     assert f"{tmp_path / 'none.yaml'}: no such file" in capsys.readouterr().err
 
 
+def test_shipped_scenes_are_found_by_name_outside_the_repository(capsys, tmp_path, monkeypatch):
+    """A wheel install has no scenes/ folder beside the user: ``scenes/NAME.yaml``, ``NAME.yaml``
+    and ``NAME`` name the shipped scene when no such file is here; a file that is here wins."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "scenes/panda_clutter_plan.yaml", "panda_clutter.yaml", "ur5_figure8"]) == 0
+    assert "3 of 3 scene files ok" in capsys.readouterr().out
+    assert cli.main(["check", "scenes/no_such_scene.yaml"]) == 1
+    assert "scenes/no_such_scene.yaml: no such file" in capsys.readouterr().err
+    (tmp_path / "ur5_figure8.yaml").write_text("robot: {file: pnda}\n")  # the user's own file of that name
+    assert cli.main(["check", "ur5_figure8.yaml"]) == 1
+    assert "unknown robot 'pnda'" in capsys.readouterr().err
+
+
 def test_robots_lists_the_catalog(capsys):
     assert cli.main(["robots"]) == 0
     out = capsys.readouterr().out
@@ -107,7 +120,7 @@ def test_yaml_syntax_error_in_subprocess(tmp_path):
 
 def test_gui_missing_gives_a_clear_message(monkeypatch, capsys):
     monkeypatch.setattr(cli, "display_problem", lambda: None)
-    monkeypatch.setitem(sys.modules, "app.gui", None)  # as if app/gui.py did not exist
+    monkeypatch.setitem(sys.modules, "app.gui", None)  # as if app/gui/ did not exist
     assert cli.main([]) == 2
     err = capsys.readouterr().err
     assert "GUI is not part of this build yet" in err and "ikstudio record" in err

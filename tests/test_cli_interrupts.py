@@ -135,7 +135,7 @@ def test_sigint_during_start_up_stops_with_130(tmp_path):
     A signal before Python's own handler is in place ends it as SIGINT's default does (the status
     a shell shows as 130 too)."""
     seen = []
-    for delay in (0.4, 0.8, 1.2, 1.6, 2.0, 2.5, 3.0, 3.5):
+    for delay in (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.8, 1.2, 1.6, 2.0, 2.5, 3.0, 3.5):  # the parser imports the engine
         out = tmp_path / f"early_{delay}.mp4"
         proc = _record(out)
         try:

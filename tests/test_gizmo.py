@@ -1,4 +1,4 @@
-"""app.gizmo: handle geometry, picking and drags against known geometry (plain numpy, no GL)."""
+"""app.control.gizmo: handle geometry, picking and drags against known geometry (plain numpy, no GL)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from app.camera_math import OrbitCamera
-from app.gizmo import (
+from app.control.camera_math import OrbitCamera
+from app.control.gizmo import (
     RING_RADIUS,
     SNAP_POS_M,
     Gizmo,

@@ -114,7 +114,7 @@ def test_absurd_n_envs_names_the_cost_and_the_machine():
 def test_scene_files_and_the_app_share_one_env_limit(tmp_path):
     with pytest.raises(SceneFileError, match=rf"n_envs.*\[1, {MAX_ENVS}\].*1000000"):
         scenefile.loads("robot: panda\nenvs: {n_envs: 1000000}\n")
-    from app import controller
+    from app.control import controller
 
     assert controller.MAX_ENVS == MAX_ENVS
     ctl = controller.AppController()

@@ -276,9 +276,12 @@ def test_the_tables_follow_pairs_changed_between_calls(clutter):
 def test_plain_generic_solves_compile_no_avoidance_code(clutter, monkeypatch):
     """The avoidance search is most of the generic solver's code (compiled in, every generic solve
     took 205-212 s to compile cold here instead of 28 s: bench/compile.py), so only requests that
-    avoid collisions get a generic solver with it: the kernel's template flag before the last (the
-    last: boxed limits)."""
+    avoid collisions get a generic solver with it: the kernel's on-demand kinds (the template
+    argument before the last; the last: boxed limits) hold COLLIDE's bit only then, and never the
+    look-at's (:func:`engine.kernels.kinds.on_demand_mask`)."""
     from engine.kernels import generic as ik_kernels
+    from engine.kernels.kinds import LOOK_AT
+    from engine.kernels.tables import COLLIDE
 
     panda, _judge, (pos, quat) = clutter
     hand = panda.get_link("panda_hand")
@@ -286,7 +289,7 @@ def test_plain_generic_solves_compile_no_avoidance_code(clutter, monkeypatch):
     monkeypatch.setattr(ik_kernels, "solve", lambda *args: flags.append(args[-2]) or solve(*args))
     call = dict(envs_idx=np.arange(4), seed=0, kernel="generic")
     panda.inverse_kinematics(hand, pos[:4], quat[:4], **call)
-    assert flags and set(flags) == {False}
+    assert flags and set(flags) == {0}
     flags.clear()
     panda.inverse_kinematics(hand, pos[:4], quat[:4], **call, avoid_collisions=True)
-    assert flags and set(flags) == {True}
+    assert flags and set(flags) == {1 << COLLIDE} and not (1 << LOOK_AT) & flags[0]

@@ -120,8 +120,10 @@ def _z_axis(q):
 @pytest.mark.parametrize("kernel", ["generic", "auto"])
 def test_answers_do_not_depend_on_how_many_restart_slots_run_side_by_side(scenes, kernel, monkeypatch):
     """One thread running samples 0..5 in turn, or six threads each running one, or three running two:
-    every env gets the same answer bit for bit (its lowest successful sample), however the threads
-    share the progress hint. Targets far from the start make several envs need restarts."""
+    every env gets the same answer bit for bit (sample 0 when it succeeds, else the successful
+    restart nearest the start within the continuity window, else the lowest successful sample),
+    however the threads share the progress hint. Targets far from the start make several envs need
+    restarts."""
     from engine.runtime import dispatch
 
     robot, pos, quat = scenes[64]
@@ -160,8 +162,8 @@ def test_the_choice_among_restart_slots():
     best_q[[2, 8], n_qs + 1] = (3.0, 1.0)
     # exhaustive (a rest posture): the successful slot nearest the rest wins; env 0's two tie at 0 -> slot 1
     for exhaustive, winners, samples in ((0, [6, 4, 2], [2, -1, 0]), (1, [3, 4, 8], [4, -1, 5])):
-        q, err, info = np.zeros((B, n_qs), dt), np.zeros((B, 1, 6), dt), np.zeros((B, 2), np.int32)
-        choose(best_q, best_err, best_i, exhaustive, q, err, info, True)
+        q, err, info = np.zeros((B, n_qs), dt), np.zeros((B, 1, 6), dt), np.zeros((B, 3), np.int32)
+        choose(best_q, best_err, best_i, exhaustive, 0, q, err, info, True)
         np.testing.assert_array_equal(q[:, 0], winners)
         np.testing.assert_array_equal(err[:, 0], best_err[winners, 0])
         np.testing.assert_array_equal(info[:, 0], samples)

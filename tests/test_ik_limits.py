@@ -161,3 +161,46 @@ def test_bad_velocity_limits_are_refused_by_name(panda):
     with pytest.raises(InvalidValueError, match=r"limits\[0\]: expected 9 velocities"):
         panda.solve_ik([PoseTask(HAND, pos)], limits=[VelocityLimit(np.ones(3), dt=0.1)])
     np.testing.assert_array_equal(panda.get_qpos(), before)
+
+
+_WHEEL_ARM = """<robot name="wheel_arm">
+  <link name="base"/>
+  <link name="l1">{inertial}</link>
+  <link name="l2">{inertial}</link>
+  <link name="l3">{inertial}</link>
+  <link name="tip"/>
+  <joint name="j1" type="continuous"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/></joint>
+  <joint name="j2" type="revolute"><parent link="l1"/><child link="l2"/><origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>
+    <limit lower="-2.5" upper="2.5" effort="10" velocity="2"/></joint>
+  <joint name="j3" type="continuous"><parent link="l2"/><child link="l3"/><origin xyz="0.3 0 0"/>
+    <axis xyz="0 1 0"/></joint>
+  <joint name="tipj" type="fixed"><parent link="l3"/><child link="tip"/>
+    <origin xyz="0.25 0 0"/></joint>
+</robot>
+""".replace("{inertial}", '<inertial><mass value="1"/>'
+            '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>')
+
+
+@pytest.mark.parametrize("kernel", ["per_robot", "generic"])
+def test_continuous_joints_stay_in_their_box(backend, tmp_path, kernel):
+    """Joints without limits (continuous) are bounded by the velocity box too, in both solver forms
+    (the box is read at run time: the same compiled solver places without it)."""
+    import engine
+
+    init_engine(precision="32")
+    urdf = tmp_path / "wheel_arm.urdf"
+    urdf.write_text(_WHEEL_ARM)
+    scene = engine.Scene()
+    arm = scene.add_entity(engine.morphs.URDF(file=str(urdf), fixed=True))
+    scene.build(n_envs=N)
+    tip = arm.get_link("tip")
+    rng = np.random.default_rng(3)
+    q0 = rng.uniform(-1.0, 1.0, (N, arm.n_qs))
+    far = np.tile([-0.3, 0.35, 0.2], (N, 1))  # about the base: j1 and j3 would turn far without the box
+    free = arm.inverse_kinematics(tip, far, None, init_qpos=q0, kernel=kernel, seed=0)
+    assert np.abs(np.asarray(free) - q0).max() > 5 * V * DT  # the unlimited answer turns the joints far
+    boxed = arm.inverse_kinematics(tip, far, None, init_qpos=q0, max_joint_velocity=V, dt=DT, kernel=kernel,
+                                   seed=0)
+    moved = np.abs(np.asarray(boxed, float) - q0)
+    assert moved.max() <= V * DT + SLACK, moved.max(axis=0)
+    assert (moved[:, [0, 2]] > 0.5 * V * DT).any(), "the continuous joints should move toward the target"

@@ -50,7 +50,8 @@ def test_options_are_checked_frozen_and_named_in_errors():
 
 
 def test_scene_files_solver_section_is_the_table():
-    assert list(SolverSpec.model_fields) == [s.name for s in SETTINGS] + ["seed"]
+    assert list(SolverSpec.model_fields) == [s.name for s in SETTINGS] + ["seed", "track", "max_joint_velocity", "plan",
+                                                                          "plan_max_nodes"]
     spec = SolverSpec()
     assert {s.name: getattr(spec, s.name) for s in SETTINGS} == \
         {s.name: ("generic" if s.name == "kernel" else s.default) for s in SETTINGS}  # scenes: generic kernel
@@ -69,7 +70,7 @@ def test_the_solve_command_has_a_flag_per_setting():
 
 
 def test_the_apps_solver_panel_shows_the_panel_settings():
-    from app import panels
+    from app.gui.panels import solver as panels
 
     assert [s.name for s in panels.SOLVER_FIELDS] == [s.name for s in SETTINGS if s.panel]
     assert {"max_samples", "max_solver_iters", "damping", "respect_joint_limit"} <= set(s.name for s in

@@ -57,7 +57,7 @@ def test_a_wheel_install_records_the_default_scene_with_the_packaged_panda(tmp_p
     (site / "_lent_by_the_tests.pth").write_text("".join(f"{p}\n" for p in lend))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = tmp_path / "demo.mp4"
-    probe = "import engine, app.cli as c; from engine import assets; " \
+    probe = "import engine, app.cli.commands as c; from engine import assets; " \
             "print(engine.__file__); print(c.DEFAULT_SCENE); print(assets.resolve('panda').path); " \
             "print(engine.morphs.Mesh(file='meshes/axis.obj').file)"
     where = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path,

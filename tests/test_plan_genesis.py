@@ -66,6 +66,11 @@ def test_draw_debug_path_is_visualizer_only_and_clears(batched):
     tube = [local for key, local in one._parts if key[1] == (1.0, 0.85, 0.1, 0.9)][0]  # noqa: SLF001
     np.testing.assert_allclose(tube[0, :, :3, 3], pose[:-1, -1, :3], atol=1e-5)
     np.testing.assert_allclose(robot.get_qpos(), qpos_before)  # nothing in the state moved
+    third = scene.draw_debug_path(path, robot, env_idx=2)  # beyond Genesis: another env's cell
+    assert third.env_idx.tolist() == [2]
+    with pytest.raises(IKStudioError, match="env_idx"):
+        scene.draw_debug_path(path, robot, env_idx=3)
+    scene.clear_debug_object(third)
     scene.clear_debug_object(one)
     assert not one.is_drawn and every.is_drawn
     with pytest.raises(IKStudioError, match="qpos"):

@@ -209,8 +209,10 @@ def test_the_runner_passes_the_avoidance_settings(monkeypatch):
 
 
 def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
-    """The shipped scene, 3 s of it: with avoidance every answer succeeds and keeps the arm's collision
-    meshes (coal) clear of the obstacles; without, the same targets put the arm through one."""
+    """The shipped scene, 3 s of it: with avoidance every answer keeps the arm's collision meshes
+    (coal) clear of the obstacles, most reach their targets, and none jumps (smooth tracking holds an
+    env short of its target rather than move it into an obstacle); without, the same targets put the
+    arm through one."""
     import coal
     import pinocchio as pin
 
@@ -221,7 +223,11 @@ def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
         spec.solver.avoid_collisions = avoid
         scene, runner = scenefile.build(spec, debug_frames=False)
         frames = runner.run(90)
-        assert all(f.success.all() for f in frames)
+        # smooth tracking (the scene's solver.track) cannot leave for another branch: an env the obstacles
+        # block is held clear (not a success) rather than moved into them; most env-frames reach their targets
+        assert frames[0].success.all()
+        assert np.mean([f.success.mean() for f in frames]) > 0.6
+        assert all(f.step.max() <= 0.1 for f in frames[1:]), "a jump under tracking"  # Panda: <= 2.6 rad/s x 1/30 s
         answers[avoid] = np.concatenate([f.qpos for f in frames])
         robot, morphs_ = runner.robot, [b.morph for b in runner.obstacles]
         world = np.array([robot.collision_distance(q, self_collision=False) for q in np.split(answers[avoid], 90)])

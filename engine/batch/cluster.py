@@ -153,8 +153,9 @@ class Pool:
         return self._actor_class.remote(self.job, True, self.cpu_threads)
 
     def run(self, todo: list[int], chunk_args):
-        """Solve chunks ``todo`` (``chunk_args(k) -> (pos, quat)``), yielding each result dict as it
-        arrives (in any order)."""
+        """Solve chunks ``todo`` (``chunk_args(k) -> (pos, quat)``, and a trajectory job's times and
+        lengths, or a plan job's starts: :meth:`ChunkSolver.solve`'s arguments after the index),
+        yielding each result dict as it arrives (in any order)."""
         ray = self.ray
         from ray.exceptions import RayActorError, RayTaskError, WorkerCrashedError
 
@@ -167,8 +168,7 @@ class Pool:
             while queue and load[slot] < IN_FLIGHT:
                 k = queue.popleft()
                 tries[k] += 1
-                pos, quat = chunk_args(k)
-                ref = self.slots[slot].solve.remote(k, pos, quat)
+                ref = self.slots[slot].solve.remote(k, *chunk_args(k))
                 in_flight[ref] = (slot, self.generation[slot], k)
                 load[slot] += 1
 

@@ -92,7 +92,7 @@ class SolveSummary:
     last part written; ``solve_s``: inside the IK calls, summed over workers; ``read_s`` /
     ``write_s``: reading and checking the input, writing parts (on a background thread, so it
     overlaps solving); ``solves_per_s``: this run's rows over ``wall_s``; ``run_rate``: over
-    ``run_s``.
+    ``run_s``. ``planned``: in a plan job, the dataset's rows with a valid path (else None).
     """
 
     out: str
@@ -114,6 +114,7 @@ class SolveSummary:
     backend: str
     ray: str | None = None
     retried: int = 0
+    planned: int | None = None
 
     @property
     def success_rate(self) -> float:
@@ -145,5 +146,8 @@ class SolveSummary:
         skipped = f", {self.rows_skipped:,} skipped ({self.chunks_skipped} finished chunks)" \
             if self.chunks_skipped else ""
         where = f" on Ray ({self.workers} workers)" if self.ray else ""
-        return (f"{self.rows:,} rows ({self.rows_solved:,} solved{skipped}), {100 * self.success_rate:.1f}% success, "
+        planned = "" if self.planned is None else \
+            f", {100 * self.planned / self.rows if self.rows else 0.0:.1f}% planned"
+        return (f"{self.rows:,} rows ({self.rows_solved:,} solved{skipped}), {100 * self.success_rate:.1f}% success"
+                f"{planned}, "
                 f"{self.wall_s:.2f} s wall, {self.solves_per_s:,.0f} solves/s{where} -> {self.out}")

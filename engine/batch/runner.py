@@ -7,26 +7,31 @@ import datetime
 import json
 import os
 import sys
-import time
 from pathlib import Path
+from time import perf_counter as clock
 
 import numpy as np
 
 from ..errors import InvalidTypeError, InvalidValueError
 from . import settings as st
 from .dataset import FORMAT, MANIFEST, Output, PartWriter
+from .planning import PLAN_CHUNK
 from .progress import Bar, Progress, SolveSummary
 from .targets import load_targets, pa_modules
 
+TRAJECTORY_CHUNK = 64  # trajectories per chunk by default in a trajectory job (each frame one call of this many envs)
 LABELS = {"robot": "robot", "targets": "targets", "links": "links", "out": "out", "pos_mask": "pos_mask",
           "rot_mask": "rot_mask", "chunk": "chunk", "seed": "seed", "solver": "solver", "ray": "ray",
-          "workers": "workers"}
+          "workers": "workers", "trajectory": "trajectory", "time": "time", "plan": "plan", "start": "start",
+          "start_qpos": "start_qpos"}
+PLAN_COLUMNS = ["path", "plan_valid", "plan_reason", "path_length"]  # a plan job's (engine.batch.planning)
 
 
 def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: int | None = None,
           seed: int | None = None, solver=None, ray=None, workers: int | None = None, backend: str | None = None,
           precision: str | None = None, progress=False, log=None, labels: dict | None = None,
-          init=None, obstacles=None) -> SolveSummary:
+          init=None, obstacles=None, trajectory: str | None = None, time: str | None = None, plan=None,
+          start=None, start_qpos=None) -> SolveSummary:
     """Solve IK for every row of ``targets`` and write the answers to the Parquet dataset ``out``.
 
     Args:
@@ -60,12 +65,28 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
         obstacles: a scene file whose ``obstacles:`` are placed in every env of every worker (with
             ``avoid_collisions: true`` among the solver settings the answers keep clear of them;
             without, they only count in nothing). Part of the job's settings.
+        trajectory, time: column names (both or neither): the rows are motions, each trajectory's
+            frames solved in time order (s), warm-started and velocity-limited after its first
+            frame (``solver`` ``max_joint_velocity``, else the robot file's limits), whole
+            trajectories per chunk (``chunk`` counts trajectories, default 64); the output adds
+            ``step`` (:mod:`engine.batch.trajectories`).
+        plan: True, or a mapping of ``plan_path`` keywords (``num_waypoints`` (default 32),
+            ``max_nodes``, ``resolution``, ``max_retry``, ``smooth_path``, ``planner``,
+            ``safety_margin``, ``ignore_collision``): each row also gets a collision-free joint path
+            from its start to its IK answer, among the obstacles; the output adds ``path``,
+            ``plan_valid``, ``plan_reason`` and ``path_length`` (:mod:`engine.batch.planning`).
+            ``avoid_collisions`` then defaults to true; ``chunk`` to
+            :data:`~engine.batch.planning.PLAN_CHUNK`. Not with ``trajectory``.
+        start: a plan job's start columns: ``n_qs`` numeric columns of ``targets`` (a list, or a
+            comma-separated string) in qpos order, each row's own start.
+        start_qpos: a plan job's one start for every row (``n_qs`` numbers). Neither: the robot's
+            default qpos.
 
     Returns:
         A :class:`SolveSummary`. Read the results with ``pyarrow.parquet.read_table(out)`` or
         ``pandas.read_parquet(out)``: a row per target, in input order when sorted by ``target``.
     """
-    t_start = time.perf_counter()
+    t_start = clock()
     pa, _ = pa_modules()
     labels = {**LABELS, **(labels or {})}
     bar = Bar() if progress is True else None
@@ -93,6 +114,16 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
              **obstacle_files(obstacle_source, labels.get("obstacles", "obstacles"))}
     solver_values = _solver_values(solver, labels)
     file_seed = solver_values.pop("seed", 0)
+    track_given = {k: solver_values.pop(k) for k in st.TRACK_KEYS if k in solver_values}
+    plan = _scene_plan(plan, {k: solver_values.pop(k) for k in st.PLAN_KEYS if k in solver_values})
+    plan_values, start_columns, one_start = _plan_job(plan, start, start_qpos, trajectory, tree, solver, solver_values,
+                                                      labels)
+    if (trajectory is None) != (time is None):
+        raise InvalidValueError(f"{labels['trajectory']}, {labels['time']}: a trajectory job needs both columns, got "
+                                f"{labels['trajectory']}={trajectory!r}, {labels['time']}={time!r}")
+    if trajectory is None and track_given:
+        raise InvalidValueError(f"{labels['solver']}: {', '.join(track_given)}: velocity-limited tracking applies to "
+                                f"trajectory jobs ({labels['trajectory']} and {labels['time']})")
     if seed is None:
         if file_seed is None:
             raise InvalidValueError(f"{labels['solver']}: seed: null (a random seed) cannot be used by a batch job; "
@@ -106,12 +137,25 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
     q_names = st.qpos_names(tree)
     error_names = ["pos_error", "rot_error"] if len(links) == 1 else \
         [f"{link}.{e}" for link in links for e in ("pos_error", "rot_error")]
-    reserved = {"target", "success", "iterations", *q_names, *error_names}
+    reserved = {"target", "success", "iterations", *q_names, *error_names, *(["step"] if trajectory else []),
+                *(PLAN_COLUMNS if plan_values else [])}
 
-    t0 = time.perf_counter()
+    t0 = clock()
     data = load_targets(targets, links, [any(m) for m in pos_masks], [any(m) for m in rot_masks], reserved,
                         labels["targets"])
-    read_s = time.perf_counter() - t0
+    motions = None
+    if trajectory is not None:
+        from .targets import numeric_column
+        from .trajectories import plan
+
+        motions = plan(data.carried, trajectory, time, numeric_column, data.source)
+    starts = None
+    if start_columns is not None:
+        from .planning import read_starts
+        from .targets import numeric_column
+
+        starts = read_starts(data.carried, start_columns, tree, numeric_column, data.source, labels["start"])
+    read_s = clock() - t0
 
     cluster = None
     if ray is not None and ray is not False:
@@ -130,19 +174,31 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
         worker_backend, worker_precision = arch, engine_backend.STATE.precision
     try:
         if chunk is None:
-            chunk = _resumed_chunk(out) or st.default_chunk(gpu)
+            chunk = _resumed_chunk(out) or (TRAJECTORY_CHUNK if motions else PLAN_CHUNK if plan_values else
+                                            st.default_chunk(gpu))
         chunk = _labelled(st.check_chunk, chunk, labels["chunk"])
         n = data.n_rows
-        n_chunks = -(-n // chunk)
-        chunk_rows = [min(chunk, n - k * chunk) for k in range(n_chunks)]
+        if motions is None:
+            n_chunks = -(-n // chunk)
+            chunk_rows = [min(chunk, n - k * chunk) for k in range(n_chunks)]
+        else:
+            chunk_rows = motions.chunk_rows(chunk)
+            n_chunks = len(chunk_rows)
+        envs = min(chunk, n if motions is None else motions.n_trajectories)
         job = st.JobSpec(robot=source, robot_sha256=st.file_sha256(robot_path),
                          robot_options=robot_options, links=tuple(links),
-                         pos_masks=tuple(pos_masks), rot_masks=tuple(rot_masks), chunk=chunk, envs=min(chunk, n),
+                         pos_masks=tuple(pos_masks), rot_masks=tuple(rot_masks), chunk=chunk, envs=envs,
                          seed=seed, solver=solver_values, backend=worker_backend, precision=worker_precision,
-                         obstacles=obstacle_source, files=files)
+                         obstacles=obstacle_source, files=files, trajectory=trajectory, time=time,
+                         max_joint_velocity=track_given.get("max_joint_velocity"),
+                         track_samples=solver_values["max_samples"] if _gave(solver, "max_samples") else 1,
+                         plan=plan_values, start_qpos=one_start, start_columns=start_columns)
         manifest = {"format": FORMAT, "input": {"source": data.source, "sha256": data.sha256, "rows": n},
                     "settings": job.fingerprint(), "chunks": n_chunks, "columns": ["target", *q_names, "success",
                                                                                    *error_names, "iterations",
+                                                                                   *(["step"] if motions else []),
+                                                                                   *(PLAN_COLUMNS if plan_values
+                                                                                     else []),
                                                                                    *data.carried.column_names],
                     "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
         output = Output.open(out, manifest, chunk_rows, labels["out"])
@@ -150,7 +206,7 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
             log(note)
         try:
             return _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, labels,
-                        on_progress, log, t_start, read_s)
+                        on_progress, log, t_start, read_s, motions, starts)
         finally:
             output.close()
             if bar is not None:
@@ -162,7 +218,7 @@ def solve(robot, targets, links, out, *, pos_mask=None, rot_mask=None, chunk: in
 
 
 def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, labels, on_progress, log,
-         t_start, read_s) -> SolveSummary:
+         t_start, read_s, motions=None, starts=None) -> SolveSummary:
     pa, pq = pa_modules()
     todo = [k for k in range(len(chunk_rows)) if k not in output.done]
     skipped = sorted(output.done)
@@ -177,19 +233,33 @@ def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, 
                   or pa.types.is_large_string(data.carried.schema.field(c).type)]
     writer = PartWriter(output, dictionary)
     solve_s, succeeded, backends, n_workers, retried = 0.0, 0, set(), 1, 0
-    run_start = setup_end = time.perf_counter()
+    planned = 0
+    run_start = setup_end = clock()
+
+    def rows_of(k: int) -> np.ndarray:
+        if motions is not None:
+            return motions.chunk(k, job.chunk)[0]
+        return np.arange(k * job.chunk, k * job.chunk + chunk_rows[k], dtype=np.int64)
 
     def chunk_args(k: int):
-        start = k * job.chunk
-        return data.chunk(start, start + chunk_rows[k])
+        if motions is None:
+            start = k * job.chunk
+            if starts is not None:  # a plan job's starts of its own
+                return (*data.chunk(start, start + chunk_rows[k]), None, None, starts[start:start + chunk_rows[k]])
+            return data.chunk(start, start + chunk_rows[k])
+        rows, times, lengths = motions.chunk(k, job.chunk)
+        pos, quat = data.rows(rows)
+        return pos, quat, times, lengths
 
     def handle(result: dict) -> None:
-        nonlocal solve_s, succeeded
+        nonlocal solve_s, succeeded, planned
         k = result["index"]
-        start = k * job.chunk
-        writer.submit(k, _table(pa, result, start, q_names, error_names, data.carried.slice(start, chunk_rows[k])))
+        rows = rows_of(k)
+        carried = data.carried.slice(int(rows[0]), len(rows)) if motions is None else data.carried.take(rows)
+        writer.submit(k, _table(pa, result, rows, q_names, error_names, carried))
         solve_s += result["seconds"]
         succeeded += int(np.count_nonzero(result["success"]))
+        planned += int(np.count_nonzero(result.get("plan_valid", ())))
         backends.add(result["backend"])
         progress.add(chunk_rows[k], result["pid"], result["backend"])
         if on_progress is not None:
@@ -201,7 +271,7 @@ def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, 
             from .worker import ChunkSolver
 
             solver = ChunkSolver(job, init_engine=False)
-            run_start = setup_end = progress.started = time.perf_counter()
+            run_start = setup_end = progress.started = clock()
             for k in todo:
                 handle(solver.solve(k, *chunk_args(k)))
             solver.close()
@@ -216,7 +286,7 @@ def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, 
             n_workers = max(1, min(_labelled(_positive, n_workers, labels["workers"]), len(todo)))
             pool = Pool(ray_mod, job, n_workers, gpu, log)
             progress.workers.update(pool.wait_ready())
-            setup_end = run_start = progress.started = time.perf_counter()
+            setup_end = run_start = progress.started = clock()
             for result in pool.run(todo, chunk_args):
                 handle(result)
             retried = pool.retried
@@ -230,25 +300,29 @@ def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, 
             pool.close()
         if solver is not None:
             solver.close()
-    end = time.perf_counter()
-    t0 = time.perf_counter()
+    end = clock()
+    t0 = clock()
+    counted = ["success", *(["plan_valid"] if job.plan is not None else [])]
     for k in skipped:  # the dataset's success count includes the chunks a resumed run skipped
-        succeeded += int(np.count_nonzero(pq.read_table(output.path / output.part_name(k), columns=["success"],
-                                                        use_threads=False).column(0).to_numpy()))
-    read_s += time.perf_counter() - t0
+        part = pq.read_table(output.path / output.part_name(k), columns=counted, use_threads=False)
+        succeeded += int(np.count_nonzero(part.column(0).to_numpy()))
+        if job.plan is not None:
+            planned += int(np.count_nonzero(part.column(1).to_numpy()))
+    read_s += clock() - t0
     return SolveSummary(out=str(output.path), rows=data.n_rows, rows_solved=data.n_rows - rows_skipped,
                         rows_skipped=rows_skipped, chunks=len(chunk_rows), chunks_solved=len(todo),
-                        chunks_skipped=len(skipped), succeeded=succeeded, wall_s=time.perf_counter() - t_start,
+                        chunks_skipped=len(skipped), succeeded=succeeded, wall_s=clock() - t_start,
                         setup_s=setup_end - t_start, run_s=end - run_start, solve_s=solve_s, read_s=read_s,
                         write_s=writer.seconds, chunk=job.chunk, workers=n_workers,
                         backend=", ".join(sorted(backends)) or job.backend,
-                        ray=None if cluster is None else cluster[2], retried=retried)
+                        ray=None if cluster is None else cluster[2], retried=retried,
+                        planned=planned if job.plan is not None else None)
 
 
-def _table(pa, result: dict, start: int, q_names, error_names, carried):
-    """One chunk's output rows as a pyarrow Table (see the dataset's columns in the README)."""
-    n = len(result["success"])
-    columns = {"target": pa.array(np.arange(start, start + n, dtype=np.int64))}
+def _table(pa, result: dict, rows: np.ndarray, q_names, error_names, carried):
+    """One chunk's output rows (input rows ``rows``) as a pyarrow Table (see the dataset's columns in
+    the README)."""
+    columns = {"target": pa.array(np.asarray(rows, dtype=np.int64))}
     qpos = result["qpos"]
     for i, name in enumerate(q_names):
         columns[name] = pa.array(np.ascontiguousarray(qpos[:, i]))
@@ -257,6 +331,12 @@ def _table(pa, result: dict, start: int, q_names, error_names, carried):
         which = "pos_error" if name.endswith("pos_error") else "rot_error"
         columns[name] = pa.array(np.ascontiguousarray(result[which][:, j // 2], dtype=np.float64))  # m / rad
     columns["iterations"] = pa.array(np.asarray(result["iterations"], dtype=np.int32))
+    if "step" in result:
+        columns["step"] = pa.array(np.asarray(result["step"], dtype=np.float64))  # rad or m
+    if "plan_valid" in result:
+        from .planning import plan_columns
+
+        columns.update(plan_columns(pa, result))
     table = pa.table(columns)
     for name in carried.column_names:
         table = table.append_column(carried.schema.field(name), carried.column(name))
@@ -278,6 +358,55 @@ def _solver_values(solver, labels) -> dict:
         raise InvalidTypeError(f"{labels['solver']}: expected a mapping of solver settings, a SolverSpec or a YAML "
                                f"file path, got {type(solver).__name__}")
     return st.solver_settings(values, labels)
+
+
+def _scene_plan(plan, given: dict):
+    """The job's ``plan``, with a scene file's ``solver: {plan: true, plan_max_nodes}`` taken as a
+    plan job (``plan`` not given) and its node budget as the default ``max_nodes``."""
+    if plan is None and given.get("plan"):
+        plan = True
+    if plan is None or plan is False or "plan_max_nodes" not in given:
+        return plan
+    plan = {} if plan is True else dict(plan) if isinstance(plan, dict) else plan
+    if isinstance(plan, dict):
+        plan.setdefault("max_nodes", given["plan_max_nodes"])
+    return plan
+
+
+def _gave(solver, key: str) -> bool:
+    """Whether the job's solver settings name ``key`` (``max_samples``: a trajectory's later frames
+    then run that many, else one; ``avoid_collisions``: a plan job's default is true)."""
+    if isinstance(solver, str | os.PathLike):
+        return key in st.solver_file(solver)
+    if hasattr(solver, "model_fields_set"):
+        return key in solver.model_fields_set
+    return isinstance(solver, dict) and key in solver
+
+
+def _plan_job(plan, start, start_qpos, trajectory, tree, solver, solver_values: dict, labels: dict) -> tuple:
+    """A plan job's ``(plan_path keywords, start columns, one start)``, checked (all None without
+    ``plan``); sets ``avoid_collisions`` in ``solver_values`` where the settings do not name it."""
+    from . import planning
+
+    values = planning.plan_settings(plan, labels["plan"], labels)
+    given = [labels[k] for k, v in (("start", start), ("start_qpos", start_qpos)) if v is not None]
+    if values is None:
+        if given:
+            raise InvalidValueError(f"{', '.join(given)}: a path's start applies to a plan job ({labels['plan']})")
+        return None, None, None
+    if trajectory is not None:
+        raise InvalidValueError(f"{labels['plan']}, {labels['trajectory']}: a plan job plans each row from a start; a "
+                                "trajectory job's rows are frames of motions: give one or the other")
+    if len(given) == 2:
+        raise InvalidValueError(f"{labels['start']}, {labels['start_qpos']}: give one start, columns or one "
+                                "configuration")
+    planning.check_plannable(tree, labels["plan"])
+    q_names = st.qpos_names(tree)
+    columns = None if start is None else planning.start_columns_of(start, q_names, labels["start"])
+    one = None if start_qpos is None else planning.start_qpos_of(start_qpos, tree, q_names, labels["start_qpos"])
+    if not _gave(solver, "avoid_collisions"):
+        solver_values["avoid_collisions"] = True
+    return values, columns, one
 
 
 def _labelled(check, value, label: str):

@@ -32,7 +32,9 @@ from ..scenefile.errors import Issue, SceneFileError, format_loc, issues_from_va
 from ..scenefile.io import MAX_FILE_BYTES, parse_yaml, resolve_robot
 from ..scenefile.models import Mask, RotMask, SolverSpec
 
-SOLVER_KEYS = tuple(k for k in SolverSpec.model_fields if k != "seed")
+TRACK_KEYS = ("track", "max_joint_velocity")  # a trajectory job's (engine.batch.trajectories), not an IK call's
+PLAN_KEYS = ("plan", "plan_max_nodes")  # a scene file's planned motion: a plan job (engine.batch.planning)
+SOLVER_KEYS = tuple(k for k in SolverSpec.model_fields if k != "seed" and k not in TRACK_KEYS)
 DEFAULT_KERNEL = "auto"
 CPU_CHUNK = 4096  # rows per call on a CPU: the per-row rate is flat from ~1024 rows (2 cores, Panda)
 GPU_CHUNK = 65536  # a GPU needs many more threads in flight
@@ -99,8 +101,9 @@ def solver_settings(values: dict | None, labels: dict[str, str] | None = None) -
         key = str(issue.loc[0]) if issue.loc else ""
         raise InvalidValueError(f"{labels.get(key, 'solver.' + format_loc(issue.loc))}: {issue.message}") from None
     out = {k: getattr(spec, k) for k in SOLVER_KEYS}
-    if "seed" in values:
-        out["seed"] = spec.seed
+    for key in ("seed", *TRACK_KEYS, *PLAN_KEYS):
+        if key in values:
+            out[key] = getattr(spec, key)
     return out
 
 
@@ -290,7 +293,14 @@ class JobSpec:
     (:data:`SOLVER_KEYS`); ``backend`` / ``precision``: of ``engine.init`` in workers;
     ``obstacles``: ``(text, folder)`` of a scene file whose ``obstacles:`` every worker's scene
     gets (fixed bodies in every env; :func:`obstacle_file`), or None; ``files``: SHA-256 of every
-    other file the answers depend on (:mod:`engine.batch.files`).
+    other file the answers depend on (:mod:`engine.batch.files`). A trajectory job
+    (:mod:`engine.batch.trajectories`): ``trajectory`` / ``time`` name its columns, ``chunk`` and
+    ``envs`` count trajectories, ``max_joint_velocity`` bounds its frames after the first (None: the
+    robot file's), which run ``track_samples`` samples (1 unless the solver settings gave ``max_samples``).
+    A plan job (:mod:`engine.batch.planning`): ``plan`` holds its ``plan_path`` keywords (None: no
+    plan job); each row's path starts at ``start_qpos`` (one configuration for every row), at the
+    row's values of the targets' columns ``start_columns`` (in qpos order), or, both None, at the
+    robot's default qpos.
     """
 
     robot: str
@@ -307,6 +317,13 @@ class JobSpec:
     precision: str = "32"
     obstacles: tuple[str, str] | None = None
     files: dict = field(default_factory=dict, hash=False)
+    trajectory: str | None = None
+    time: str | None = None
+    max_joint_velocity: object = None
+    track_samples: int = 1
+    plan: dict | None = field(default=None, hash=False)
+    start_qpos: tuple[float, ...] | None = None
+    start_columns: tuple[str, ...] | None = None
 
     @property
     def has_pos(self) -> list[bool]:
@@ -330,6 +347,18 @@ class JobSpec:
         d["rot_masks"] = [list(m) for m in self.rot_masks]
         d["solver"] = dict(sorted(self.solver.items()))
         d["obstacles"] = None if self.obstacles is None else hashlib.sha256(self.obstacles[0].encode()).hexdigest()
+        if self.trajectory is None:  # a row job's settings read as before trajectories existed
+            for key in ("trajectory", "time", "max_joint_velocity", "track_samples"):
+                d.pop(key)
+        elif isinstance(self.max_joint_velocity, tuple):
+            d["max_joint_velocity"] = list(self.max_joint_velocity)
+        if self.plan is None:  # likewise a job without plan_path
+            for key in ("plan", "start_qpos", "start_columns"):
+                d.pop(key)
+        else:
+            d["plan"] = dict(sorted(self.plan.items()))
+            d["start_qpos"] = None if self.start_qpos is None else list(self.start_qpos)
+            d["start_columns"] = None if self.start_columns is None else list(self.start_columns)
         return d
 
 

@@ -64,6 +64,10 @@ class Targets:
         return ([None if p is None else p[start:stop] for p in self.pos],
                 [None if q is None else q[start:stop] for q in self.quat])
 
+    def rows(self, rows: np.ndarray) -> tuple[list, list]:
+        """The rows ``rows`` (input indices, any order) of every link's targets, as :meth:`chunk`."""
+        return ([None if p is None else p[rows] for p in self.pos], [None if q is None else q[rows] for q in self.quat])
+
 
 def _hash_table(table) -> str:
     pa, _ = pa_modules()
@@ -198,6 +202,12 @@ def _rows(idx: np.ndarray) -> str:
     shown = ", ".join(str(int(i)) for i in idx[:5])
     more = f" and {len(idx) - 5} more" if len(idx) > 5 else ""
     return f"row{'s' if len(idx) > 1 else ''} {shown}{more}"
+
+
+def numeric_column(table, column: str, source: str) -> np.ndarray:
+    """Column ``column`` of ``table`` as float64 numbers; a string, a missing value or another type
+    is an InvalidValueError naming ``source``, the column and the row."""
+    return _column(table, column, source)
 
 
 def _column(table, column: str, source: str) -> np.ndarray:

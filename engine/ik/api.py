@@ -15,7 +15,7 @@ from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError
 from ..runtime.locking import serialised
 from . import first_call
-from .limits import VelocityLimit
+from .limits import VelocityLimit, as_limits
 from .options import BY_NAME, SolverOptions
 from .request import make_request
 from .result import IKResult
@@ -23,13 +23,25 @@ from .run import run
 from .tasks import CollisionTask, PoseTask, PostureTask, Task
 
 
+class _Default(int):
+    """``max_samples``' default: 50, Genesis' (it compares equal to 50), told apart from a 50 the
+    caller gave, because a tracking call (``track=True``) runs one sample unless asked for more."""
+
+    def __repr__(self) -> str:
+        return f"{int(self)}"
+
+
+SAMPLES = _Default(BY_NAME["max_samples"].default)
+
+
 class IKMethods:
     """``solve_ik``, ``inverse_kinematics`` and ``inverse_kinematics_multilink``."""
 
     @serialised
     def solve_ik(self, tasks, *, init_qpos=None, envs_idx=None, dofs_idx_local=None, respect_joint_limit=True,
-                 max_samples=50, max_solver_iters=20, damping=0.01, pos_tol=5e-4, rot_tol=5e-3, max_step_size=0.5,
-                 seed=None, kernel="auto", avoid_collisions=False, collision_margin=0.0, limits=None) -> IKResult:
+                 max_samples=SAMPLES, max_solver_iters=20, damping=0.01, pos_tol=5e-4, rot_tol=5e-3, max_step_size=0.5,
+                 seed=None, kernel="auto", avoid_collisions=False, collision_margin=0.0, limits=None,
+                 track=False) -> IKResult:
         """One configuration per env meeting every task of ``tasks`` together.
 
         Args:
@@ -45,6 +57,10 @@ class IKMethods:
             limits: :mod:`engine.ik.limits` objects bounding the answer besides the joint limits
                 ``respect_joint_limit`` asks for, e.g. ``[VelocityLimit(2.0, dt=0.01)]``: no dof
                 moves more than 2 rad/s x 10 ms from its start.
+            track: velocity-limited tracking (:func:`tracking`): a VelocityLimit of the robot
+                file's velocities and the scene's ``dt`` unless ``limits`` holds one, and one
+                sample (no restart: it would be a jump) unless ``max_samples`` is given.
+            max_samples: restarts per env: 50, or 1 with ``track`` unless given.
 
         Returns:
             An :class:`~engine.ik.IKResult`: qpos ``([n_envs,] n_qs)``, error ``([n_envs,] n_tasks, 6)``
@@ -66,7 +82,8 @@ class IKMethods:
             labels.append(task.labels(f"tasks[{i}]"))
             targets.append((task.pos, task.quat))
         rest, weight = (posture[0].qpos, posture[0].weight) if posture else (None, 0.0)
-        options = SolverOptions.from_keywords(rest_weight=weight, **_settings(locals()))
+        limits, settings = tracking(track, limits, _settings(locals()))
+        options = SolverOptions.from_keywords(rest_weight=weight, **settings)
         if options.avoid_collisions:
             rows.append(CollisionTask(options.collision_margin).row(self, "avoid_collisions"))
             labels.append(("avoid_collisions", "avoid_collisions"))
@@ -77,11 +94,11 @@ class IKMethods:
 
     @serialised
     def inverse_kinematics(self, link, pos=None, quat=None, local_point=None, init_qpos=None,
-                           respect_joint_limit=True, max_samples=50, max_solver_iters=20, damping=0.01,
+                           respect_joint_limit=True, max_samples=SAMPLES, max_solver_iters=20, damping=0.01,
                            pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True), rot_mask=(True, True, True),
                            max_step_size=0.5, seed=None, dofs_idx_local=None, return_error=False, envs_idx=None,
                            return_info=False, rest_qpos=None, rest_weight=0.0, kernel="auto", avoid_collisions=False,
-                           collision_margin=0.0, max_joint_velocity=None, dt=None):
+                           collision_margin=0.0, max_joint_velocity=None, dt=None, track=False):
         """Joint configuration placing ``link`` at ``pos`` ([n_envs,] 3) / ``quat`` ([n_envs,] 4, wxyz).
 
         Returns qpos ``([n_envs,] n_qs)``; with ``return_error`` also the masked error
@@ -98,16 +115,20 @@ class IKMethods:
         ``max_joint_velocity`` (rad/s or m/s: a number, per dof ``(n_dofs,)``, or "file" for the
         robot file's velocity limits) with ``dt`` (s; None: the scene's ``dt``): no hinge or slide
         dof moves more than ``max_joint_velocity * dt`` from the start, enforced inside the solve
-        (:class:`~engine.ik.limits.VelocityLimit`); None: no such bound.
+        (:class:`~engine.ik.limits.VelocityLimit`); None: no such bound (with ``track``: the robot
+        file's). ``track``: velocity-limited tracking: the answer is the best configuration within
+        that bound (the solve is constrained, not clipped), success means the tolerances were met
+        within it, ``pos_error`` / ``rot_error`` of the info say how far the target still is, and
+        no restart runs unless ``max_samples`` is given (50 restarts by default, 1 with ``track``).
         """
         self.require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         return_error, return_info = _flags(return_error, return_info)
         settings = _settings(locals())
         params = (link, pos is None, quat is None, local_point, pos_mask, rot_mask, dofs_idx_local, envs_idx,
-                  rest_qpos, max_joint_velocity, dt, *settings.values())
+                  rest_qpos, max_joint_velocity, dt, track, *settings.values())
         request = self._genesis_request("single", params, lambda: self._pose_request(
             [link], [pos], [quat], [local_point], True, pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos,
-            max_joint_velocity, dt, settings))
+            max_joint_velocity, dt, settings, track))
         result = run(self, request, [(pos, quat)], init_qpos, seed)
         first_call.check(self, [link], [pos], result.success)
         if return_info:
@@ -118,20 +139,20 @@ class IKMethods:
 
     @serialised
     def inverse_kinematics_multilink(self, links, poss=None, quats=None, local_points=None, init_qpos=None,
-                                     respect_joint_limit=True, max_samples=50, max_solver_iters=20, damping=0.01,
+                                     respect_joint_limit=True, max_samples=SAMPLES, max_solver_iters=20, damping=0.01,
                                      pos_tol=5e-4, rot_tol=5e-3, pos_mask=(True, True, True),
                                      rot_mask=(True, True, True), max_step_size=0.5, seed=None,
                                      dofs_idx_local=None, return_error=False, envs_idx=None, return_info=False,
                                      rest_qpos=None, rest_weight=0.0, kernel="auto", avoid_collisions=False,
-                                     collision_margin=0.0, max_joint_velocity=None, dt=None):
+                                     collision_margin=0.0, max_joint_velocity=None, dt=None, track=False):
         """One configuration meeting every link's target together.
 
         ``links``: list of links; ``poss`` / ``quats`` / ``local_points``: lists of the same length
         whose entries may be None (no position / no orientation target for that link; not both).
         Returns qpos ``([n_envs,] n_qs)``, plus the error ``([n_envs,] n_links, 6)`` with
         ``return_error``, or an :class:`~engine.ik.IKResult` with ``return_info``.
-        ``avoid_collisions`` / ``collision_margin``, ``max_joint_velocity`` / ``dt``: as in
-        ``inverse_kinematics``.
+        ``avoid_collisions`` / ``collision_margin``, ``max_joint_velocity`` / ``dt``, ``track``,
+        ``max_samples``: as in ``inverse_kinematics``.
         """
         self.require_built()  # before build() or after destroy(): one StateError, whatever the arguments
         return_error, return_info = _flags(return_error, return_info)
@@ -141,10 +162,11 @@ class IKMethods:
                                      (("poss", poss), ("quats", quats), ("local_points", local_points)))
         settings = _settings(locals())
         params = (tuple(links), tuple(p is None for p in poss), tuple(q is None for q in quats), tuple(local_points),
-                  pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos, max_joint_velocity, dt, *settings.values())
+                  pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos, max_joint_velocity, dt, track,
+                  *settings.values())
         request = self._genesis_request("multi", params, lambda: self._pose_request(
             links, poss, quats, local_points, False, pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos,
-            max_joint_velocity, dt, settings))
+            max_joint_velocity, dt, settings, track))
         result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
         first_call.check(self, links, poss, result.success)
         if return_info:
@@ -165,10 +187,11 @@ class IKMethods:
         return self.ik_state.kept_request(key, make)
 
     def _pose_request(self, links, poss, quats, local_points, single, pos_mask, rot_mask, dofs_idx_local, envs_idx,
-                      rest_qpos, max_joint_velocity, dt, settings: dict):
+                      rest_qpos, max_joint_velocity, dt, settings: dict, track=False):
         """The request of a Genesis call: one world :class:`~engine.ik.tasks.PoseTask` per link (and a
-        CollisionTask with ``avoid_collisions``; a VelocityLimit with ``max_joint_velocity``);
-        ``settings``: the call's solver keywords (:data:`engine.ik.options.SETTINGS`)."""
+        CollisionTask with ``avoid_collisions``; a VelocityLimit with ``max_joint_velocity``, or
+        the robot file's with ``track``); ``settings``: the call's solver keywords
+        (:data:`engine.ik.options.SETTINGS`)."""
         def label(plural: str, singular: str):
             return lambda i: (plural if single is False else singular) if i is None else \
                 (singular if single else f"{plural}[{i}]")
@@ -187,6 +210,9 @@ class IKMethods:
                 raise InvalidValueError(f"{pos_label(i)}, {quat_label(i)}: link '{resolved[i].name}' has neither a "
                                         "position nor an orientation target")
         points = [None if p is None else inputs.as_point(point_label(i), p) for i, p in enumerate(local_points)]
+        if inputs.as_flag("track", track) and max_joint_velocity is None:
+            max_joint_velocity = "file"
+        limits, settings = tracking(track, _velocity(max_joint_velocity, dt), settings)
         options = SolverOptions.from_keywords(**settings)
         tasks = [PoseTask(link, poss[i], quats[i], pos_mask=pos_mask, rot_mask=rot_mask, local_point=points[i])
                  for i, link in enumerate(resolved)]
@@ -196,8 +222,7 @@ class IKMethods:
             rows.append(CollisionTask(options.collision_margin).row(self, "avoid_collisions"))
             labels.append(("avoid_collisions", "avoid_collisions"))
         return make_request(self, rows, labels, link_label, envs_idx=envs_idx, options=options,
-                            dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos,
-                            limits=_velocity(max_joint_velocity, dt), step=self.scene.dt,
+                            dofs_idx_local=dofs_idx_local, rest_qpos=rest_qpos, limits=limits, step=self.scene.dt,
                             limit_label=lambda i: "max_joint_velocity")
 
 
@@ -225,6 +250,22 @@ def _velocity(max_joint_velocity, dt) -> list:
     if dt is not None:
         inputs.as_positive("dt", dt)
     return [] if max_joint_velocity is None else [VelocityLimit(max_joint_velocity, dt)]
+
+
+
+
+def tracking(track, limits, settings: dict) -> tuple[list, dict]:
+    """``(limits, settings)`` of a call with ``track`` (velocity-limited tracking): ``limits`` (a list
+    of :mod:`engine.ik.limits` objects or None) with a ``VelocityLimit("file")`` added when tracking
+    and it holds none; ``settings`` (the call's solver keywords) with ``max_samples`` 1 when
+    tracking and the caller left it at its default (a restart would be a jump)."""
+    track = inputs.as_flag("track", track)
+    limits = as_limits(limits)
+    if track and not any(isinstance(limit, VelocityLimit) for limit in limits):
+        limits = [*limits, VelocityLimit("file")]
+    if track and settings.get("max_samples") is SAMPLES:
+        settings = {**settings, "max_samples": 1}
+    return limits, settings
 
 
 def _flags(return_error, return_info) -> tuple[bool, bool]:

@@ -38,6 +38,10 @@ from ..runtime import dispatch
 from .request import IKRequest, solver_spec
 
 MAX_PLANS = 16  # per entity; the least recently used is dropped beyond this
+# continuity (engine.kernels.solver): when the warm start fails, the success nearest the start among
+# samples 1 .. CONTINUITY_WINDOW - 1 wins. A wider window finds nearer branches and runs more samples
+# where the warm start fails (bench/ik_cpu.py: random far targets)
+CONTINUITY_WINDOW = 8
 
 
 @dataclass(eq=False)
@@ -54,7 +58,8 @@ class IKPlan:
     :func:`engine.runtime.dispatch.solver_budget` of ``budget_sizes``, and of the avoidance search's loops
     once :meth:`update_avoidance` ran); ``kernel``: the per-robot solver, once it was asked for;
     ``avoid``: the collision tables (:class:`~engine.collision.checks.AvoidTables`; placeholders unless the
-    request avoids collisions)."""
+    request avoids collisions); ``scalar_qs``: the qpos entries of hinges and slides (what
+    ``IKResult.step`` measures)."""
 
     request: IKRequest
     envs: np.ndarray
@@ -71,6 +76,7 @@ class IKPlan:
     budget_sizes: tuple | None = None
     kernel: object = None
     avoid: AvoidTables | None = None
+    scalar_qs: tuple = ()
 
     def update_avoidance(self, entity) -> None:
         """Before a solve that avoids collisions: the tables for the current pairs and obstacles
@@ -95,6 +101,12 @@ class IKPlan:
     def exhaustive(self) -> int:
         """1 when every sample runs, for the choice nearest the rest posture."""
         return int(self.request.rest_weight > 0)
+
+    @property
+    def continuity(self) -> int:
+        """1 when a failed warm start is followed by the successful sample nearest the start (within
+        the window, :data:`CONTINUITY_WINDOW`)."""
+        return int(self.request.rest_weight == 0)
 
 
 class PlanCache:
@@ -133,6 +145,22 @@ def used_links(tree, rows) -> tuple[int, ...]:
     return kinds.used_links([row.structure for row in rows], np.flatnonzero(tree.link_masses > 0), tree.n_links)
 
 
+def continuity_weights(tree, active: np.ndarray) -> np.ndarray:
+    """Per qpos entry ``(n_qs,)``, its weight in the distance from the start by which continuity
+    chooses among successful restarts (:mod:`engine.kernels.solver`): ``1 / range^2`` for a hinge
+    or slide the solver moves (range: its joint limits; an unbounded hinge 2 pi rad, an unbounded
+    slide 1 m), so that every dof's full travel counts alike; 0 for every other entry."""
+    lo, hi = tree.q_limits()
+    out = np.zeros(tree.n_qs)
+    for j in tree.joints:
+        if j.n_qs == 1 and j.mimic is None and active[j.dof_start]:
+            span = hi[j.q_start] - lo[j.q_start]
+            if not np.isfinite(span) or span <= 0:
+                span = 1.0 if j.type == "prismatic" else 2 * np.pi
+            out[j.q_start] = 1.0 / span**2
+    return out
+
+
 def pack(entity, request: IKRequest) -> IKPlan:
     """The kernel tables of ``request`` on ``entity`` (validated already).
 
@@ -164,6 +192,7 @@ def pack(entity, request: IKRequest) -> IKPlan:
                                                                              K)
     head[SOLVE_I.respect_limits] = int(request.respect_limits or request.boxed)  # a box is enforced as limits are
     head[SOLVE_I.exhaustive] = int(request.rest_weight > 0)
+    head[SOLVE_I.continuity] = CONTINUITY_WINDOW if request.rest_weight == 0 else 0
     head[SOLVE_I.plain] = int(plain)
     task_f = np.zeros((1 + Lt + n_qs_k, TASK_F_WIDTH), dtype)
     task_f[0, SOLVE_F.damping], task_f[0, SOLVE_F.max_step] = request.damping, request.max_step
@@ -181,6 +210,7 @@ def pack(entity, request: IKRequest) -> IKPlan:
         rf[TASK_F.axis:TASK_F.axis + 3] = row.axis
     task_i[dof_row(Lt, 0):, DOF_I.active] = active
     task_f[rest_row(Lt, 0):rest_row(Lt, tree.n_qs), QPOS_REST_F.rest] = request.rest
+    task_f[rest_row(Lt, 0):rest_row(Lt, tree.n_qs), QPOS_REST_F.span] = continuity_weights(tree, active)
     targets = np.zeros((n_sel, Lt, TARGET.width), dtype)
     targets[..., TARGET.quat] = 1.0  # tasks without an orientation target hold (1, 0, 0, 0)
     spec = solver_spec(entity, request)
@@ -194,4 +224,5 @@ def pack(entity, request: IKRequest) -> IKPlan:
                                for i, row in enumerate(request.rows)
                                for which, col, width, wanted in ((0, TARGET.pos, 3, row.has_pos),
                                                                  (1, TARGET.quat, 4, row.has_quat)) if wanted),
-                  budget=budget, budget_sizes=None if spec is not None else sizes, avoid=AvoidTables(n_sel, dtype))
+                  budget=budget, budget_sizes=None if spec is not None else sizes, avoid=AvoidTables(n_sel, dtype),
+                  scalar_qs=tuple(j.q_start for j in tree.joints if j.n_qs == 1))

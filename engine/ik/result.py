@@ -25,6 +25,14 @@ class IKResult:
     counted pairs and no obstacles) ``min_distance`` is NaN, success counts the other tasks only,
     and a RuntimeWarning says so once per robot. ``error`` has no rows for the avoidance task;
     ``pos_error`` / ``rot_error`` are its norms summed in float64.
+
+    ``step`` ([n_envs,]): the largest move of a hinge or slide from the start configuration
+    (``init_qpos`` or the state), rad or m. ``warm_start_success`` ([n_envs,]) bool: sample 0,
+    solved from the start, met the tolerances; when it did not, the answer is the successful
+    restart nearest the start (continuity; :mod:`engine.kernels.solver`), unless a posture pull
+    (``rest_weight``) asks for the one nearest the rest posture. In a velocity-limited solve
+    (``track``) the tolerances may be out of reach within one step: ``success`` False, and
+    ``pos_error`` / ``rot_error`` say how far the target still is.
     """
 
     qpos: np.ndarray
@@ -34,6 +42,8 @@ class IKResult:
     sample: np.ndarray
     min_distance: np.ndarray | None = None
     min_pair: list | None = None
+    step: np.ndarray | None = None
+    warm_start_success: np.ndarray | None = None
 
     @property
     def pos_error(self) -> np.ndarray:

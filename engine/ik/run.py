@@ -21,6 +21,7 @@ from ..collision.checks import answer_distance
 from ..errors import InvalidValueError, OutOfMemoryError
 from ..kernels import answers, generic, per_robot
 from ..kernels.avoid import ROUNDING
+from ..kernels.kinds import on_demand_mask
 from ..kernels.tables import BEST_I, CHOICE_I, RESUME_I, SOLVE_I, START_BLOCKS, TARGET
 from ..runtime import dispatch, memory
 from .limits import box
@@ -42,7 +43,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     plan.task_i[0, SOLVE_I.seed] = as_seed(seed)
     fill_targets(plan, targets, cfg.batched)
     far = far_targets(plan)
-    fill_start(plan, entity, init_qpos)
+    start = fill_start(plan, entity, init_qpos)
     plan.done.fill(generic.BIG)
     if request.collide_index is not None:
         plan.update_avoidance(entity)  # the current pair set and obstacle poses
@@ -60,11 +61,11 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
         _run_generic(entity, plan, s)
     else:
         if plan.kernel is None:
-            plan.kernel = per_robot.ik_kernel(plan.spec, request.structure, request.boxed)
+            plan.kernel = per_robot.ik_kernel(plan.spec, request.structure)
         plan.kernel(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
-            *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS))
-    return _choose(entity, s, plan, far)
+            *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS), int(request.boxed))
+    return _choose(entity, s, plan, start, far)
 
 
 def _run_generic(entity, plan: IKPlan, s: dict) -> None:
@@ -78,7 +79,7 @@ def _run_generic(entity, plan: IKPlan, s: dict) -> None:
         generic.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *cfg.robot_args, s["q"], s["pose"],
                          s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done,
                          *plan.avoid.args(), s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed,
-                         request.collide_index is not None, request.boxed)
+                         on_demand_mask(request.structure), int(request.boxed))
         if budget and launch % 4 == 3 and _all_finished(s["resume_i"], request.max_samples):
             break
 
@@ -120,10 +121,11 @@ def fill_start(plan: IKPlan, entity, init_qpos) -> None:
     """Write sample 0's start configurations into ``plan.q0``: ``init_qpos`` or the current state,
     within the limits when they are respected (an answer accepted at its first FK must be), mimic
     joints following their leaders; with a box on the dofs (:attr:`IKRequest.boxed`), the box of
-    each env from its start (:func:`engine.ik.limits.box`) in the blocks after the start."""
+    each env from its start (:func:`engine.ik.limits.box`) in the blocks after the start. Returns the
+    start as given ``(n_sel, n_qs)`` (a copy)."""
     tree, cfg = entity.tree, entity.configuration
     if init_qpos is None:
-        q0 = cfg.qpos if plan.all_envs else cfg.qpos[plan.envs]
+        q0 = (cfg.qpos if plan.all_envs else cfg.qpos[plan.envs]).copy()
     else:
         q0 = inputs.batched("init_qpos", init_qpos, (tree.n_qs,), plan.n_sel, cfg.batched)
         tree.check_joint_values("init_qpos", q0)
@@ -139,6 +141,7 @@ def fill_start(plan: IKPlan, entity, init_qpos) -> None:
         n = plan.q0.shape[1] // START_BLOCKS
         lo, hi = box(plan.request.limits, start.astype(np.float64))
         plan.q0[:, n:n + tree.n_qs], plan.q0[:, 2 * n:2 * n + tree.n_qs] = lo, hi
+    return q0
 
 
 def far_targets(plan: IKPlan) -> dict | None:
@@ -178,21 +181,23 @@ def _warn_nothing_to_avoid(entity) -> None:
                   "min_distance is NaN and their success counts the other tasks only", RuntimeWarning, stacklevel=5)
 
 
-def _choose(entity, s: dict, plan: IKPlan, far: dict | None = None) -> IKResult:
-    """Per env, the lowest successful sample (nearest rest when exhaustive), else the lowest
-    score (:mod:`engine.kernels.answers`). With one thread per env on the CPU (the usual case
-    there) each thread's kept solution is already its env's. Arrays come back in the engine's
-    precision."""
+def _choose(entity, s: dict, plan: IKPlan, start: np.ndarray, far: dict | None = None) -> IKResult:
+    """Per env, the lowest successful sample (nearest rest when exhaustive, the warm start or the
+    nearest the ``start`` with continuity), else the lowest score (:mod:`engine.kernels.answers`).
+    With one thread per env on the CPU (the usual case there) each thread's kept solution is
+    already its env's. Arrays come back in the engine's precision."""
     cfg = entity.configuration
     n_qs = entity.tree.n_qs
     if plan.K == 1 and not memory.on_device():
         q, err = s["best_q"][:, :n_qs].copy(), s["best_err"].copy()
         sample, iterations = s["best_i"][:, BEST_I.success].copy(), s["best_i"][:, BEST_I.iters].copy()
+        warm = sample == 0  # the thread's first (continuity: kept) success; 0 only when sample 0 succeeded
     else:
-        answers.choose(s["best_q"], s["best_err"], s["best_i"], plan.exhaustive, s["q_out"], s["err_out"],
-                       s["info_out"], dispatch.serial(plan.n_sel))
+        answers.choose(s["best_q"], s["best_err"], s["best_i"], plan.exhaustive, plan.continuity, s["q_out"],
+                       s["err_out"], s["info_out"], dispatch.serial(plan.n_sel))
         q, err = s["q_out"][:, :n_qs].copy(), s["err_out"].copy()
         sample, iterations = s["info_out"][:, CHOICE_I.sample].copy(), s["info_out"][:, CHOICE_I.iters].copy()
+        warm = s["info_out"][:, CHOICE_I.warm] == 1
     q = entity.tree.apply_mimic_inplace(q)
     if far:  # the true residuals of far targets (see far_targets): float32 holds them, the sums are float64
         err = err.astype(np.float64)
@@ -203,6 +208,9 @@ def _choose(entity, s: dict, plan: IKPlan, far: dict | None = None) -> IKResult:
         for offset in far.values():
             reached &= ~offset.any(axis=1)
         sample = np.where(reached, sample, -1)  # a target FAR away is never met
+        warm &= reached
+    scalar = list(plan.scalar_qs)
+    step = np.abs(q[:, scalar] - start[:, scalar]).max(axis=1) if scalar else np.zeros(len(q))
     success = sample >= 0
     dist = pairs = None
     avoiding = plan.request.collide_index
@@ -213,11 +221,13 @@ def _choose(entity, s: dict, plan: IKPlan, far: dict | None = None) -> IKResult:
             _warn_nothing_to_avoid(entity)
         dist = np.where(measured, dist, np.nan).astype(cfg.dtype)
         success &= ~measured | (dist >= plan.request.rows[avoiding].margin + ROUNDING)  # as the kernel's test
+        warm &= success | (sample != 0)  # the warm start's answer failed the host's check
         sample = np.where(success, sample, -1)
         err = np.delete(err, avoiding, axis=1)
     out = IKResult(qpos=q, error=err, success=success, iterations=iterations, sample=sample, min_distance=dist,
-                   min_pair=pairs)
+                   min_pair=pairs, step=step.astype(cfg.dtype), warm_start_success=warm)
     if not cfg.batched:
         out = IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0],
-                       None if dist is None else dist[0], None if pairs is None else pairs[0])
+                       None if dist is None else dist[0], None if pairs is None else pairs[0], out.step[0],
+                       out.warm_start_success[0])
     return out

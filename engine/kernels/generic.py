@@ -45,9 +45,9 @@ from .tables import (
 
 __all__ = ["BIG", "solve"]
 
-# coll: (coll_i, coll_f, shape_pose); collide: whether the kernel holds the COLLIDE task at all; boxed:
-# whether the dofs' bounds are a box per env in ``q0`` (engine.ik.limits), else the joint limits
-Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll collide boxed q0")
+# coll: (coll_i, coll_f, shape_pose); kinds: the on-demand task kinds the kernel holds (a bitmask); boxed:
+# 1 where the dofs' bounds are a box per env in ``q0`` (engine.ik.limits), 0: the joint limits (read at run time)
+Ctx = namedtuple("Ctx", "robot_i robot_f task_i q pose J A vec m n Lt coll kinds boxed q0")
 
 
 @ti.func
@@ -75,7 +75,7 @@ def bounds_of(ctx: ti.template(), t, q):
     """The bounds of qpos entry ``q`` for thread ``t``: the joint limits, or with ``ctx.boxed`` the
     box of the thread's env (:func:`engine.kernels.tables.box_col`)."""
     lo, hi = limits_of(ctx, q)
-    if ti.static(ctx.boxed):
+    if ctx.boxed:
         e = t % ctx.q0.shape[0]
         lo = ctx.q0[e, box_col(ctx.q.shape[1], 0, q)]
         hi = ctx.q0[e, box_col(ctx.q.shape[1], 1, q)]
@@ -153,7 +153,7 @@ class Generic:
             link = task_i[row, TASK_I.link]
             ref = task_i[row, TASK_I.ref]
             for kind in ti.static(KINDS):  # the rows of the task's kind (on-demand kinds: only when asked)
-                if ti.static(ctx.collide or not kind.on_demand):
+                if ti.static(not kind.on_demand or (ctx.kinds >> kind.code) & 1):
                     if code == kind.code:
                         met, task = kind.rows(Generic, ctx, S, t, e, i, link, ref, plain, task_i, task_f, targets)
             ok = ok * met
@@ -268,10 +268,13 @@ class Generic:
 
     @staticmethod
     @ti.func
-    def rest_distance(ctx: ti.template(), S: ti.template(), t, task_f: ti.template()):
+    def distance(ctx: ti.template(), S: ti.template(), t, e, task_f: ti.template(), start: ti.template()):
         out = 0.0
         for i in range(ctx.q.shape[1]):
-            out += (ctx.q[t, i] - task_f[rest_row(ctx.Lt, i), QPOS_REST_F.rest]) ** 2
+            if ti.static(start):
+                out += task_f[rest_row(ctx.Lt, i), QPOS_REST_F.span] * (ctx.q[t, i] - ctx.q0[e, i]) ** 2
+            else:
+                out += (ctx.q[t, i] - task_f[rest_row(ctx.Lt, i), QPOS_REST_F.rest]) ** 2
         return out
 
     @staticmethod
@@ -339,10 +342,11 @@ class Generic:
                 v = ctx.q[t, qs]
                 tol = 1e-5 * (1.0 + ti.abs(v))
                 move = ctx.vec[t, o + d]
-                if ti.static(ctx.boxed and which == STEP and zero_columns == 1):
-                    move = 0.0
-                    for a in range(ctx.m):
-                        move += ctx.J[t, a, d] * ctx.vec[t, ctx.m + ctx.n + a]
+                if ti.static(which == STEP and zero_columns == 1):
+                    if ctx.boxed:
+                        move = 0.0
+                        for a in range(ctx.m):
+                            move += ctx.J[t, a, d] * ctx.vec[t, ctx.m + ctx.n + a]
                 if (v <= lo + tol and move < 0) or (v >= hi - tol and move > 0):
                     blocked += 1
                     ctx.vec[t, o + d] = 0.0
@@ -442,14 +446,17 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
           best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
           coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), resume_i: ti.types.ndarray(),
           resume_f: ti.types.ndarray(), first: ti.i32, budget: ti.i32, m_fixed: ti.template(), n_fixed: ti.template(),
-          lt_fixed: ti.template(), collide: ti.template(), boxed: ti.template()):
+          lt_fixed: ti.template(), kinds: ti.template(), boxed: ti.i32):
     """``m`` (6 Lt rows), ``n`` (dofs) and ``Lt`` (tasks): compile-time sizes (one compiled solver
     per size, fixed trip counts in the dense loops; see :mod:`engine.runtime.dispatch`), or 0 to read them
     from the arrays at run time (one solver for everything). ``coll_i`` / ``coll_f`` / ``shape_pose``:
     the collision tables of a COLLIDE task (:mod:`engine.kernels.avoid`; placeholders without
-    one). ``collide``: whether to compile the COLLIDE task in (its search is most of the solver's
-    code: a solver without it compiles ~8x faster, so requests without avoidance get one).
-    ``boxed``: the dofs' bounds are a box per env after the starts in ``q0`` (a velocity limit).
+    one). ``kinds``: the on-demand task kinds compiled in, a bitmask (:func:`engine.kernels.kinds.on_demand_mask`:
+    the COLLIDE task's search is most of the solver's code, so a solver without it compiles ~8x
+    faster; requests without avoidance or a look-at get one without them).
+    ``boxed``: 1 where the dofs' bounds are a box per env after the starts in ``q0`` (a velocity
+    limit), else 0; read at run time, so that placing and tracking share one compiled solver (one
+    kernel to load from taichi's cache at start-up, not two: ~1.2 s each on a 2-core CPU).
     ``resume_i`` / ``resume_f``, ``first``,
     ``budget``: a solve split over launches (:func:`engine.kernels.solver.run_thread`; budget 0:
     one launch)."""
@@ -466,7 +473,7 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
     ti.loop_config(block_dim=ti.static(loop_block_dim()))
     for t in range(q.shape[0]):
         run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt, (coll_i, coll_f, shape_pose),
-                                collide, boxed, q0),
+                                kinds, boxed, q0),
                    t, B, q.shape[1], q0, task_i,
                    task_f, targets, best_q, best_err, best_i, done, (resume_i, resume_f, first, budget))
 

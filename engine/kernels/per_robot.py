@@ -37,17 +37,18 @@ _CACHE = CompiledCache()
 # the dof mask (n,), this iteration's traced FK (P, Q, AX, AN), with a COLLIDE task every link's pose
 # (L, 7) indexable at run time (else None), the collision tables (coll_i, coll_f, shape_pose), and the
 # start configurations q0 (with a box on the dofs, its bounds after them: engine.kernels.tables.box_col)
-Ctx = namedtuple("Ctx", "active fk lp coll q0")
+Ctx = namedtuple("Ctx", "active fk lp coll q0 boxed")
 
 
-def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...], boxed: bool = False):
+def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...]):
     """The solver for ``spec`` with this task structure, one ``(kind, link, ref)`` per task
     (:data:`engine.kernels.tables.FRAME` / ``COM``, local link indices, -1 for none); cached per
-    process. ``boxed``: the dofs' bounds are a box per env read after the starts in ``q0`` (a
-    limit of :mod:`engine.ik.limits` other than the joint limits), not the joint limits."""
+    process. Its last argument ``boxed`` (an int, read at run time): 1 where the dofs' bounds are
+    a box per env after the starts in ``q0`` (a limit of :mod:`engine.ik.limits` other than the
+    joint limits), else 0: placing and tracking share one compile (~2 s cold on 2 cores)."""
     structure = tuple(structure)
-    key = (spec.key, structure, True) if boxed else (spec.key, structure)
-    return _CACHE.get(key, lambda: fast(_build(spec, structure, boxed), UNROLLED_COMPILE, trace_helpers=True))
+    return _CACHE.get((spec.key, structure), lambda: fast(_build(spec, structure), UNROLLED_COMPILE,
+                                                          trace_helpers=True))
 
 
 def used_links(spec: RobotSpec, structure) -> tuple[int, ...]:
@@ -55,19 +56,15 @@ def used_links(spec: RobotSpec, structure) -> tuple[int, ...]:
     return kinds.used_links(structure, spec.massive_links, spec.n_links)
 
 
-def has_collide(structure) -> bool:
-    return any(kind == COLLIDE for kind, _, _ in structure)
-
-
 def vector(values):
     """A taichi vector of traced values (constants and expressions); called while tracing."""
     return ti.Vector(list(values))
 
 
-def _build(spec: RobotSpec, structure, boxed: bool = False):
+def _build(spec: RobotSpec, structure):
     Lt = len(structure)
     LINKS = used_links(spec, structure)
-    COLLIDES = has_collide(structure)
+    COLLIDES = any(kind == COLLIDE for kind, _, _ in structure)
     LINEAGE = tuple(range(spec.n_links)) if COLLIDES else spec.lineage(LINKS)  # avoidance reads every link
     n_qs = max(spec.n_qs, 1)
     n = max(spec.n_dofs, 1)
@@ -156,7 +153,7 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
         """Qpos entry ``q``'s bounds in thread ``t``: its joint's ``lower`` / ``upper``, or with
         ``boxed`` the box of the thread's env."""
         lo, hi = lower, upper
-        if ti.static(boxed):
+        if ctx.boxed:
             e = t % ctx.q0.shape[0]
             lo, hi = ctx.q0[e, box_col(n_qs, 0, q)], ctx.q0[e, box_col(n_qs, 1, q)]
         return lo, hi
@@ -167,7 +164,7 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
         blocked = ti.Vector([0.0] * n)
         if respect_limits == 1:
             for joint in ti.static(movable):
-                if ti.static(boxed or joint.bounded):
+                if ti.static(joint.bounded) or ctx.boxed:  # an unbounded joint (+-1e30) only in a box
                     v = qv[joint.q]
                     tol = 1e-5 * (1.0 + ti.abs(v))
                     d = ti.static(joint.dof)
@@ -375,10 +372,13 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
 
         @staticmethod
         @ti.func
-        def rest_distance(ctx: ti.template(), S: ti.template(), t, task_f: ti.template()):
+        def distance(ctx: ti.template(), S: ti.template(), t, e, task_f: ti.template(), start: ti.template()):
             out = 0.0
             for i in ti.static(range(spec.n_qs)):
-                out += (S[0][i] - task_f[rest_row(Lt, i), QPOS_REST_F.rest]) ** 2
+                if ti.static(start):
+                    out += task_f[rest_row(Lt, i), QPOS_REST_F.span] * (S[0][i] - ctx.q0[e, i]) ** 2
+                else:
+                    out += (S[0][i] - task_f[rest_row(Lt, i), QPOS_REST_F.rest]) ** 2
             return out
 
         @staticmethod
@@ -432,8 +432,9 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
         def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns: ti.template()):
             k = ti.static(4 if which == STEP else 5)
             move = S[k]
-            if ti.static(boxed and which == STEP and zero_columns == 1):  # a box: by the gradient (ik.Generic.block)
-                move = times_transposed(S[1], S[2])
+            if ti.static(which == STEP and zero_columns == 1):
+                if ctx.boxed:  # a box: by the gradient (ik.Generic.block)
+                    move = times_transposed(S[1], S[2])
             blocked = outward(ctx, t, S[0], move, 1)
             S[k] *= 1.0 - blocked
             if ti.static(zero_columns == 1):
@@ -477,7 +478,7 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
         def apply(ctx: ti.template(), S: ti.template(), t, respect_limits):
             for joint in ti.static(movable):  # a dof the solver does not move has a zero step
                 v = S[0][joint.q] + S[4][joint.dof]
-                if ti.static(boxed or joint.bounded):
+                if ti.static(joint.bounded) or ctx.boxed:
                     if respect_limits == 1:
                         lo, hi = bounds(ctx, t, joint.q, joint.lower, joint.upper)
                         v = ti.min(ti.max(v, lo), hi)
@@ -487,13 +488,13 @@ def _build(spec: RobotSpec, structure, boxed: bool = False):
     def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.ndarray(),
               targets: ti.types.ndarray(), best_q: ti.types.ndarray(), best_err: ti.types.ndarray(),
               best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
-              coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), serial: ti.template()):
+              coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), serial: ti.template(), boxed: ti.i32):
         B = q0.shape[0]
         K = task_i[0, SOLVE_I.slots]
         active = ti.Vector([ti.cast(task_i[dof_row(Lt, d), DOF_I.active], float) for d in ti.static(range(n))])
         ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
         for t in range(B * K):
-            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0), t, B, n_qs, q0, task_i,
-                       task_f, targets, best_q, best_err, best_i, done, None)
+            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0, boxed), t, B, n_qs,
+                       q0, task_i, task_f, targets, best_q, best_err, best_i, done, None)
 
     return solve

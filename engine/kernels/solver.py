@@ -9,8 +9,18 @@ tolerances (or :data:`BIG`), and a sample above it is skipped. The env's answer 
 successful sample (or, if none, the lowest-score one; :mod:`engine.kernels.answers`), so the
 output is deterministic: every sample below the lowest success runs, whatever the hint holds when.
 
+**Continuity** (``SOLVE_I.continuity`` = a window of W samples, every solve without a posture
+pull; 0: off): sample 0 (the warm start) wins when it succeeds. When it fails, samples 1 .. W-1
+all run, each stopping at its own success, and the answer is the success among them nearest the
+start by the form's ``distance`` (ties: the lower sample), so that a failed warm start does not
+send the robot to whichever branch the lowest restart found; only when none of them succeeds do
+the samples from W on run, the lowest success winning as without continuity. The hint then reads
+0 (sample 0 succeeded), W - 1 (a success within the window: nothing beyond it runs) or the lowest
+success beyond it; the samples judged are the same whatever the schedule.
+
 ``done`` is read and written with plain loads and stores, never atomics: any value a thread sees
-is a successful sample of its env, so a stale or overwritten hint only costs work, never the
+bounds the samples of its env that can still change the answer (a successful sample's index, or
+with continuity the window's last), so a stale or overwritten hint only costs work, never the
 answer. (Atomics inside these divergent loops broke the whole kernel on Mesa's lavapipe Vulkan:
 the loop exited early for every lane and nothing after it ran. See docs/backends.md.)
 
@@ -36,7 +46,9 @@ matrices; the generic form keeps none). The hooks:
   :func:`look_at_task`, ...), which use the primitives ``link_pose``, ``set_jacobian``,
   ``add_jacobian``, ``com``, ``add_com_jacobian``, ``zero_rows``, ``transform_rows``,
   ``mix_rows``, ``set_error``;
-- ``rest_distance``, ``keep`` (copy the iterate to the kept solution);
+- ``distance(ctx, S, t, e, task_f, start)``: the squared distance to the rest posture, or with
+  ``start`` continuity's from the start, ``sum_i w_i (q_i - q0_i)^2`` (``w_i``:
+  ``QPOS_REST_F.span``); ``keep`` (copy the iterate to the kept solution);
 - step primitives used by :func:`step`: ``error_sq``, ``direction``, ``block``, ``largest``,
   ``scale``, ``posture``, ``add_pull``, ``apply``.
 
@@ -52,6 +64,7 @@ from .quat import atan2_upper, qcolumn, qconj, qlog, qmul, qrot
 from .tables import BEST_I, KEPT_F, RESUME_F, RESUME_I, SOLVE_F, SOLVE_I, TARGET, TASK_F, TASK_I, task_row
 
 BIG = 1 << 30
+BEYOND = 1e6  # continuity's key of a success beyond its window: above any distance (at most n_dofs)
 PI = 3.141592653589793
 STALL_MIN_ITERS = 6    # never give up on a sample before this many iterations
 STALL_RATIO = 0.95     # stalled: the score fell by less than 5% over two iterations ...
@@ -316,20 +329,22 @@ def reset_kept(t, best_q: ti.template(), best_i: ti.template(), n_qs):
 
 
 @ti.func
-def keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, best_q: ti.template(), best_i: ti.template(), n_qs):
+def keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, continuity, best_q: ti.template(),
+                   best_i: ti.template(), n_qs):
     """Whether this iterate replaces the thread's kept one (any success beats failure; among
-    successes the nearest rest when ``exhaustive``; among failures the lowest score). If so its
-    sample (when a first success), iteration, score and rest distance are recorded; the caller
-    copies its qpos and error."""
+    successes the nearest rest when ``exhaustive``, the nearest start with ``continuity``; among
+    failures the lowest score). If so its sample (when a first success; with continuity, every
+    success kept), iteration, score and distance ``rest_dist`` are recorded; the caller copies its
+    qpos and error."""
     better = False
     if ok == 1:
-        if best_i[t, BEST_I.success] < 0 or (exhaustive == 1 and
+        if best_i[t, BEST_I.success] < 0 or ((exhaustive == 1 or continuity > 0) and
                                              rest_dist < best_q[t, n_qs + KEPT_F.rest_dist] - 1e-12):
             better = True
     elif best_i[t, BEST_I.success] < 0 and score < best_q[t, n_qs + KEPT_F.score]:
         better = True
     if better:
-        if ok == 1 and best_i[t, BEST_I.success] < 0:
+        if ok == 1 and (best_i[t, BEST_I.success] < 0 or continuity > 0):
             best_i[t, BEST_I.success] = s
         best_i[t, BEST_I.iters] = it
         best_q[t, n_qs + KEPT_F.score] = score
@@ -346,14 +361,18 @@ def stalled(exhaustive, s, n_samples, it, score, lag2):
 
 
 @ti.func
-def sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done: ti.template()):
+def sample_over(e, s, it, ok, score, lag2, exhaustive, continuity, n_samples, max_iters, done: ti.template()):
     """Whether the current sample stops after this iterate: it met its targets (then env ``e``'s
-    ``done`` hint is lowered to ``s``, unless every sample must run), it used its iterations, or it
-    stalled."""
+    ``done`` hint is lowered to ``s``, unless every sample must run; within a ``continuity``
+    window of samples, after sample 0, to the window's last sample), it used its iterations, or
+    it stalled."""
     over = 0
     if ok == 1 and exhaustive == 0:
-        if s < done[e]:  # a plain store: see the module docstring
-            done[e] = s
+        hint = s
+        if s > 0 and s < continuity:
+            hint = continuity - 1
+        if hint < done[e]:  # a plain store: see the module docstring
+            done[e] = hint
         over = 1
     elif it == max_iters or stalled(exhaustive, s, n_samples, it, score, lag2):
         over = 1
@@ -382,6 +401,7 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
     K = task_i[0, SOLVE_I.slots]
     seed = task_i[0, SOLVE_I.seed]
     exhaustive = task_i[0, SOLVE_I.exhaustive]
+    continuity = task_i[0, SOLVE_I.continuity]
     rest_weight = task_f[0, SOLVE_F.rest_weight]
     s = t // B
     it = 0
@@ -405,8 +425,9 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
         if budget > 0 and work >= budget:
             break  # the next launch carries on from here
         if it == 0:  # a new sample
-            if exhaustive == 0 and (best_i[t, BEST_I.success] >= 0 or done[e] < s):
-                s = n_samples  # this thread succeeded, or a lower sample of its env did (the hint)
+            kept = best_i[t, BEST_I.success]
+            if exhaustive == 0 and ((kept >= 0 and (kept == 0 or s >= continuity)) or done[e] < s):
+                s = n_samples  # this thread succeeded (within the continuity window: at sample 0), or the hint
                 break
             best_i[t, BEST_I.samples] += 1
             form.start(ctx, S, t, e, s, q0, task_i, seed)
@@ -415,10 +436,16 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
         ok, score = form.rows(ctx, S, t, e, task_i, task_f, targets)
         rest_dist = 0.0
         if rest_weight > 0:
-            rest_dist = form.rest_distance(ctx, S, t, task_f)
-        if keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, best_q, best_i, n_qs):
+            rest_dist = form.distance(ctx, S, t, e, task_f, False)
+        elif continuity > 0 and ok == 1:
+            rest_dist = -1.0  # the warm start's success beats every other ...
+            if s >= continuity:
+                rest_dist = BEYOND + ti.cast(s, float)  # ... and beyond the window the lowest sample wins
+            elif s > 0:
+                rest_dist = form.distance(ctx, S, t, e, task_f, True)
+        if keep_if_better(t, s, it, ok, score, rest_dist, exhaustive, continuity, best_q, best_i, n_qs):
             form.keep(ctx, S, t, best_q, best_err, task_f)
-        if sample_over(e, s, it, ok, score, lag2, exhaustive, n_samples, max_iters, done):
+        if sample_over(e, s, it, ok, score, lag2, exhaustive, continuity, n_samples, max_iters, done):
             s += K
             it = 0
         else:

@@ -86,8 +86,9 @@ def qpos_row_f(L, J, i):
 # -- request tables ------------------------------------------------------------------------------
 # iterations per sample, samples per env, restart slots per env, hash seed (set per call), joint
 # limits respected (0/1), every sample runs for the posture choice (0/1), no task needs its rows
-# transformed (every task a plain full world pose and every dof active: the fast path)
-SOLVE_I = Columns(max_iters=1, n_samples=1, slots=1, seed=1, respect_limits=1, exhaustive=1, plain=1)
+# transformed (every task a plain full world pose and every dof active: the fast path), continuity's
+# window (0: off; W: when sample 0 fails, the success among samples 1 .. W-1 nearest the start wins)
+SOLVE_I = Columns(max_iters=1, n_samples=1, slots=1, seed=1, respect_limits=1, exhaustive=1, plain=1, continuity=1)
 # damping of the Levenberg-Marquardt term, largest dof step (rad or m), posture pull weight
 SOLVE_F = Columns(damping=1, max_step=1, rest_weight=1)
 # task kind (FRAME, COM), link (-1 for COM), reference link (-1: the world), has a position
@@ -98,7 +99,9 @@ TASK_I = Columns(kind=1, link=1, ref=1, has_pos=1, rot_mode=1)
 # unit axis of the link (link frame: a look-at task's, engine.kernels.kinds)
 TASK_F = Columns(point=3, pos_mask=3, weight=1, pos_tol=1, rot_tol=1, margin=1, axis=3)
 DOF_I = Columns(active=1)  # 1: the solver may move this dof
-QPOS_REST_F = Columns(rest=1)  # the posture the pull aims at
+# the posture the pull aims at; the weight of the entry in the distance from the start that continuity
+# judges by (1 / range^2 of a hinge or slide the solver moves, in 1/rad^2 or 1/m^2; else 0)
+QPOS_REST_F = Columns(rest=1, span=1)
 
 TASK_I_WIDTH = max(c.width for c in (SOLVE_I, TASK_I, DOF_I))
 TASK_F_WIDTH = max(c.width for c in (SOLVE_F, TASK_F, QPOS_REST_F))
@@ -112,10 +115,12 @@ POSE = Columns(pos=3, quat=4)
 # a target row of ``targets`` (n_envs, Lt, TARGET.width): position then wxyz quaternion
 TARGET = Columns(pos=3, quat=4)
 
-# per-thread kept solution ``best_i`` (T, BEST_I.width): first successful sample (-1 none),
-# iterations of the kept iterate, samples run
+# per-thread kept solution ``best_i`` (T, BEST_I.width): first successful sample (-1 none; with
+# continuity the kept one's), iterations of the kept iterate, samples run
 BEST_I = Columns(success=1, iters=1, samples=1)
 # after a kept qpos in ``best_q`` (T, n_qs + KEPT_F.width): its score and distance to the rest posture
+# (with continuity: its weighted squared distance from the start, -1 for a successful sample 0,
+# 1e6 + s for a sample s beyond the window)
 KEPT_F = Columns(score=1, rest_dist=1)
 # a thread's place in its samples between launches of a solve split into several (engine.runtime.dispatch.
 # solver_budget): ``resume_i`` (T, RESUME_I.width) the sample it is on (>= n_samples: finished) and
@@ -123,7 +128,8 @@ KEPT_F = Columns(score=1, rest_dist=1)
 RESUME_I = Columns(sample=1, iter=1)
 RESUME_F = Columns(lag1=1, lag2=1)
 # choice of each env (engine.kernels.answers) ``info_out`` (n_envs, CHOICE_I.width)
-CHOICE_I = Columns(sample=1, iters=1)
+# the sample that won (-1: none), its iterations, whether sample 0 (the warm start) succeeded (0/1)
+CHOICE_I = Columns(sample=1, iters=1, warm=1)
 
 
 # the start configurations ``q0`` (B, n_qs) of a solve, or with a box on the dofs (a limit of

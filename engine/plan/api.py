@@ -43,7 +43,7 @@ from .carried import carried_spheres
 from .checks import Checker
 from .goals import check_goal, ik_goals, plan_to_solutions
 from .search import grow
-from .smoothing import fit_vertices, path_length, resample, shortcut
+from .smoothing import TIMED_ROUNDS, TIMED_STREAM, fit_vertices, merge_collinear, path_length, resample, shortcut
 from .timing import ACCEL_TIME, Trajectory, time_path
 
 PLANNERS = ("RRTConnect", "RRT")
@@ -107,7 +107,7 @@ class PlanMethods:
                            nodes=cfg.out(out["nodes"]), attempts=cfg.out(out["attempts"]),
                            certified=cfg.out(out["valid"] & ~ignore_collision), goal=cfg.out(out["goal"]))
         if return_trajectory:
-            return _trajectory(checker, cfg, out, start, envs, limits)
+            return _trajectory(checker, cfg, out, start, envs, limits, opts["seed"])
         if return_info:
             return res
         if return_valid_mask:
@@ -204,14 +204,18 @@ def _limits(entity, max_velocity, max_acceleration, dt) -> tuple:
     return vmax, amax, step
 
 
-def _trajectory(checker, cfg, out, start, envs, limits) -> Trajectory:
-    """The :class:`Trajectory` of each env's smoothed path, its samples certified as returned."""
+def _trajectory(checker, cfg, out, start, envs, limits, seed) -> Trajectory:
+    """The :class:`Trajectory` of each env's smoothed path, its samples certified as returned. Each
+    vertex is a stop, so the path is made of as few as it can: collinear steps merged, and
+    :data:`~engine.plan.smoothing.TIMED_ROUNDS` more shortcut rounds."""
     vmax, amax, dt = limits
     M, n = start.shape
     valid, reason = out["valid"].copy(), list(out["reason"])
+    vertices = [merge_collinear(p) if valid[r] else None for r, p in enumerate(out["vertices"])]
+    vertices = shortcut(checker, vertices, envs, seed, rounds=TIMED_ROUNDS, stream=TIMED_STREAM)
     parts, times = [], []
     for r in range(M):
-        verts = out["vertices"][r] if valid[r] else start[r:r + 1]
+        verts = vertices[r] if valid[r] else start[r:r + 1]
         q, v, a, t = time_path(verts, vmax, amax, dt)
         parts.append((q.astype(cfg.dtype).astype(float), v, a))
         times.append(t)

@@ -18,7 +18,10 @@ import numpy as np
 from .draws import uniform
 
 SHORTCUT_ROUNDS = 32
+TIMED_ROUNDS = 128  # shortcut rounds of a path that is timed (each vertex is a stop: fewer is faster)
+COLLINEAR_TOL = 1e-7  # rad / m
 _STREAM = 1 << 12  # draw stream of the shortcut rounds (the search uses the attempt numbers below it)
+TIMED_STREAM = _STREAM + 64  # draw stream of a timed path's extra rounds (fit_vertices uses the few after _STREAM)
 
 
 def shortcut(checker, paths: list, envs: np.ndarray, seed: int, rounds: int = SHORTCUT_ROUNDS,
@@ -50,6 +53,24 @@ def shortcut(checker, paths: list, envs: np.ndarray, seed: int, rounds: int = SH
             paths[r] = np.concatenate([paths[r][:i + 1], paths[r][j:]])
             clear[r] = np.concatenate([clear[r][:i + 1], clear[r][j:]])
     return paths
+
+
+def merge_collinear(path: np.ndarray | None, tol: float = COLLINEAR_TOL) -> np.ndarray | None:
+    """``path (k, n_qs)`` without the vertices that lie on the segment between their neighbours
+    (within ``tol`` rad or m): a search extends in equal steps along straight lines, and each vertex
+    is a stop of a timed path. The merged segments are the same points, already certified."""
+    if path is None or len(path) < 3:
+        return path
+    kept = [np.asarray(path[0], float)]
+    for k in range(1, len(path) - 1):
+        a, b, c = kept[-1], np.asarray(path[k], float), np.asarray(path[k + 1], float)
+        ac = c - a
+        span = float(ac @ ac)
+        f = float((b - a) @ ac) / span if span > 0 else 0.0
+        if not (0.0 <= f <= 1.0 and np.abs(a + f * ac - b).max() <= tol):
+            kept.append(b)
+    kept.append(np.asarray(path[-1], float))
+    return np.array(kept)
 
 
 def fit_vertices(checker, paths: list, envs: np.ndarray, seed: int, num: int, passes: int = 8) -> list:
@@ -97,4 +118,5 @@ def path_length(path: np.ndarray) -> float:
     return float(np.linalg.norm(np.diff(np.asarray(path, float), axis=0), axis=1).sum())
 
 
-__all__ = ["SHORTCUT_ROUNDS", "fit_vertices", "path_length", "resample", "shortcut"]
+__all__ = ["COLLINEAR_TOL", "SHORTCUT_ROUNDS", "TIMED_ROUNDS", "fit_vertices", "merge_collinear", "path_length",
+           "resample", "shortcut"]

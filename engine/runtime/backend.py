@@ -25,7 +25,7 @@ os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
-from . import devices, locking, memory, randomness  # noqa: E402
+from . import devices, frontend, locking, memory, randomness  # noqa: E402
 from .state import LOCK, STATE  # noqa: E402
 
 BACKENDS = ("gpu", "cuda", "vulkan", "cpu")
@@ -82,6 +82,24 @@ def _python_logging(level: str) -> None:
         logger.addHandler(handler)
 
 
+# Compile settings per arch. On the CPU, taichi's control-flow-graph optimisation (store forwarding
+# and dead-store removal across a kernel's blocks) is most of a large kernel's compile and buys
+# nothing LLVM's own -O3 does not: off, the generic solver compiles cold in 10 s instead of 36 s
+# (with avoidance 19 s instead of 76 s) and solves as fast or faster (bench/compile.py, bench/ik.py:
+# docs/backends.md). A software Vulkan device (lavapipe: the CPU again, where the tests run) gets
+# the same: its compiles halve (the Vulkan tests of the generic solver: 157 s -> 91 s cold) and its
+# solves run 18 % slower. A GPU keeps taichi's default: nothing measured there says otherwise.
+CPU_COMPILE = {"cfg_optimization": False}
+ARCH_COMPILE = {ti.cpu: CPU_COMPILE}
+
+
+def _compile_settings(arch, device) -> dict:
+    """The taichi config fields :func:`init` sets for ``arch`` on ``device`` (see ARCH_COMPILE)."""
+    if arch == ti.vulkan and getattr(device, "software", False):
+        return CPU_COMPILE
+    return ARCH_COMPILE.get(arch, {})
+
+
 def _try_arch(arch, **kwargs) -> bool:
     """Initialise taichi on ``arch``; False when the arch is unavailable here. Taichi's own
     "not supported, falling back" messages are silenced: :func:`init` warns once itself."""
@@ -123,6 +141,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         raise InvalidTypeError(f"debug: expected a bool, got {debug!r}")
     candidates, notes = _candidates(backend, precision)
     _python_logging(logging_level)
+    frontend.install()  # taichi's front end, memoised where it repeats (warm starts ~2x sooner)
     fp = ti.f64 if precision == "64" else ti.f32
     kwargs = dict(default_fp=fp, default_ip=ti.i32, debug=debug, log_level=logging_level,
                   offline_cache=True)
@@ -143,11 +162,11 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
             if arch == ti.vulkan and isinstance(device, devices.VulkanDevice):
                 # run on the device named (and checked) here; taichi reads this once per process
                 os.environ.setdefault("TI_VISIBLE_DEVICE", str(device.index))
-            if _try_arch(arch, **kwargs):
+            if _try_arch(arch, **{**kwargs, **_compile_settings(arch, device)}):
                 chosen = arch
                 break
         if chosen is None:
-            ti.init(arch=ti.cpu, **kwargs)
+            ti.init(arch=ti.cpu, **{**kwargs, **_compile_settings(ti.cpu, None)})
             chosen = ti.cpu
             if backend != "cpu":
                 if candidates:

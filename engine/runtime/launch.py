@@ -41,6 +41,14 @@ from taichi.types import template
 from ..errors import InvalidValueError
 from .state import LOCK, STATE
 
+_PREPARED = {"count": 0}  # kernels compiled or loaded from taichi's cache in this process (first launches)
+
+
+def kernels_prepared() -> int:
+    """How many :class:`FastKernel` signatures this process has compiled or loaded from taichi's
+    disk cache so far: a call that raised it spent part of its time on that, not on its work."""
+    return _PREPARED["count"]
+
 
 class FastKernel:
     """Wrap a ``@ti.kernel`` whose arguments are numpy arrays, taichi device arrays and ints.
@@ -82,6 +90,7 @@ class FastKernel:
             with self._compiling():
                 self.kernel(*args)  # compiles this signature through the public path
                 self._cache[key] = self._prepare(args)
+            _PREPARED["count"] += 1
             return
         compiled, t_kernel, ctx, bound = entry
         if STATE.arch != "cpu":  # a launch there rewrites its context: never reuse one

@@ -50,6 +50,7 @@ from .values import (
     Scale,
     Seed,
     Vec3,
+    Velocity,
     number_field,
     numbers_field,
 )
@@ -133,13 +134,41 @@ def _solver_field(setting: Setting):
 # per-robot compile (~10 s the first time); "auto" is faster per call once compiled
 _SCENE_DEFAULTS = {"kernel": "generic"}
 
+class _Tracking(SpecModel):
+    """What :data:`SolverSpec` adds to the IK settings: velocity-limited tracking (issue 30)."""
+
+    def samples(self) -> int:
+        """Restarts per tracked frame: ``max_samples`` when the file gives it, else 1 (a restart
+        would be a jump)."""
+        return self.max_samples if "max_samples" in self.model_fields_set else 1
+
+    @model_validator(mode="after")
+    def _velocity_needs_track(self):
+        if self.track and self.plan:
+            raise custom("track and plan are two ways to move: track follows the targets frame by frame, plan "
+                         "moves along collision-free paths; choose one", at="plan")
+        if self.max_joint_velocity is not None and not (self.track or self.plan):
+            raise custom("max_joint_velocity bounds the motion of velocity-limited tracking or of planned paths; "
+                         "add track: true or plan: true", at="max_joint_velocity")
+        return self
+
+
 SolverSpec = create_model(
-    "SolverSpec", __base__=SpecModel, __module__=__name__,
+    "SolverSpec", __base__=_Tracking, __module__=__name__,
     __doc__="""IK parameters: the settings of :data:`engine.ik.options.SETTINGS` (Genesis' defaults,
     but ``kernel``: "generic"; see ``RigidEntity.inverse_kinematics``), and ``seed``: restarts are
-    seeded with ``seed + frame`` so a run is reproducible; null draws randomly.""",
+    seeded with ``seed + frame`` so a run is reproducible; null draws randomly. ``track``:
+    velocity-limited tracking (``inverse_kinematics(track=True)``) after the first frame: each frame
+    moves each dof at most ``max_joint_velocity`` (rad/s or m/s: a number, one per dof, or "file": the
+    robot file's limits, the default) times the frame's time step, so the motion never jumps; then
+    one sample runs per frame unless ``max_samples`` is given (``samples()``). ``plan``: planned
+    motion instead (:mod:`engine.scenefile.planned`): when the targets move, each env solves them
+    with collision avoidance and moves there along a collision-free path planned with
+    ``plan_path``, at ``max_joint_velocity``; ``plan_max_nodes`` bounds each search's tree.""",
     **{s.name: (_solver_field(s), _SCENE_DEFAULTS.get(s.name, s.default)) for s in SETTINGS},
-    seed=(Seed | None, None))
+    seed=(Seed | None, None), track=(Bool, False), max_joint_velocity=(Velocity | None, None),
+    plan=(Bool, False), plan_max_nodes=(Annotated[int, BeforeValidator(number_field(1, integer=True, high=100_000))],
+                                        2000))
 
 
 def solver_keywords(solver) -> dict:

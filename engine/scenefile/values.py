@@ -223,7 +223,7 @@ PosInt = Annotated[int, BeforeValidator(number_field(0, strict_low=True, high=2*
                                                      quiet_high=True))]
 NonNegInt = Annotated[int, BeforeValidator(number_field(0, high=2**31 - 1, integer=True, quiet_high=True))]
 # envs a scene file may ask for: every env is drawn by the app and the recorder (the app's own limit
-# too, app/controller.py); the engine's API takes more (engine.Scene.build checks the memory)
+# too, app/control/controller.py); the engine's API takes more (engine.Scene.build checks the memory)
 MAX_ENVS = 1024
 EnvCount = Annotated[int, BeforeValidator(number_field(1, high=MAX_ENVS, integer=True))]
 Seed = Annotated[int, BeforeValidator(number_field(0, high=2**31 - 1, integer=True))]
@@ -245,3 +245,22 @@ Lengths3 = Annotated[tuple[float, float, float], BeforeValidator(_lengths(3))]
 Position = Annotated[tuple[float, float, float], BeforeValidator(_position)]
 Color = Annotated[tuple[float, ...], BeforeValidator(_color)]
 Scale = Annotated[float | tuple[float, float, float], BeforeValidator(_scale)]
+
+
+def _velocity(v):
+    """``max_joint_velocity``: "file" (the robot file's limits), a positive number (rad/s or m/s,
+    every hinge and slide) or a list of them, one per dof."""
+    if v == "file":
+        return v
+    positive = number_field(0, strict_low=True)
+    if _seq(v):
+        if not v:
+            raise custom("expected \"file\", a positive number or a list of them (one per dof), got []")
+        return tuple(positive(x) for x in v)
+    if _is_number(v):
+        return positive(v)
+    raise custom(f"expected \"file\", a positive number or a list of them (one per dof), got {show(v)}")
+
+
+# rad/s (m/s for slides): "file" (the robot's own), one number, or one per dof
+Velocity = Annotated[str | float | tuple[float, ...], BeforeValidator(_velocity)]

@@ -185,6 +185,10 @@ class DebugObjects:
             raise InvalidValueError(f"env_idx: expected one env index, got {env_idx!r}")
         return idx
 
+    def env_cells(self, env_idx) -> np.ndarray:
+        """``(1,)``: the env cell ``env_idx`` names, checked (an unbatched drawing's ``env_idx``)."""
+        return self._envs(False, 1, env_idx)
+
     def add(self, handle: DebugObject) -> DebugObject:
         """Register a handle made elsewhere (e.g. :mod:`engine.vis.debug_path`) and return it."""
         return self._add(handle)

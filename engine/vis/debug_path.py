@@ -2,7 +2,8 @@
 path drawn as a visualizer-only debug object (Genesis 1.4.5's call).
 
 The link ``link_idx`` of ``entity`` is posed by FK at every waypoint of ``qposs`` (``(T, n_qs)``,
-drawn in env 0's cell, or ``(T, n_envs, n_qs)``, one drawing per env): a thin tube joins its
+drawn in the cell of env ``env_idx``, 0 by default, a keyword beyond Genesis, as the other
+``draw_debug_*`` calls have; or ``(T, n_envs, n_qs)``, one drawing per env): a thin tube joins its
 positions, and a coordinate frame (``0.1 * frame_scaling`` m axes) marks a share ``density`` of
 the waypoints, evenly spread, the first and last among them. One handle for the whole drawing:
 ``clear_debug_object`` removes it. Nothing enters the scene's state.
@@ -22,7 +23,7 @@ TUBE_RADIUS = 0.003  # m, times frame_scaling
 AXIS_LENGTH = 0.1  # m, times frame_scaling
 
 
-def path_handle(debug, scene, qposs, entity, link_idx=-1, density=0.3, frame_scaling=1.0) -> DebugObject:
+def path_handle(debug, scene, qposs, entity, link_idx=-1, density=0.3, frame_scaling=1.0, env_idx=0) -> DebugObject:
     """The :class:`DebugObject` of a path in ``scene``, added to ``debug`` (its
     :class:`~engine.vis.debug.DebugObjects`)."""
     if not hasattr(entity, "configuration") or not hasattr(entity, "n_qs"):
@@ -59,7 +60,7 @@ def path_handle(debug, scene, qposs, entity, link_idx=-1, density=0.3, frame_sca
         a, b = pose[:, :-1, :3], pose[:, 1:, :3]
         tube = segment(a.reshape(-1, 3), b.reshape(-1, 3), TUBE_RADIUS * scaling).reshape(B, T - 1, 4, 4)
         parts.append((("cylinder", PATH_COLOR), tube))
-    envs = np.arange(B) if batched else np.zeros(1, np.int64)
+    envs = np.arange(B) if batched else debug.env_cells(env_idx)
     handle = DebugObject("path", np.broadcast_to(np.eye(4), (B, 4, 4)).copy(), batched, envs, parts)
     return debug.add(handle)
 

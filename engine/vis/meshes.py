@@ -8,8 +8,9 @@ costs one draw call however many envs and colours there are (in software GL each
 costs ~0.5 ms of uniform and state setup, more than the vertices of 16 instances).
 
 Levels of detail: ``"full"`` keeps every face; ``"decimated"`` caps each visual's mesh at
-``max_faces`` faces, with trimesh's quadric decimation (its backend ``fast_simplification`` is a
-dependency; a triangle soup, as STL files hold, has its vertices merged first) and
+``max_faces`` faces, with quadric decimation (``fast_simplification``, trimesh's backend, a
+dependency, run off the caller's GIL: :mod:`engine.vis.quadric`; a triangle soup, as STL files
+hold, has its vertices merged first) and
 :func:`cluster_vertices` (ours) where that fails or is missing, and tessellates primitives
 (capsules, cylinders, spheres) more coarsely.
 """
@@ -23,7 +24,7 @@ import numpy as np
 
 from ..errors import InvalidValueError
 from ..transforms import pose_to_matrix
-from . import mesh_cache
+from . import mesh_cache, quadric
 
 LODS = ("full", "decimated")
 _DECIMATED: dict[tuple, object] = {}  # (visual key, max_faces) -> decimated trimesh
@@ -140,7 +141,7 @@ def _decimate(mesh, max_faces: int):
         if len(source.faces) <= budget:
             return trimesh_plain(source)
         try:
-            out = source.simplify_quadric_decimation(face_count=int(budget))
+            out = quadric.simplify(source, int(budget))
         except (ImportError, ValueError, TypeError, AttributeError):  # backend missing or API changed
             return trimesh_plain(cluster_vertices(source, max_faces))
         if 0 < len(out.faces) <= budget * 1.1:

@@ -171,10 +171,10 @@ class Visualizer:
     def draw_debug_arrow(self, pos, vec=(0, 0, 1), radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
         return self.debug.arrow(pos, vec, radius, color, env_idx)
 
-    def draw_debug_path(self, qposs, entity, link_idx=-1, density=0.3, frame_scaling=1.0) -> DebugObject:
+    def draw_debug_path(self, qposs, entity, link_idx=-1, density=0.3, frame_scaling=1.0, env_idx=0) -> DebugObject:
         from .debug_path import path_handle
 
-        return path_handle(self.debug, self.scene, qposs, entity, link_idx, density, frame_scaling)
+        return path_handle(self.debug, self.scene, qposs, entity, link_idx, density, frame_scaling, env_idx)
 
     def update_debug_objects(self, objs=None, poses=None) -> None:
         """Re-pose moved handles; with ``objs`` and ``poses`` first set each handle's pose (all

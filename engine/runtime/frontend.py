@@ -1,0 +1,123 @@
+"""Taichi's Python front end, made cheaper where it repeats itself.
+
+Every kernel launch that is new to a process runs taichi's Python front end: it walks the
+kernel's source (and every ``ti.func`` it calls, once per call site and per unrolled
+``ti.static`` iteration) and builds taichi's IR, whose hash is the offline cache's key. That walk
+runs even when the compiled kernel then comes from the disk cache, so it is most of a warm start:
+loading the generic IK solver from the cache took ~1.9 s of which ~1.3 s was this walk, on a
+2-core CPU.
+
+Half of the walk was one thing: taichi 1.7.4 attaches a source-position message (file, line and
+the source line with a ``^^^`` marker, wrapped by ``textwrap`` to 80 columns) to most statements
+it builds, through ``ASTTransformerContext.get_pos_info(node)``. It builds the same message anew
+each time the same source node is walked again, ~40 000 times for the generic solver, from a few
+thousand distinct nodes. :func:`install` memoises that method: the message depends only on the
+function's source (its file, first line and text), the node's position and kind, and the first
+line of the node's body; the memo keys on exactly those, so every message is the one taichi would have
+built (``tests/test_taichi_frontend.py`` checks this against taichi's own method on the solver
+kernels). IR, cache keys and error messages are unchanged.
+
+The walk also reads each ``ti.func``'s source anew at each call site (``inspect.getsourcelines``
+tokenises the whole function each time, ~10 % of the walk). :func:`install` memoises taichi's two
+source readers per function object too: a function's source does not change while it lives.
+
+This reaches into taichi's internals: taichi is pinned to 1.7.4 (pyproject). On any other version,
+or if the method is missing, :func:`install` changes nothing and says so by returning False.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+
+import taichi
+
+_ORIGINALS: dict = {}  # taichi's own functions the memos wrap, by name, once installed
+_DIGEST = "_ikstudio_source_digest"  # the attribute a context keeps its source's digest in
+TAICHI_VERSION = (1, 7, 4)
+
+
+def _context_class():
+    from taichi.lang.ast import ast_transformer_utils
+
+    return getattr(ast_transformer_utils, "ASTTransformerContext", None)
+
+
+def _source_digest(ctx) -> bytes:
+    """A digest of the function source ``ctx`` walks, computed once per context (taichi makes one
+    per function call site)."""
+    digest = ctx.__dict__.get(_DIGEST)
+    if digest is None:
+        digest = hashlib.blake2b("\n".join(ctx.src).encode(), digest_size=16).digest()
+        setattr(ctx, _DIGEST, digest)
+    return digest
+
+
+def _key(ctx, node) -> tuple:
+    """What ``get_pos_info(node)`` reads: the source (its file, first line and text), the function's
+    name and indent, the node's kind and span, and (for a multi-line statement) its body's first line."""
+    body = getattr(node, "body", None)
+    body_line = body[0].lineno if isinstance(body, list) and body and hasattr(body[0], "lineno") else None
+    return (ctx.file, ctx.lineno_offset, _source_digest(ctx), ctx.func.func.__name__, ctx.indent,
+            type(node).__name__, node.lineno, node.end_lineno, node.col_offset, node.end_col_offset, body_line)
+
+
+def _memo_per_function(read):
+    """``read(func)`` remembered per function object (weakly: a function that goes is forgotten)."""
+    memo = weakref.WeakKeyDictionary()
+
+    def remembered(obj):
+        try:
+            return memo[obj]
+        except (KeyError, TypeError):  # TypeError: an object without weak references
+            pass
+        value = read(obj)
+        try:
+            memo[obj] = value
+        except TypeError:
+            pass
+        return value
+
+    remembered.__doc__ = read.__doc__
+    return remembered
+
+
+def install() -> bool:
+    """Memoise taichi's source-position messages (see the module doc). Idempotent; returns whether the
+    memo is in place (False on a taichi other than :data:`TAICHI_VERSION`)."""
+    if "get_pos_info" in _ORIGINALS:
+        return True
+    cls = _context_class()
+    original = getattr(cls, "get_pos_info", None) if cls is not None else None
+    if tuple(taichi.__version__) != TAICHI_VERSION or original is None:
+        return False
+    memo: dict = {}
+
+    def get_pos_info(self, node):
+        try:
+            key = _key(self, node)
+        except (AttributeError, TypeError):  # a node or context this memo does not know: taichi's own way
+            return original(self, node)
+        msg = memo.get(key)
+        if msg is None:
+            msg = memo[key] = original(self, node)
+        return msg
+
+    get_pos_info.__doc__ = original.__doc__
+    get_pos_info.memo = memo
+    cls.get_pos_info = get_pos_info
+    _ORIGINALS["get_pos_info"] = original
+    from taichi.lang import kernel_impl
+
+    for name in ("getsourcelines", "getsourcefile"):  # the names kernel_impl reads sources through
+        reader = getattr(kernel_impl, name, None)
+        if callable(reader):
+            _ORIGINALS[name] = reader
+            setattr(kernel_impl, name, _memo_per_function(reader))
+    return True
+
+
+def originals() -> dict:
+    """Taichi's own functions the memos wrap, by name (``get_pos_info``, ``getsourcelines``,
+    ``getsourcefile``); empty before :func:`install`: for the tests."""
+    return dict(_ORIGINALS)

@@ -1,0 +1,128 @@
+"""engine.runtime.frontend: the memo on taichi's source-position messages and source readers gives
+what taichi's own functions give, and is in place on the pinned taichi."""
+
+import inspect
+
+import numpy as np
+import pytest
+import taichi as ti
+from taichi.lang import kernel_impl
+from taichi.lang.ast import ast_transformer_utils
+
+import engine
+from engine.runtime import frontend
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cpu():
+    engine.init(backend="cpu")
+
+
+def test_installed_on_the_pinned_taichi():
+    assert frontend.install()
+    originals = frontend.originals()
+    assert set(originals) == {"get_pos_info", "getsourcelines", "getsourcefile"}
+    assert ast_transformer_utils.ASTTransformerContext.get_pos_info is not originals["get_pos_info"]
+    assert kernel_impl.getsourcelines is not originals["getsourcelines"]
+
+
+@ti.func
+def _twice(x):
+    y = x
+    for _ in ti.static(range(2)):
+        y = y + x
+    return y
+
+
+@ti.func
+def _nested(x):
+    s = 0.0
+    for k in range(3):
+        if k > 0 and (x > 0.5 or
+                      x < -0.5):
+            s += _twice(x) * k
+        else:
+            s -= _twice(
+                x)
+    return s
+
+
+@ti.kernel
+def _kernel(a: ti.types.ndarray(), out: ti.types.ndarray()):
+    for i in range(a.shape[0]):
+        v = _nested(a[i])
+        for j in ti.static(range(3)):
+            v += _twice(a[i]) * j
+        out[i] = v
+
+
+def _checked(messages: list):
+    """A get_pos_info that returns the memo's message after checking it against taichi's own."""
+    memo = ast_transformer_utils.ASTTransformerContext.get_pos_info
+    own = frontend.originals()["get_pos_info"]
+
+    def both(self, node):
+        msg = memo(self, node)
+        messages.append((msg, own(self, node)))
+        return msg
+
+    return memo, both
+
+
+def test_memoised_messages_are_taichis_own(monkeypatch):
+    frontend.install()
+    messages: list = []
+    memo, both = _checked(messages)
+    monkeypatch.setattr(ast_transformer_utils.ASTTransformerContext, "get_pos_info", both)
+    a = np.linspace(-1, 1, 8).astype(np.float32)
+    out = np.zeros(8, np.float32)
+    _kernel(a, out)
+    # the same solve, in plain numpy (the kernel's IR was built from the memo's messages)
+    expected = np.array([sum((3 * x * k if (k > 0 and abs(x) > 0.5) else -3 * x) for k in range(3))
+                         + 3 * x * 3 for x in a], np.float32)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert len(messages) > 50
+    repeats = len(messages) - len({m for m, _ in messages})
+    assert repeats > 10, "the test kernel should walk the same nodes again (static loops, repeated calls)"
+    for mine, theirs in messages:
+        assert mine == theirs
+    assert any("^" in m and "\n" in m.split("\n", 1)[1] for m, _ in messages)  # source lines with markers
+
+
+def test_the_ik_solver_kernels_get_taichis_own_messages(monkeypatch):
+    frontend.install()
+    messages: list = []
+    _, both = _checked(messages)
+    monkeypatch.setattr(ast_transformer_utils.ASTTransformerContext, "get_pos_info", both)
+    scene = engine.Scene()
+    robot = scene.add_entity(engine.morphs.URDF(file="erd:ur5", fixed=True))
+    scene.build(n_envs=3)
+    link = robot.get_link("ee_link") if any(lk.name == "ee_link" for lk in robot.links) else robot.links[-1]
+    result = robot.inverse_kinematics(link, np.tile([0.3, 0.2, 0.4], (3, 1)), None, kernel="per_robot",
+                                      return_info=True, seed=1)
+    assert np.asarray(result.success).all()
+    assert len(messages) > 1000
+    assert all(mine == theirs for mine, theirs in messages)
+
+
+def test_source_readers_give_inspects_answers():
+    frontend.install()
+    for fn in (_checked, test_source_readers_give_inspects_answers):
+        assert kernel_impl.getsourcelines(fn) == inspect.getsourcelines(fn)
+        assert kernel_impl.getsourcelines(fn) is kernel_impl.getsourcelines(fn)  # remembered
+        assert kernel_impl.getsourcefile(fn) == inspect.getsourcefile(fn)
+
+
+def test_a_compile_error_still_points_at_its_source_line():
+    frontend.install()
+
+    @ti.kernel
+    def broken(out: ti.types.ndarray()):
+        for i in range(out.shape[0]):
+            out[i] = undefined_name_here  # noqa: F821
+
+    with pytest.raises(ti.TaichiCompilationError) as info:
+        broken(np.zeros(2, np.float32))
+    text = str(info.value)
+    assert "undefined_name_here" in text
+    assert "test_taichi_frontend.py" in text and "^" in text
