@@ -101,20 +101,32 @@ def _far_corner(centres: np.ndarray, tri: np.ndarray, dtype=np.float64) -> np.nd
     return np.sqrt(np.maximum(out, 0, out=out), out=out)
 
 
-def _covers(centres: np.ndarray, radii: np.ndarray, tri: np.ndarray, chunk: int = 4000) -> np.ndarray:
-    """``(k, m)`` bool: sphere ``i`` (float32 arithmetic) holds the three corners of triangle ``j``."""
-    out = np.empty((len(centres), len(tri)), bool)
-    r = radii.astype(np.float32)[:, None]
-    for s in range(0, len(tri), chunk):
-        out[:, s:s + chunk] = _far_corner(centres, tri[s:s + chunk], np.float32) <= r
+def _covers(centres: np.ndarray, radii: np.ndarray, v: np.ndarray, f: np.ndarray):
+    """Sparse ``(k, m)`` 0/1 matrix (scipy CSR): sphere ``i`` (centre ``centres[i]``, radius
+    ``radii[i]``) holds the three corners of triangle ``j`` of the mesh ``v (n, 3)``, ``f (m, 3)``.
+    A k-d tree finds each sphere's vertices; a triangle is held when all its corners are."""
+    from scipy import sparse
+    from scipy.spatial import cKDTree
+
+    found = cKDTree(v).query_ball_point(centres, radii, return_sorted=False)
+    counts = np.fromiter((len(x) for x in found), np.int64, len(found))
+    cols = np.concatenate([np.asarray(x, np.int64) for x in found]) if counts.sum() else np.zeros(0, np.int64)
+    holds = sparse.csr_matrix((np.ones(len(cols), np.int32), cols, np.concatenate([[0], np.cumsum(counts)])),
+                              shape=(len(centres), len(v)))
+    # corners per (vertex, triangle); a degenerate triangle names a vertex twice, counted twice
+    corners = sparse.csr_matrix((np.ones(f.size, np.int32), (f.ravel(), np.repeat(np.arange(len(f)), 3))),
+                                shape=(len(v), len(f)))
+    out = (holds @ corners).tocsr()
+    out.data = (out.data == 3).astype(np.int32)
+    out.eliminate_zeros()
     return out
 
 
-def _greedy(covers: np.ndarray, area: np.ndarray, max_spheres: int) -> list[int] | None:
+def _greedy(covers, area: np.ndarray, max_spheres: int) -> list[int] | None:
     """Candidates (indices) covering every triangle, greedily by uncovered area; None when more
-    than ``max_spheres`` would be needed. ``covers (k, m)``: :func:`_covers`."""
-    area = area.astype(np.float32)
-    gain = covers.astype(np.float32) @ area
+    than ``max_spheres`` would be needed. ``covers``: :func:`_covers` (sparse ``(k, m)``)."""
+    by_triangle = covers.tocsc()  # each triangle's candidates
+    gain = np.asarray(covers @ area, float).ravel()
     open_ = np.ones(covers.shape[1], bool)
     chosen: list[int] = []
     while open_.any():
@@ -124,9 +136,13 @@ def _greedy(covers: np.ndarray, area: np.ndarray, max_spheres: int) -> list[int]
         if gain[best] <= 0:
             return None
         chosen.append(best)
-        new = covers[best] & open_
-        open_ &= ~new
-        gain -= covers[:, new].astype(np.float32) @ area[new]
+        held = covers.indices[covers.indptr[best]:covers.indptr[best + 1]]
+        new = held[open_[held]]
+        open_[new] = False
+        starts, ends = by_triangle.indptr[new], by_triangle.indptr[new + 1]
+        who = np.concatenate([by_triangle.indices[a:b] for a, b in zip(starts, ends)]) if len(new) else \
+            np.zeros(0, np.int64)
+        gain -= np.bincount(who, weights=np.repeat(area[new], ends - starts), minlength=len(gain))
     return chosen
 
 
@@ -137,6 +153,7 @@ def cover_spheres(vertices: np.ndarray, faces: np.ndarray, tolerance: float = DE
     about ``tolerance`` (m) or, where the budget forces it, a larger tolerance; None when
     :data:`TRIES` growing tolerances do not fit the budget."""
     import trimesh
+    from scipy import sparse
 
     vertices = np.asarray(vertices, float)
     faces = np.asarray(faces, np.int64).reshape(-1, 3)
@@ -149,16 +166,16 @@ def cover_spheres(vertices: np.ndarray, faces: np.ndarray, tolerance: float = DE
     area = trimesh.Trimesh(v, f, process=False).area_faces + 1e-12
     centres, depth = _candidates(surface, np.random.default_rng(seed))
     for _ in range(TRIES):
-        radii = depth + tolerance + ROUNDING  # ROUNDING: float32's in the choice
-        covers = _covers(centres, radii, tri)
+        radii = depth + tolerance + ROUNDING  # ROUNDING: a corner on the boundary is held
+        covers = _covers(centres, radii, v, f)
         # a triangle no candidate holds gets its own: the ball about its centroid through its far corner
-        alone = ~covers.any(0)
+        alone = covers.getnnz(axis=0) == 0
         c_all, r_all = centres, radii
         if alone.any():
             extra = tri[alone].mean(1)
             r_extra = np.sqrt(((tri[alone] - extra[:, None]) ** 2).sum(-1).max(1)) + ROUNDING
             c_all, r_all = np.concatenate([centres, extra]), np.concatenate([radii, r_extra])
-            covers = np.concatenate([covers, _covers(extra, r_extra, tri)])
+            covers = sparse.vstack([covers, _covers(extra, r_extra, v, f)]).tocsr()
         chosen = _greedy(covers, area, max_spheres)
         del covers
         if chosen is not None:

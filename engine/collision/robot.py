@@ -29,9 +29,10 @@ import numpy as np
 from ..errors import InvalidValueError, UnknownNameError
 from ..model.srdf import disabled_pairs, find_srdf
 from ..transforms import quat_rotate_unit
+from . import fit_store
 from .geometry import collision_geometry, mesh_files
 from .groups import sphere_rows
-from .spheres import cache_dir, cache_key, check_spheres_per_link, check_tolerance, save_arrays, sphere_model
+from .spheres import FIT_VERSION, check_spheres_per_link, check_tolerance, sphere_model
 
 DEFAULT_SAMPLES = 1000
 PAIRS_VERSION = 3
@@ -119,18 +120,15 @@ class RobotCollision:
     def _sampled_exclusions(self, pairs, scale) -> dict[tuple[int, int], str]:
         if not pairs:
             return {}
-        params = {"what": "pairs", "v": PAIRS_VERSION, "samples": self.samples, "seed": self.seed, "scale": scale,
-                  "spheres_per_link": self.spheres_per_link, "tolerance": self.tolerance,
+        params = {"what": "pairs", "v": PAIRS_VERSION, "fit": FIT_VERSION, "samples": self.samples, "seed": self.seed,
+                  "scale": scale, "spheres_per_link": self.spheres_per_link, "tolerance": self.tolerance,
                   "links": ",".join(self.tree.link_names())}
-        path = None
+        name = None
         if self.use_cache and self.tree.source.is_file():
-            path = cache_dir() / f"pairs_{cache_key(self.tree.source, mesh_files(self.geometry), params)}.npz"
-            if path.is_file():
-                try:
-                    with np.load(path) as data:
-                        return {(int(a), int(b)): str(r) for a, b, r in zip(data["a"], data["b"], data["reason"])}
-                except (OSError, ValueError, KeyError):
-                    pass
+            name = f"pairs_{fit_store.cache_key(self.tree.source, mesh_files(self.geometry), params)}.npz"
+            held = fit_store.load(name, ("a", "b", "reason"))
+            if held is not None:
+                return {(int(a), int(b)): str(r) for a, b, r in zip(held["a"], held["b"], held["reason"])}
         qpos = sample_qpos(self.tree, self.samples, self.seed)
         hits = self._overlapping(pairs, qpos).sum(0)
         at_default = self._overlapping(pairs, self.tree.default_qpos[None])[0]
@@ -140,10 +138,10 @@ class RobotCollision:
                 out[p] = "never" if h == 0 else "always"
             elif default:
                 out[p] = "default"
-        if path is not None:
+        if name is not None:
             keys = sorted(out)
-            save_arrays(path, a=np.array([k[0] for k in keys], np.int64), b=np.array([k[1] for k in keys], np.int64),
-                  reason=np.array([out[k] for k in keys]))
+            fit_store.save(name, a=np.array([k[0] for k in keys], np.int64),
+                           b=np.array([k[1] for k in keys], np.int64), reason=np.array([out[k] for k in keys]))
         return out
 
     def _overlapping(self, pairs, qpos: np.ndarray) -> np.ndarray:
