@@ -140,7 +140,9 @@ def test_margin_is_kept_and_refusal_is_honest(clutter):
                                  collision_margin=0.02)
     assert r.success.mean() > 0.6  # some targets lie closer than 2 cm to something: those fail honestly
     assert (panda.collision_distance(r.qpos)[r.success] >= 0.02).all()
-    assert (r.min_distance[~r.success] < 0.02).any()
+    # each refusal is honest: the answer misses its target or comes nearer than the margin
+    missed = (r.pos_error[:, 0] > 5e-4) | (r.rot_error[:, 0] > 5e-3) | (r.min_distance < 0.02 + 2e-6)
+    assert (~r.success).any() and missed[~r.success].all()
     inside = np.tile([0.55, 0.0, 0.2], (len(pos), 1))  # in the table: no answer avoids it
     r = panda.inverse_kinematics(hand, inside, quat, seed=2, return_info=True, avoid_collisions=True)
     assert not r.success.any() and (r.sample == -1).all()

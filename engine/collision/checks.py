@@ -143,15 +143,18 @@ def loop_count(coll_i: np.ndarray) -> int:
 
 
 def solver_loop_count(coll_i: np.ndarray) -> int:
-    """Loop iterations the IK solver's avoidance search (:func:`engine.kernels.avoid.closest_pairs`)
-    runs at most per solver iteration: :func:`loop_count`, or less where the search's row budget
-    (:data:`engine.kernels.avoid.SEARCH_ROWS`, exit tests counted) binds first: past it each
-    pair and link-obstacle pair left costs one more test."""
-    from ..kernels.avoid import SEARCH_ROWS
+    """Loop iterations the IK solver's avoidance task (:func:`engine.kernels.avoid.collision_task`)
+    runs at most per solver iteration: its search, :func:`loop_count` or less where the search's
+    row budget (:data:`engine.kernels.avoid.SEARCH_ROWS`, exit tests counted) binds first (past it
+    each pair and link-obstacle pair left costs one more test); each near pair's insertion among
+    the kept ones (:data:`~engine.kernels.avoid.KEEP_LOOPS`); and the rows' Jacobians (two chains of
+    at most every link per row)."""
+    from ..kernels.avoid import KEEP_LOOPS, ROWS, SEARCH_ROWS
 
     head = coll_i[0]
     P, L, O = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes))
-    return min(loop_count(coll_i), SEARCH_ROWS + 2 * (P + L * O) + L * (O + 1) + 6)
+    search = min(loop_count(coll_i), SEARCH_ROWS + 2 * (P + L * O) + L * (O + 1) + 6)
+    return search + KEEP_LOOPS * (P + L * O) + ROWS * (2 * L + 3) + 1
 
 
 def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:

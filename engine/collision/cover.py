@@ -56,23 +56,38 @@ def _split(vertices: np.ndarray, faces: np.ndarray, edge: float) -> tuple[np.nda
 def _candidates(mesh, rng) -> tuple[np.ndarray, np.ndarray]:
     """Candidate sphere centres ``(k, 3)`` inside the body (surface points sunk along the inward
     normal) and their depths ``(k,)`` (m, the distance to the surface, estimated from dense
-    samples and rather under than over)."""
+    samples and rather under than over). A surface of several closed pieces (a link of overlapping
+    boxes and cylinders) is sunk into piece by piece, each candidate kept where it is inside its
+    own piece: the nearest face of another piece says nothing of which side of this one a point
+    is. A surface with an open piece is taken whole (an open piece has no inside of its own)."""
     from scipy.spatial import cKDTree
 
-    dense, dense_face = _sample(mesh, SURFACE_SAMPLES, rng)
-    seeds, face = _sample(mesh, SEEDS, rng)
-    # outward normals (a mesh wound inside out, of negative volume, has its face normals inward)
-    normals = mesh.face_normals[face] * (1.0 if mesh.volume >= 0 else -1.0)
-    extent = float(np.linalg.norm(mesh.extents))
-    depths = np.array([d for d in DEPTHS if d < 0.5 * extent] or [0.1 * extent])
-    centres = (seeds[:, None, :] - normals[:, None, :] * depths[None, :, None]).reshape(-1, 3)
-    near, nearest = cKDTree(dense).query(centres)
-    # inside the body only: behind the face of the nearest surface sample (the surface need not be closed)
-    sign = 1.0 if mesh.volume >= 0 else -1.0
-    inside = ((centres - dense[nearest]) * mesh.face_normals[dense_face[nearest]]).sum(1) * sign < 0
-    centres, near = centres[inside], near[inside]
+    dense = _sample(mesh, SURFACE_SAMPLES, rng)[0]
+    pieces = mesh.split(only_watertight=False) if mesh.body_count > 1 else [mesh]
+    if not all(piece.is_watertight for piece in pieces):  # an open piece's inside is the whole's
+        pieces = [mesh]
+    centres = np.concatenate([_sunk(piece, rng, piece.area / mesh.area) for piece in pieces])
+    near = cKDTree(dense).query(centres)[0] if len(centres) else np.zeros(0)  # to the whole surface
     spacing = np.sqrt(mesh.area / len(dense))  # the samples' spacing: the nearest is about this far off
     return centres, np.maximum(near - 0.5 * spacing, 0.0)
+
+
+def _sunk(piece, rng, share: float) -> np.ndarray:
+    """Points ``(k, 3)`` sunk into one piece of surface along its inward normals, those that land
+    behind the face of the piece's nearest surface sample (so the piece need not be closed);
+    ``share``: the piece's part of the link's area (its part of the seeds and samples)."""
+    from scipy.spatial import cKDTree
+
+    dense, dense_face = _sample(piece, max(500, int(SURFACE_SAMPLES * share)), rng)
+    seeds, face = _sample(piece, max(32, int(SEEDS * share)), rng)
+    sign = 1.0 if piece.volume >= 0 else -1.0  # a piece wound inside out has its face normals inward
+    normals = piece.face_normals[face] * sign
+    extent = float(np.linalg.norm(piece.extents))
+    depths = np.array([d for d in DEPTHS if d < 0.5 * extent] or [0.1 * extent])
+    centres = (seeds[:, None, :] - normals[:, None, :] * depths[None, :, None]).reshape(-1, 3)
+    nearest = cKDTree(dense).query(centres)[1]
+    inside = ((centres - dense[nearest]) * piece.face_normals[dense_face[nearest]]).sum(1) * sign < 0
+    return centres[inside]
 
 
 def _sample(mesh, n: int, rng) -> tuple[np.ndarray, np.ndarray]:

@@ -62,7 +62,8 @@ NO_PAIR = 1e30    # the distance of an empty slot, and of a robot with nothing t
 # rows (spheres and group balls) one search of the solver visits at most, all pairs together: what
 # is left past it reads as near as the link balls allow (a lower bound, so still conservative).
 # It bounds the search's loops, which a software Vulkan device caps per launch (docs/backends.md)
-SEARCH_ROWS = 4096
+SEARCH_ROWS = 32768
+KEEP_LOOPS = ROWS + 1  # loop iterations of one _keep at most (exit test included)
 # a slot of the kept pairs: its distance, the links (b -1: an obstacle), the points whose velocities
 # the row takes (sphere centres, world), the unit direction the distance grows along
 SLOT_D, SLOT_A, SLOT_B, SLOT_CA, SLOT_CB, SLOT_N, SLOT_WIDTH = 0, 1, 2, 3, 6, 9, 12
@@ -87,10 +88,10 @@ def _keep(form: ti.template(), slots: ti.template(), d, a, b, ca, cb, n):
                     held = slots[k, c]
                     slots[k, c] = cand[c]
                     cand[c] = held
-    else:
+    else:  # the slots at run time, each slot's swap unrolled: ROWS + 1 loop iterations (KEEP_LOOPS)
         for k in range(ROWS):
             if cand[SLOT_D] < slots[k, SLOT_D]:
-                for c in range(SLOT_WIDTH):
+                for c in ti.static(range(SLOT_WIDTH)):
                     held = slots[k, c]
                     slots[k, c] = cand[c]
                     cand[c] = held
