@@ -158,3 +158,61 @@ def test_tolerance_and_cache(tmp_path, monkeypatch):
     assert robot.collision_model(spheres_per_link=4).tolerance is None
     assert robot.collision_model(tolerance=0.01).spheres_per_link is None
     scene.destroy()
+
+
+def _standing_out(centres: np.ndarray, radii: np.ndarray, mesh, rng, n: int = 1500) -> np.ndarray:
+    """How far (m) points spread over the outer boundary of the spheres' union lie outside ``mesh``
+    (0 inside it): each point's distance to the nearest of dense surface samples of each closed
+    piece, the side told by that sample's face normal (inside any piece is inside)."""
+    import trimesh
+    from scipy.spatial import cKDTree
+
+    pick = rng.choice(len(radii), n, p=radii ** 2 / (radii ** 2).sum())
+    u = rng.normal(size=(n, 3))
+    pts = centres[pick] + u / np.linalg.norm(u, axis=1, keepdims=True) * radii[pick, None]
+    covered = np.linalg.norm(pts[:, None] - centres[None], axis=-1) < radii[None] * (1 - 1e-9)
+    covered[np.arange(n), pick] = False
+    pts = pts[~covered.any(1)]
+    pieces = mesh.split(only_watertight=False) if mesh.body_count > 1 else [mesh]
+    inside, dist = np.zeros(len(pts), bool), np.full(len(pts), np.inf)
+    for piece in pieces:
+        samples, face = trimesh.sample.sample_surface(piece, 20000, seed=1)
+        d, j = cKDTree(samples).query(pts)
+        normal = piece.face_normals[face[j]] * (1.0 if piece.volume >= 0 else -1.0)
+        inside |= ((pts - samples[j]) * normal).sum(1) < 0
+        dist = np.minimum(dist, d)
+    return np.where(inside, 0.0, dist)
+
+
+# robot: (mean, most) the model's outer boundary may stand out of the links' collision geometry, m.
+# The meshes of example-robot-data are covered within a few mm; the project's MJCF robots are built
+# of overlapping capsules, cylinders and boxes, whose links the cover fits more loosely (~1-2 cm,
+# docs/collision.md), but a sphere on the wrong side of a surface (10 cm out of the MJCF Panda's
+# hand before the fit took such links piece by piece) still fails
+LIMITS = {"erd:panda": (0.004, 0.015), "erd:ur5": (0.004, 0.015), "erd:baxter": (0.005, 0.05),
+          "panda": (0.02, 0.06), "dual_arm": (0.02, 0.06)}
+
+
+@pytest.mark.parametrize("robot", list(LIMITS))
+def test_no_sphere_stands_far_out_of_its_link(robot):
+    """Tight everywhere, not only on average: how far the model's outer boundary stands out of
+    every link's collision geometry, on average and at most (:data:`LIMITS`)."""
+    from engine.assets import resolve
+
+    entry = resolve(robot)
+    morph = gs.morphs.URDF(file=str(entry.path), fixed=True) if entry.format == "urdf" else \
+        gs.morphs.MJCF(file=str(entry.path))
+    tree = load(morph)
+    geometry = collision_geometry(tree, morph)
+    model = sphere_model(tree, geometry, None)
+    rng = np.random.default_rng(0)
+    out = []
+    for i, geoms in enumerate(geometry):
+        mesh, idx = link_mesh(geoms, grow=False), model.of_link(i)
+        if mesh is not None and len(idx):
+            out.append(_standing_out(model.centers[idx], model.radii[idx], mesh, rng))
+    d = np.concatenate(out)
+    print(f"{robot}: boundary outside the meshes {np.mean(d > 0):.0%}, by {d[d > 0].mean() * 1e3:.1f} mm on "
+          f"average, {d.max() * 1e3:.1f} mm at most")
+    mean, most = LIMITS[robot]
+    assert d[d > 0].mean() <= mean and d.max() <= most, (d[d > 0].mean(), d.max())

@@ -321,7 +321,8 @@ def test_avoiding_keeps_each_plain_answer_that_is_clear(clutter):
         np.testing.assert_array_equal(r.iterations[clear], plain.iterations[clear])
         np.testing.assert_array_equal(r.error[clear], plain.error[clear])
         assert r.success[clear].all()
-        assert r.success.mean() >= 0.98, r.success.mean()  # the envs solved again too
+        if margin == 0.0:  # the envs solved again too (at 2 cm some targets lie nearer than the margin)
+            assert r.success.mean() >= 0.99, r.success.mean()
         assert judge.count(r.qpos, r.success) == 0
         assert (r.min_distance[r.success] >= margin).all()
         np.testing.assert_allclose(r.min_distance, panda.collision_distance(r.qpos), atol=1e-6)

@@ -33,6 +33,8 @@ SURFACE_SAMPLES = 20_000  # dense surface points for the depth estimate
 SEEDS = 600  # surface points the candidates are sunk from
 MAX_TRIANGLES = 4_000  # the split stops before the surface has more triangles than this
 MAX_SPLIT = 16_000  # ... or, for a finer mesh, 3 times its own, up to this
+MAX_PIECES = 16  # a link of more separate pieces than this is sunk into whole
+MAX_HELD = 20_000_000  # (candidate, vertex) entries of one link's coverage at most (memory: ~0.5 GB)
 ROUNDING = 2e-6  # m: room for float32's rounding of the candidates' corner distances
 
 
@@ -63,8 +65,10 @@ def _candidates(mesh, rng) -> tuple[np.ndarray, np.ndarray]:
     from scipy.spatial import cKDTree
 
     dense = _sample(mesh, SURFACE_SAMPLES, rng)[0]
-    pieces = mesh.split(only_watertight=False) if mesh.body_count > 1 else [mesh]
-    if not all(piece.is_watertight for piece in pieces):  # an open piece's inside is the whole's
+    # a few closed pieces are sunk into one by one; an open piece's inside is the whole's, and a
+    # triangle soup (vertices not shared: a body per triangle) is taken whole
+    pieces = mesh.split(only_watertight=False) if 1 < mesh.body_count <= MAX_PIECES else [mesh]
+    if not all(piece.is_watertight for piece in pieces):
         pieces = [mesh]
     centres = np.concatenate([_sunk(piece, rng, piece.area / mesh.area) for piece in pieces])
     near = cKDTree(dense).query(centres)[0] if len(centres) else np.zeros(0)  # to the whole surface
@@ -137,6 +141,21 @@ def _covers(centres: np.ndarray, radii: np.ndarray, v: np.ndarray, f: np.ndarray
     return out
 
 
+def _within_budget(centres: np.ndarray, radii: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates (centres ``(k, 3)``, radii ``(k,)``) whose vertex lists fit
+    :data:`MAX_HELD` entries in all: on a fine mesh the deep candidates each hold a large share of
+    its vertices, and those holding the most go first (a triangle then left to none gets its own
+    ball, so the cover stays whole)."""
+    from scipy.spatial import cKDTree
+
+    held = cKDTree(v).query_ball_point(centres, radii, return_length=True)
+    if held.sum() <= MAX_HELD:
+        return centres, radii
+    order = np.argsort(held, kind="stable")
+    keep = np.sort(order[:np.searchsorted(np.cumsum(held[order]), MAX_HELD, side="right")])
+    return centres[keep], radii[keep]
+
+
 def _greedy(covers, area: np.ndarray, max_spheres: int) -> list[int] | None:
     """Candidates (indices) covering every triangle, greedily by uncovered area; None when more
     than ``max_spheres`` would be needed. ``covers``: :func:`_covers` (sparse ``(k, m)``)."""
@@ -182,10 +201,14 @@ def cover_spheres(vertices: np.ndarray, faces: np.ndarray, tolerance: float = DE
     centres, depth = _candidates(surface, np.random.default_rng(seed))
     for _ in range(TRIES):
         radii = depth + tolerance + ROUNDING  # ROUNDING: a corner on the boundary is held
-        covers = _covers(centres, radii, v, f)
+        centres_t, radii_t = _within_budget(centres, radii, v)
+        covers = _covers(centres_t, radii_t, v, f)
         # a triangle no candidate holds gets its own: the ball about its centroid through its far corner
         alone = covers.getnnz(axis=0) == 0
-        c_all, r_all = centres, radii
+        c_all, r_all = centres_t, radii_t
+        if alone.sum() > max_spheres:  # more triangles no candidate holds than the budget: coarser
+            tolerance *= GROWTH
+            continue
         if alone.any():
             extra = tri[alone].mean(1)
             r_extra = np.sqrt(((tri[alone] - extra[:, None]) ** 2).sum(-1).max(1)) + ROUNDING
