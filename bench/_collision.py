@@ -1,17 +1,22 @@
-"""The collision-aware case of ``bench/ik.py``: the Panda among a table and four obstacles.
+"""The collision-aware case of ``bench/ik.py``: the Panda among the obstacles of
+``scenes/panda_clutter.yaml`` (a table top, a pillar, a ball, an overhead bar and a crate).
 
-Scene: example-robot-data's Panda URDF (its SRDF, the sphere model's default 8 spheres per link),
-a table, a pillar, a ball, an overhead bar and a crate (the scene of
-``tests/test_ik_collision.py``). Targets: the hand poses of uniform random configurations that the
-sphere model calls collision-free, so every target has an answer the solver may accept. Each
-batch is solved twice per cycle, plain (``inverse_kinematics``) and with
-``avoid_collisions=True``, alternating, so that the machine's load weighs on both alike; the
-ratio is plain time over avoiding time (1.0: free; the issue's goal is >= 0.25 at 1024 envs).
+Targets (:mod:`_near`, judged by Pinocchio + coal on the collision meshes, independent of the
+model under test): the hand poses of seeded random configurations that are collision-free at
+mesh level and
 
-Columns: success (the solver's flag; every success is within the tolerances, checked by FK in
-the IK bench's other cases), "coll": the share of all answers that report success and yet collide
-by the sphere model (``in_collision``; sphere clearance implies mesh clearance, so for the
-avoiding solver this is its false-success rate at mesh level too), and the ms/call of each.
+* ``near``: pass within 4 cm of an obstacle (the hard case: a loose model reads many of them as
+  colliding);
+* ``far``: stay farther than 4 cm from every obstacle.
+
+Models: ``new`` (the default cover fit, ``collision_model()``) and ``old`` (the cluster fit of 8
+spheres per link, ``collision_model(spheres_per_link=8)``, the model before issue 29).
+
+Each batch is solved plain (``inverse_kinematics``) and with ``avoid_collisions=True``,
+alternating, so that the machine's load weighs on both alike; the ratio is plain time over
+avoiding time (1.0: free). Columns: "ok" (the solver's success flag), "good" (success and
+collision-free at mesh level, by coal), "false" (success yet colliding at mesh level, by coal:
+for the avoiding solver a false success; it must be 0), and the ms/call of each.
 """
 
 from __future__ import annotations
@@ -20,64 +25,46 @@ import statistics
 import time
 
 import numpy as np
+from _near import NEAR, MeshJudge, clutter_scene, hand_poses, near_configurations
 
-import engine
-from engine.collision.robot import sample_qpos
-
-CLUTTER = (  # kind, morph arguments (m)
-    ("Box", dict(pos=(0.55, 0.0, 0.15), size=(0.5, 0.9, 0.3))),          # table
-    ("Cylinder", dict(pos=(0.45, 0.25, 0.45), radius=0.04, height=0.3)),  # pillar
-    ("Sphere", dict(pos=(0.5, -0.25, 0.38), radius=0.07)),               # ball
-    ("Box", dict(pos=(0.45, 0.0, 0.85), size=(0.06, 0.9, 0.06))),        # overhead bar
-    ("Box", dict(pos=(0.7, 0.0, 0.4), size=(0.14, 0.2, 0.2))),           # crate
-)
 HAND = "panda_hand"
+FITS = {"new": {}, "old": dict(spheres_per_link=8)}
+_TARGETS: dict = {}  # (kind, n, seed) -> configurations, found once per run
 
 
-def clutter_scene(n_envs: int):
-    """(scene, panda) built with ``n_envs`` envs."""
-    scene = engine.Scene()
-    panda = scene.add_entity(engine.morphs.URDF(file="erd:panda", fixed=True))
-    for kind, kwargs in CLUTTER:
-        scene.add_entity(getattr(engine.morphs, kind)(fixed=True, **kwargs))
-    scene.build(n_envs=n_envs)
-    return scene, panda
+def target_configurations(panda, judge, kind: str, n: int, seed: int) -> np.ndarray:
+    """``(n, n_qs)`` mesh-free configurations near (within 4 cm) or far from the obstacles."""
+    key = (kind, n, seed)
+    if key not in _TARGETS:
+        if kind == "near":
+            _TARGETS[key] = near_configurations(panda, judge, n, seed)
+        else:
+            _TARGETS[key] = near_configurations(panda, judge, n, seed + 10_000, near=np.inf, beyond=NEAR)
+    return _TARGETS[key]
 
 
-def free_targets(panda, n_batches: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``n_batches`` batches of n_envs hand poses ``(pos (n, 3), quat (n, 4))`` of sphere-free
-    random configurations."""
-    n = panda.configuration.n_envs
-    qs, k = [], 0
-    while sum(map(len, qs)) < n * n_batches:
-        q = sample_qpos(panda.tree, n, seed=seed + k)
-        qs.append(q[~panda.in_collision(q)])
-        k += 1
-    qs = np.concatenate(qs)[:n * n_batches]
-    hand = panda.get_link(HAND).idx_local
-    out = []
-    for b in range(n_batches):
-        pos, quat = panda.forward_kinematics(qs[b * n:(b + 1) * n])
-        out.append((np.asarray(pos[:, hand], np.float32), np.asarray(quat[:, hand], np.float32)))
-    return out
-
-
-def bench_collision(n_envs: int, args) -> dict:
-    """Plain and avoiding IK over ``ceil(min_targets / n_envs)`` batches of ``n_envs`` targets:
-    ``{plain, avoid}`` each with ``s`` (median seconds per call), ``ok`` (success share), ``coll``
-    (share of answers reporting success while in collision)."""
-    scene, panda = clutter_scene(n_envs)
-    batches = free_targets(panda, max(1, -(-args.min_targets // n_envs)), args.seed)
+def bench_collision(n_envs: int, args, kind: str = "near", model: str = "new") -> dict:
+    """Plain and avoiding IK over ``ceil(min_targets / n_envs)`` batches of ``n_envs`` targets of
+    ``kind`` with the collision ``model``: ``{plain, avoid}`` each with ``s`` (median seconds per
+    call), ``ok``, ``good``, ``false`` (shares of all targets); ``batches``."""
+    scene, panda, morphs = clutter_scene(n_envs)
+    panda.collision_model(**FITS[model])
+    judge = MeshJudge(panda, morphs)
+    n_batches = max(1, -(-args.min_targets // n_envs))
+    qs = target_configurations(panda, judge, kind, n_batches * n_envs, args.seed)
+    batches = [hand_poses(panda, qs[b * n_envs:(b + 1) * n_envs]) for b in range(n_batches)]
     common = dict(seed=args.seed, return_info=True, kernel=args.kernel)
     modes = {"plain": {}, "avoid": dict(avoid_collisions=True)}
     out = {}
     for mode, extra in modes.items():  # warm-up (compiles) and the answers that are judged
-        ok, coll = [], []
+        ok, bad = [], []
         for pos, quat in batches:
             r = panda.inverse_kinematics(HAND, pos, quat, **common, **extra)
-            ok.append(r.success)
-            coll.append(r.success & panda.in_collision(r.qpos))
-        out[mode] = dict(ok=float(np.concatenate(ok).mean()), coll=float(np.concatenate(coll).mean()), times=[])
+            success = np.asarray(r.success, bool)
+            ok.append(success)
+            bad.append(np.array([s and judge.collides(q) for s, q in zip(success, np.asarray(r.qpos))]))
+        ok, bad = np.concatenate(ok), np.concatenate(bad)
+        out[mode] = dict(ok=float(ok.mean()), good=float((ok & ~bad).mean()), false=float(bad.mean()), times=[])
     deadline = time.perf_counter() + args.budget * 2
     cycles = 0
     while cycles < args.repeats or time.perf_counter() < deadline:
@@ -92,8 +79,9 @@ def bench_collision(n_envs: int, args) -> dict:
     for row in out.values():
         row["s"] = statistics.median(row.pop("times"))
     out["batches"] = len(batches)
+    out["spheres"] = panda.collision_model().spheres.n_spheres
     scene.destroy()
     return out
 
 
-__all__ = ["CLUTTER", "bench_collision", "clutter_scene", "free_targets"]
+__all__ = ["FITS", "bench_collision", "target_configurations"]

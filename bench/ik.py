@@ -3,6 +3,7 @@
     python bench/ik.py                  # full run: n_envs 1, 16, 256, 1024, 4096
     python bench/ik.py --quick          # n_envs 16, 1024, 4096; fewer repeats; pk up to 1024 envs
     python bench/ik.py --backend cpu --sizes 16 1024 --no-pk
+    python bench/ik.py --collision-only --collision-sizes 1024 --collision-targets near   # bench/_collision.py
 
 Two cases on the Panda MJCF (``assets/panda``), f32 (``engine.init(backend=..., precision="32")``;
 "gpu" falls back to the CPU where there is none):
@@ -348,6 +349,11 @@ def main(argv=None) -> None:
     parser.add_argument("--collision-sizes", type=int, nargs="*", default=list(COLLISION_SIZES),
                         help="n_envs of the collision-aware case (bench/_collision.py; none: skip it; "
                              f"default {' '.join(map(str, COLLISION_SIZES))})")
+    parser.add_argument("--collision-targets", nargs="*", default=["near", "far"], choices=("near", "far"),
+                        help="target sets of the collision-aware case (default: both)")
+    parser.add_argument("--collision-models", nargs="*", default=["new", "old"], choices=("new", "old"),
+                        help="collision models of the collision-aware case (default: both)")
+    parser.add_argument("--collision-only", action="store_true", help="run the collision-aware case only")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     if any(n < 1 for n in sizes):
@@ -370,6 +376,9 @@ def main(argv=None) -> None:
           f"mean cost of a call over >= {args.min_targets} targets in batches of n_envs (median of >= "
           f"{args.repeats} cycles over the batches, after a warm-up)")
 
+    if args.collision_only:
+        collision_table(args)
+        return
     probe = engine.Scene()
     robot = probe.add_entity(engine.morphs.MJCF(file="panda"))
     probe.build()
@@ -433,24 +442,29 @@ def main(argv=None) -> None:
 
 
 def collision_table(args) -> None:
-    """The collision-aware case (bench/_collision.py), plain and avoiding side by side."""
+    """The collision-aware case (bench/_collision.py): near and far targets, new and old model,
+    plain and avoiding side by side."""
     if not args.collision_sizes:
         return
     rows = []
-    for n in args.collision_sizes:
-        r = bench_collision(n, args)
-        p, a = r["plain"], r["avoid"]
-        rows.append([n, r["batches"], fmt_ms(p["s"]), fmt_ms(a["s"]), f"{p['s'] / a['s']:.2f}x", fmt_pct(p["ok"]),
-                     fmt_pct(p["coll"]), fmt_pct(a["ok"]), fmt_pct(a["coll"])])
-        print(f"  collision n_envs={n} done", file=sys.stderr, flush=True)
+    for kind in args.collision_targets:
+        for n in args.collision_sizes:
+            for model in args.collision_models:
+                r = bench_collision(n, args, kind, model)
+                p, a = r["plain"], r["avoid"]
+                rows.append([kind, n, f"{model} ({r['spheres']})", r["batches"], fmt_ms(p["s"]), fmt_ms(a["s"]),
+                             f"{p['s'] / a['s']:.2f}x", fmt_pct(p["good"]), fmt_pct(p["false"]), fmt_pct(a["ok"]),
+                             fmt_pct(a["good"]), fmt_pct(a["false"])])
+                print(f"  collision {kind} n_envs={n} model {model} done", file=sys.stderr, flush=True)
     print()
-    print("collision-aware: Panda among a table, a pillar, a ball, a bar and a crate; targets from sphere-free "
-          "configurations; plain vs avoid_collisions=True, alternated")
-    print_table(["n_envs", "batches", "plain ms", "avoid ms", "avoid/plain rate", "plain ok", "plain coll",
-                 "avoid ok", "avoid coll"], rows)
-    print("ok: the solver's success; coll: answers reporting success while in collision (sphere model, which "
-          "bounds the meshes); rate: plain ms / avoid ms (goal >= 0.25x at 1024 envs).")
-
+    print("collision-aware: Panda in scenes/panda_clutter.yaml (a table top, a pillar, a ball, a bar, a crate); "
+          "targets: hand poses of configurations collision-free at mesh level (coal), near: within 4 cm of an "
+          "obstacle, far: beyond; plain vs avoid_collisions=True, alternated")
+    print_table(["targets", "n_envs", "model (spheres)", "batches", "plain ms", "avoid ms", "avoid/plain rate",
+                 "plain good", "plain in coll", "avoid ok", "avoid good", "avoid false"], rows)
+    print("good: success and mesh-free (coal); in coll / false: success yet colliding at mesh level (coal); "
+          "model new: the cover fit (default), old: 8 spheres per link; rate: plain ms / avoid ms "
+          "(goals: >= 0.25x near, >= 0.5x far, at 1024 envs).")
 
 if __name__ == "__main__":
     main()

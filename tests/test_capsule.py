@@ -87,16 +87,20 @@ def test_ik_avoids_a_capsule_moved_onto_each_elbow(monkeypatch):
     first = solve(0)
     assert first.success.all()
     panda.set_qpos(first.qpos)
-    solve(1)
-    panda.set_qpos(first.qpos)
     rng = np.random.default_rng(3)
-    pos = panda.get_links_pos()[:, elbow.idx_local] + rng.uniform(-0.02, 0.02, (n, 3))
+    at_elbow = panda.get_links_pos()[:, elbow.idx_local]
     quat = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+    post.set_pos(at_elbow + rng.uniform(-0.02, 0.02, (n, 3)))
+    for seed in (1, 2):  # the avoiding solve compiled in both launch modes before counting
+        panda.set_qpos(first.qpos)
+        solve(seed)
+    panda.set_qpos(first.qpos)
+    pos = at_elbow + rng.uniform(-0.02, 0.02, (n, 3))  # another pose per env
     post.set_pos(pos)
     assert np.all(panda.collision_distance(self_collision=False) < 0)  # every answer is now in the capsule
     compiled = _count_compiles(monkeypatch)
 
-    second = solve(2)
+    second = solve(3)
     assert compiled == []  # the capsule reached the solver as data
     assert second.success.mean() >= 0.9, second.success
     ok = second.success

@@ -19,6 +19,8 @@ reported as a success. Where a software Vulkan device would stop the kernel's lo
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..kernels.tables import (
@@ -55,10 +57,18 @@ class AvoidTables:
         self.shape_pose = np.zeros((n_sel, 1, 7), dtype)
         self._key = None
         self.names: list[str] = []  # each obstacle row's name
-        self.loops = 0  # the search's most loop iterations per solver iteration (:func:`loop_count`)
+        self.loops = 0  # the exact search's most loop iterations (:func:`loop_count`)
+        self.solver_loops = 0  # the solver's search's, per solver iteration (:func:`solver_loop_count`)
 
     def args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.coll_i, self.coll_f, self.shape_pose
+
+    def subset(self, rows: np.ndarray) -> AvoidTables:
+        """These tables for some of the envs of the last :meth:`update` only: ``rows``, indices
+        into its ``envs`` (the robot's and obstacles' tables are shared, the poses copied)."""
+        out = copy.copy(self)
+        out.shape_pose = np.ascontiguousarray(self.shape_pose[rows])
+        return out
 
     def update(self, entity, envs: np.ndarray) -> None:
         """Pack the tables for ``entity``'s current model and obstacles (when either changed) and
@@ -73,6 +83,7 @@ class AvoidTables:
             spheres, bounds, pairs = robot_tables
             self.coll_i, self.coll_f = pack(entity, (spheres, bounds, pairs if self.self_pairs else pairs[:0]), shapes)
             self.loops = loop_count(self.coll_i)
+            self.solver_loops = solver_loop_count(self.coll_i)
             self._key = (model, robot_tables, key)  # held, so that a new model or table is never taken for it
         if poses.shape[1] == 0:
             poses = np.zeros((len(envs), 1, 7), self.dtype)
@@ -131,6 +142,21 @@ def loop_count(coll_i: np.ndarray) -> int:
     return int((on_a * (on_b + 1) + 1).sum()) + L * (O + 1) + S * O + 6
 
 
+def solver_loop_count(coll_i: np.ndarray) -> int:
+    """Loop iterations the IK solver's avoidance task (:func:`engine.kernels.avoid.collision_task`)
+    runs at most per solver iteration: its search, :func:`loop_count` or less where the search's
+    row budget (:data:`engine.kernels.avoid.SEARCH_ROWS`, exit tests counted) binds first (past it
+    each pair and link-obstacle pair left costs one more test); each near pair's insertion among
+    the kept ones (:data:`~engine.kernels.avoid.KEEP_LOOPS`); and the rows' Jacobians (two chains of
+    at most every link per row)."""
+    from ..kernels.avoid import KEEP_LOOPS, ROWS, SEARCH_ROWS
+
+    head = coll_i[0]
+    P, L, O = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes))
+    search = min(loop_count(coll_i), SEARCH_ROWS + 2 * (P + L * O) + L * (O + 1) + 6)
+    return search + KEEP_LOOPS * (P + L * O) + ROWS * (2 * L + 3) + 1
+
+
 def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
     """Smallest sphere distance ``(B,)`` m at link poses ``pose (B, n_links, 7)`` of the envs
     ``envs`` over what ``tables`` holds (updated for those envs: :meth:`AvoidTables.update`), and
@@ -178,4 +204,5 @@ def answer_distance(entity, qpos: np.ndarray, envs: np.ndarray, tables: AvoidTab
     return distance(entity, cfg.fk_poses(np.ascontiguousarray(qpos, dtype=cfg.dtype)), envs, tables)
 
 
-__all__ = ["KINDS", "AvoidTables", "answer_distance", "distance", "loop_count", "pack", "shape_bound"]
+__all__ = ["KINDS", "AvoidTables", "answer_distance", "distance", "loop_count", "pack", "shape_bound",
+           "solver_loop_count"]

@@ -29,12 +29,15 @@ import numpy as np
 from ..errors import InvalidValueError, UnknownNameError
 from ..model.srdf import disabled_pairs, find_srdf
 from ..transforms import quat_rotate_unit
+from . import fit_store
 from .geometry import collision_geometry, mesh_files
-from .spheres import DEFAULT_SPHERES_PER_LINK, cache_dir, cache_key, check_spheres_per_link, save_arrays, sphere_model
+from .groups import sphere_rows
+from .spheres import FIT_VERSION, check_spheres_per_link, check_tolerance, sphere_model
 
 DEFAULT_SAMPLES = 1000
-PAIRS_VERSION = 2
+PAIRS_VERSION = 3
 CHUNK = 256  # configurations per block in the distance computation (bounds the temporary arrays)
+PAIR_ELEMENTS = 1 << 20  # sphere pairs times configurations per step of one link pair's distances
 
 
 def rigid_groups(tree) -> np.ndarray:
@@ -75,20 +78,29 @@ class RobotCollision:
 
     Attributes: ``spheres`` (:class:`~engine.collision.spheres.SphereModel`), ``srdf`` (the SRDF used,
     or None), ``excluded`` (``{(a, b): reason}``, link indices a < b, reason "adjacent",
-    "srdf", "always", "never", "default" or "user")."""
+    "srdf", "always", "never", "default" or "user"). The fit: ``spheres_per_link`` (the cluster
+    fit's count) or, when that is None, the cover fit at ``tolerance`` m (None: its default)."""
 
-    def __init__(self, entity, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
-                 samples: int = DEFAULT_SAMPLES, use_cache: bool = True):
+    def __init__(self, entity, spheres_per_link: int | None = None, seed: int = 0,
+                 samples: int = DEFAULT_SAMPLES, use_cache: bool = True, tolerance: float | None = None):
+        from .cover import DEFAULT_TOLERANCE
+
         self.entity = entity
         tree = self.tree = entity.tree
-        self.spheres_per_link = check_spheres_per_link(spheres_per_link)
+        if spheres_per_link is None:
+            self.spheres_per_link, self.tolerance = None, check_tolerance(
+                DEFAULT_TOLERANCE if tolerance is None else tolerance)
+        else:
+            self.spheres_per_link, self.tolerance = check_spheres_per_link(spheres_per_link), None
         if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
             raise InvalidValueError(f"samples: expected an int >= 1, got {samples!r}")
         self.seed, self.samples, self.use_cache = int(seed), int(samples), use_cache
         self.geometry = collision_geometry(tree, entity.morph)
         raw = getattr(entity.morph, "scale", 1.0)  # one factor, or 3 (a Mesh's)
         scale = float(raw) if np.ndim(raw) == 0 else tuple(float(x) for x in np.ravel(raw))
-        self.spheres = sphere_model(tree, self.geometry, self.spheres_per_link, self.seed, scale, use_cache)
+        self.spheres = sphere_model(tree, self.geometry, self.spheres_per_link, self.seed, scale, use_cache,
+                                    self.tolerance)
+        self._balls = None  # the links' bounding balls (link_balls), made on first use
         has = np.zeros(tree.n_links, bool)
         has[self.spheres.link] = True
         self.srdf = find_srdf(tree.source) if str(tree.source).endswith(".urdf") else None
@@ -110,17 +122,15 @@ class RobotCollision:
     def _sampled_exclusions(self, pairs, scale) -> dict[tuple[int, int], str]:
         if not pairs:
             return {}
-        params = {"what": "pairs", "v": PAIRS_VERSION, "samples": self.samples, "seed": self.seed, "scale": scale,
-                  "spheres_per_link": self.spheres_per_link, "links": ",".join(self.tree.link_names())}
-        path = None
+        params = {"what": "pairs", "v": PAIRS_VERSION, "fit": FIT_VERSION, "samples": self.samples, "seed": self.seed,
+                  "scale": scale, "spheres_per_link": self.spheres_per_link, "tolerance": self.tolerance,
+                  "links": ",".join(self.tree.link_names())}
+        name = None
         if self.use_cache and self.tree.source.is_file():
-            path = cache_dir() / f"pairs_{cache_key(self.tree.source, mesh_files(self.geometry), params)}.npz"
-            if path.is_file():
-                try:
-                    with np.load(path) as data:
-                        return {(int(a), int(b)): str(r) for a, b, r in zip(data["a"], data["b"], data["reason"])}
-                except (OSError, ValueError, KeyError):
-                    pass
+            name = f"pairs_{fit_store.cache_key(self.tree.source, mesh_files(self.geometry), params)}.npz"
+            held = fit_store.load(name, ("a", "b", "reason"))
+            if held is not None:
+                return {(int(a), int(b)): str(r) for a, b, r in zip(held["a"], held["b"], held["reason"])}
         qpos = sample_qpos(self.tree, self.samples, self.seed)
         hits = self._overlapping(pairs, qpos).sum(0)
         at_default = self._overlapping(pairs, self.tree.default_qpos[None])[0]
@@ -130,22 +140,22 @@ class RobotCollision:
                 out[p] = "never" if h == 0 else "always"
             elif default:
                 out[p] = "default"
-        if path is not None:
+        if name is not None:
             keys = sorted(out)
-            save_arrays(path, a=np.array([k[0] for k in keys], np.int64), b=np.array([k[1] for k in keys], np.int64),
-                  reason=np.array([out[k] for k in keys]))
+            fit_store.save(name, a=np.array([k[0] for k in keys], np.int64),
+                           b=np.array([k[1] for k in keys], np.int64), reason=np.array([out[k] for k in keys]))
         return out
 
     def _overlapping(self, pairs, qpos: np.ndarray) -> np.ndarray:
         """``(n, len(pairs))`` bool: the pair's spheres overlap in configuration ``qpos[i]``."""
-        si, sj, owner = self._sphere_pairs(pairs)
         hits = np.zeros((len(qpos), len(pairs)), bool)
         for start in range(0, len(qpos), CHUNK):
-            poses = self.entity.configuration.fk_poses(qpos[start:start + CHUNK])
-            d = self._sphere_distances(self.world_centers(poses), si, sj)
-            per_pair = np.full((len(d), len(pairs)), np.inf)
-            np.minimum.at(per_pair, (slice(None), owner), d)
-            hits[start:start + CHUNK] = per_pair < 0
+            pose = self.entity.configuration.fk_poses(qpos[start:start + CHUNK])
+            centers, balls = self.world_centers(pose), self._world_balls(pose)
+            for k, (a, b) in enumerate(pairs):
+                rows = np.flatnonzero(_ball_gap(balls, a, b) < 0)  # only where the links' balls overlap
+                if len(rows):
+                    hits[start + rows, k] = self._pair_distance(centers[rows], a, b) < 0
         return hits
 
     def _link(self, link, arg: str) -> int:
@@ -191,42 +201,58 @@ class RobotCollision:
             self._index()
 
     # -- distances ------------------------------------------------------------------------------
-    def _sphere_pairs(self, pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Sphere index arrays ``(si, sj)`` of every sphere pair of ``pairs`` and the pair each
-        belongs to (``owner``)."""
-        si, sj, owner = [], [], []
-        for k, (a, b) in enumerate(pairs):
-            ia, ib = self.spheres.of_link(a), self.spheres.of_link(b)
-            si.append(np.repeat(ia, len(ib)))
-            sj.append(np.tile(ib, len(ia)))
-            owner.append(np.full(len(ia) * len(ib), k))
-        if not si:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
-        return np.concatenate(si), np.concatenate(sj), np.concatenate(owner)
-
     def _index(self) -> None:
-        self._si, self._sj, self._owner = self._sphere_pairs(self._pairs)
         self._tables = {}  # the kernel's tables per float dtype, made on first use
 
     def kernel_tables(self, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(spheres (S, 5), bounds (L, 4), pairs int32 (P, 6))`` as :func:`engine.collision.checks.pack`
-        takes them, in ``dtype``."""
+        """``(sphere rows (R, 6), bounds (L, 4), pairs int32 (P, 6))`` as :func:`engine.collision.checks.pack`
+        takes them, in ``dtype``: the spheres in groups (:func:`engine.collision.groups.sphere_rows`),
+        each link's bounding ball, and each counted pair's links and row ranges."""
         key = np.dtype(dtype).str
         if key not in self._tables:
             sp = self.spheres
-            spheres = np.concatenate([sp.link[:, None].astype(float), sp.centers, sp.radii[:, None]], axis=1)
-            bounds = np.zeros((self.tree.n_links, 4))
-            bounds[:, 3] = -1.0
-            ranges = {}
+            rows, ranges = sphere_rows(sp.link, sp.centers, sp.radii)
+            pairs = np.array([[a, b, *ranges[a], *ranges[b]] for a, b in self._pairs], np.int32).reshape(-1, 6)
+            self._tables[key] = (np.ascontiguousarray(rows, dtype), np.ascontiguousarray(self.link_balls(), dtype),
+                                 pairs)
+        return self._tables[key]
+
+    def link_balls(self) -> np.ndarray:
+        """``(n_links, 4)``: each link's bounding ball (centre in the link frame, m; radius, m), which
+        holds all its spheres; radius -1 for a link without spheres."""
+        if self._balls is None:
+            sp = self.spheres
+            balls = np.zeros((self.tree.n_links, 4))
+            balls[:, 3] = -1.0
             for link in np.unique(sp.link):
                 idx = sp.of_link(link)
                 c = 0.5 * (sp.centers[idx].min(0) + sp.centers[idx].max(0))
-                bounds[link, :3] = c
-                bounds[link, 3] = (np.linalg.norm(sp.centers[idx] - c, axis=1) + sp.radii[idx]).max() * (1 + 1e-6)
-                ranges[int(link)] = (int(idx[0]), int(idx[-1]) + 1)
-            pairs = np.array([[a, b, *ranges[a], *ranges[b]] for a, b in self._pairs], np.int32).reshape(-1, 6)
-            self._tables[key] = (np.ascontiguousarray(spheres, dtype), np.ascontiguousarray(bounds, dtype), pairs)
-        return self._tables[key]
+                balls[link, :3] = c
+                balls[link, 3] = (np.linalg.norm(sp.centers[idx] - c, axis=1) + sp.radii[idx]).max() * (1 + 1e-6)
+            self._balls = balls
+        return self._balls
+
+    def _world_balls(self, pose: np.ndarray) -> np.ndarray:
+        """``(B, n_links, 4)``: the links' bounding balls at link poses ``pose (B, n_links, 7)``."""
+        balls = self.link_balls()
+        p = pose.astype(float)
+        out = np.empty(p.shape[:2] + (4,))
+        out[..., :3] = p[..., :3] + quat_rotate_unit(p[..., 3:], np.broadcast_to(balls[:, :3], p[..., :3].shape))
+        out[..., 3] = balls[:, 3]
+        return out
+
+    def _pair_distance(self, centers: np.ndarray, a: int, b: int) -> np.ndarray:
+        """``(B,)``: the smallest sphere distance (m) between links ``a`` and ``b`` for sphere centres
+        ``centers (B, n_spheres, 3)`` (world), sphere pair by sphere pair, a few rows at a time."""
+        ia, ib = self.spheres.of_link(a), self.spheres.of_link(b)
+        ra, rb = self.spheres.radii[ia], self.spheres.radii[ib]
+        out = np.empty(len(centers))
+        step = max(1, PAIR_ELEMENTS // max(len(ia) * len(ib), 1))
+        for s in range(0, len(centers), step):
+            ca, cb = centers[s:s + step, ia], centers[s:s + step, ib]
+            gap = np.linalg.norm(ca[:, :, None, :] - cb[:, None, :, :], axis=-1) - ra[None, :, None] - rb[None, None, :]
+            out[s:s + step] = gap.reshape(len(gap), -1).min(axis=1)
+        return out
 
     def world_centers(self, pose: np.ndarray) -> np.ndarray:
         """Sphere centres ``(B, n_spheres, 3)`` m in the env-local world, from link poses
@@ -235,23 +261,32 @@ class RobotCollision:
         p = pose[:, link].astype(float)
         return p[..., :3] + quat_rotate_unit(p[..., 3:], np.broadcast_to(self.spheres.centers, p[..., :3].shape))
 
-    def _sphere_distances(self, centers: np.ndarray, si, sj) -> np.ndarray:
-        gap = np.linalg.norm(centers[:, si] - centers[:, sj], axis=-1)
-        return gap - self.spheres.radii[si] - self.spheres.radii[sj]
-
     def distance_numpy(self, pose: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Smallest sphere distance over the counted pairs ``(B,)`` m (inf without pairs) and the
         pair that sets it ``(B,)`` (an index into :attr:`pairs`; -1 without pairs), from link poses
-        ``pose (B, n_links, 7)``, in numpy (float64), sphere pair by sphere pair: the reference of
-        the kernel's distances (:func:`engine.collision.checks.distance`), and its stand-in where a
-        software Vulkan device would stop the kernel's loops."""
+        ``pose (B, n_links, 7)``, in numpy (float64), sphere pair by sphere pair (a pair whose links'
+        balls are no nearer than the best so far is passed over): the reference of the kernel's
+        distances (:func:`engine.collision.checks.distance`), and its stand-in where a software
+        Vulkan device would stop the kernel's loops."""
         B = pose.shape[0]
-        if not len(self._si):
-            return np.full(B, np.inf), np.full(B, -1, np.int64)
-        dist, which = np.empty(B), np.empty(B, np.int64)
+        dist, which = np.full(B, np.inf), np.full(B, -1, np.int64)
         for start in range(0, B, CHUNK):
-            d = self._sphere_distances(self.world_centers(pose[start:start + CHUNK]), self._si, self._sj)
-            k = np.argmin(d, axis=1)
-            dist[start:start + CHUNK] = d[np.arange(len(d)), k]
-            which[start:start + CHUNK] = self._owner[k]
+            part = pose[start:start + CHUNK]
+            centers, balls = self.world_centers(part), self._world_balls(part)
+            best, who = dist[start:start + CHUNK], which[start:start + CHUNK]  # views: filled in place
+            bound = np.stack([_ball_gap(balls, a, b) for a, b in self._pairs], axis=1) if self._pairs else None
+            for k in (np.argsort(bound.min(axis=0)) if bound is not None else []):  # likely nearest first
+                a, b = self._pairs[k]
+                rows = np.flatnonzero(bound[:, k] < best)
+                if len(rows):
+                    d = self._pair_distance(centers[rows], a, b)
+                    closer = d < best[rows]
+                    best[rows[closer]] = d[closer]
+                    who[rows[closer]] = k
         return dist, which
+
+
+def _ball_gap(balls: np.ndarray, a: int, b: int) -> np.ndarray:
+    """``(B,)``: the distance (m) between links ``a``'s and ``b``'s bounding balls ``balls (B, L, 4)``
+    (:meth:`RobotCollision._world_balls`), a lower bound of their spheres' distance."""
+    return np.linalg.norm(balls[:, a, :3] - balls[:, b, :3], axis=-1) - balls[:, a, 3] - balls[:, b, 3]

@@ -14,37 +14,35 @@ Fitting one link (``fit_spheres``):
 
 A link whose geometry is nothing but sphere primitives (no more than the budget) keeps them as
 they are. So "sphere clearance implies mesh clearance" holds by construction, at the price of some
-over-coverage; more spheres per link give a tighter fit. Results are cached on disk
-(:func:`cache_dir`) under a hash of the robot file, its mesh files and the parameters.
+over-coverage (on the Panda 24 mm on average with 8 spheres per link, 19 mm with 32: docs/collision.md).
+
+That is the *cluster* fit, asked for by a sphere count (``spheres_per_link``). The default model is
+the *cover* fit of :mod:`engine.collision.cover`: spheres sunk into the body, standing out of its
+surface by about ``tolerance`` (default :data:`engine.collision.cover.DEFAULT_TOLERANCE`), as many
+as that takes, up to :data:`COVER_MAX_SPHERES` per link; it contains the surface exactly as well.
+Results are cached on disk (:func:`cache_dir`) under a hash of the robot file, its mesh files, the
+parameters and :data:`FIT_VERSION`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InvalidValueError
+from . import fit_store
 
-FIT_VERSION = 2  # bump when the fitting changes: old cache entries are then ignored
-DEFAULT_SPHERES_PER_LINK = 8
+FIT_VERSION = 8  # bump when the fitting changes: old cache entries are then ignored
+DEFAULT_SPHERES_PER_LINK = 8  # the cluster fit's count where a caller asks for it without one (obstacles: their own)
 MAX_SPHERES_PER_LINK = 64
+COVER_MAX_SPHERES = 128  # the cover fit's budget per link (the tolerance grows where it does not suffice)
+MAX_TOLERANCE = 0.1  # m
 PRIMITIVE_GROWTH = 1.02  # tessellated spheres / cylinders / capsules / ellipsoids, scaled about their centre
 EDGE_FRACTION = 0.5  # triangles are split to edges below this fraction of the mesh extent / sqrt(max_spheres)
 MAX_FIT_FACES = 200_000  # a mesh with more faces is not subdivided
 CLUSTER_SAMPLE = 20_000  # face centroids the k-means sees; every face is then labelled and covered
-
-
-def cache_dir() -> Path:
-    """Where fitted models are kept: ``$IKSTUDIO_CACHE_DIR/collision``, else
-    ``$XDG_CACHE_HOME/ikstudio/collision`` (``~/.cache`` without XDG_CACHE_HOME)."""
-    root = os.environ.get("IKSTUDIO_CACHE_DIR")
-    if not root:  # XDG's rule (what platformdirs gives on Linux), without the dependency
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ikstudio"
-    return Path(root) / "collision"
 
 
 @dataclass(frozen=True)
@@ -175,17 +173,6 @@ def fit_spheres(vertices: np.ndarray, faces: np.ndarray, max_spheres: int = DEFA
     return centers, radii
 
 
-def cache_key(source: Path, files: list[Path], params: dict) -> str:
-    """A hash of the robot file's and its mesh files' bytes, the parameters and the fit version."""
-    h = hashlib.sha256(f"v{FIT_VERSION}:{sorted(params.items())}".encode())
-    for file in [Path(source), *files]:
-        try:
-            h.update(Path(file).read_bytes())
-        except OSError:
-            h.update(f"<missing {file}>".encode())
-    return h.hexdigest()[:32]
-
-
 def check_spheres_per_link(value) -> int:
     """``value`` as a sphere count, 1 .. :data:`MAX_SPHERES_PER_LINK`; ValueError naming the argument."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_SPHERES_PER_LINK:
@@ -193,32 +180,54 @@ def check_spheres_per_link(value) -> int:
     return int(value)
 
 
-def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
-                 scale: float | np.ndarray = 1.0, use_cache: bool = True) -> SphereModel:
+def check_tolerance(value) -> float:
+    """``value`` as the cover fit's tolerance (m), in (0, :data:`MAX_TOLERANCE`]; ValueError naming
+    the argument."""
+    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+    if not ok or not np.isfinite(value) or not 0 < value <= MAX_TOLERANCE:
+        raise InvalidValueError(f"tolerance: expected a number of metres in (0, {MAX_TOLERANCE}], got {value!r}")
+    return float(value)
+
+
+def fit_name(tree, geometry, spheres_per_link: int | None, tolerance: float | None, seed: int = 0,
+             scale: float | np.ndarray = 1.0) -> str:
+    """The file name (:mod:`engine.collision.fit_store`) of the sphere fit of ``tree`` from its
+    collision ``geometry`` with these parameters (checked ones: :func:`sphere_model`'s)."""
+    from .geometry import mesh_files
+
+    scale_key = float(scale) if np.ndim(scale) == 0 else tuple(float(x) for x in np.ravel(scale))
+    params = {"fit": FIT_VERSION, "spheres_per_link": spheres_per_link, "tolerance": tolerance, "seed": int(seed),
+              "scale": scale_key, "links": ",".join(tree.link_names())}
+    return f"spheres_{fit_store.cache_key(tree.source, mesh_files(geometry), params)}.npz"
+
+
+def sphere_model(tree, geometry, spheres_per_link: int | None = DEFAULT_SPHERES_PER_LINK, seed: int = 0,
+                 scale: float | np.ndarray = 1.0, use_cache: bool = True,
+                 tolerance: float | None = None) -> SphereModel:
     """The :class:`SphereModel` of ``tree`` from its collision ``geometry`` (``[n_links]`` lists of
     :class:`Visual`, :func:`engine.collision.geometry.collision_geometry`), cached on disk.
 
-    ``scale``: the morph's scale, one factor or 3 (part of the cache key; the geometry is already
-    scaled)."""
-    from .geometry import mesh_files
+    ``spheres_per_link``: the cluster fit with that many spheres per link (1..64); None: the cover
+    fit (:mod:`engine.collision.cover`) at ``tolerance`` m (None: its default), up to
+    :data:`COVER_MAX_SPHERES` per link. ``scale``: the morph's scale, one factor or 3 (part of the
+    cache key; the geometry is already scaled)."""
+    from .cover import DEFAULT_TOLERANCE
 
-    spheres_per_link = check_spheres_per_link(spheres_per_link)
-    source = Path(tree.source)
-    scale_key = float(scale) if np.ndim(scale) == 0 else tuple(float(x) for x in np.ravel(scale))
-    params = {"spheres_per_link": spheres_per_link, "seed": int(seed), "scale": scale_key,
-              "links": ",".join(tree.link_names())}
-    path = None
-    if use_cache and source.is_file():
-        path = cache_dir() / f"spheres_{cache_key(source, mesh_files(geometry), params)}.npz"
-        if path.is_file():
-            try:
-                with np.load(path) as data:
-                    return SphereModel(data["link"], data["centers"], data["radii"])
-            except (OSError, ValueError, KeyError):
-                pass  # a damaged entry: fit again and overwrite it
+    if spheres_per_link is None:
+        tolerance = DEFAULT_TOLERANCE if tolerance is None else check_tolerance(tolerance)
+        budget = COVER_MAX_SPHERES
+    else:
+        spheres_per_link = budget = check_spheres_per_link(spheres_per_link)
+        tolerance = None
+    name = None
+    if use_cache and Path(tree.source).is_file():
+        name = fit_name(tree, geometry, spheres_per_link, tolerance, seed, scale)
+        held = fit_store.load(name, ("link", "centers", "radii"))
+        if held is not None:
+            return SphereModel(held["link"], held["centers"], held["radii"])
     links, centers, radii = [], [], []
     for i, geoms in enumerate(geometry):
-        if geoms and all(g.kind == "sphere" for g in geoms) and len(geoms) <= spheres_per_link:
+        if geoms and all(g.kind == "sphere" for g in geoms) and len(geoms) <= budget:
             links.append(np.full(len(geoms), i))  # sphere primitives are their own model, exactly
             centers.append(np.array([np.asarray(g.pos, float) for g in geoms]))
             radii.append(np.array([float(g.size[0]) for g in geoms]))
@@ -226,24 +235,24 @@ def sphere_model(tree, geometry, spheres_per_link: int = DEFAULT_SPHERES_PER_LIN
         mesh = link_mesh(geoms)
         if mesh is None:
             continue
-        c, r = fit_spheres(mesh.vertices, mesh.faces, spheres_per_link, seed)
+        c, r = _fit_link(mesh, spheres_per_link, tolerance, seed)
         links.append(np.full(len(r), i))
         centers.append(c)
         radii.append(r)
     model = SphereModel(np.concatenate(links).astype(np.int64) if links else np.zeros(0, np.int64),
                         np.concatenate(centers) if centers else np.zeros((0, 3)),
                         np.concatenate(radii) if radii else np.zeros(0))
-    if path is not None:
-        save_arrays(path, link=model.link, centers=model.centers, radii=model.radii)
+    if name is not None:
+        fit_store.save(name, link=model.link, centers=model.centers, radii=model.radii)
     return model
 
 
-def save_arrays(path: Path, **arrays) -> None:
-    """Write an npz atomically (a reader never sees half a file); a read-only cache is skipped."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    except OSError:
-        pass
+def _fit_link(mesh, spheres_per_link: int | None, tolerance: float | None, seed: int):
+    """One link's spheres: the cluster fit at ``spheres_per_link``, or the cover fit at
+    ``tolerance`` (the cluster fit at :data:`COVER_MAX_SPHERES` where the cover does not fit)."""
+    from .cover import cover_spheres
+
+    if spheres_per_link is not None:
+        return fit_spheres(mesh.vertices, mesh.faces, spheres_per_link, seed)
+    out = cover_spheres(mesh.vertices, mesh.faces, tolerance, COVER_MAX_SPHERES, seed)
+    return out if out is not None else fit_spheres(mesh.vertices, mesh.faces, COVER_MAX_SPHERES, seed)

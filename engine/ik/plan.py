@@ -83,7 +83,7 @@ class IKPlan:
         (:meth:`AvoidTables.update`), and the launch budget for their search."""
         self.avoid.update(entity, self.envs)
         if self.budget_sizes is not None:
-            self.budget = dispatch.solver_budget(*self.budget_sizes, self.avoid.loops)
+            self.budget = dispatch.solver_budget(*self.budget_sizes, self.avoid.solver_loops)
 
     @property
     def n_sel(self) -> int:

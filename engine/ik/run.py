@@ -13,6 +13,7 @@ entry point ends in (``inverse_kinematics``, ``inverse_kinematics_multilink``, `
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -37,14 +38,55 @@ FAR = 1e9  # m: world position targets farther than this are solved toward at th
 
 def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     """Solve ``request`` on ``entity`` for ``targets`` (one ``(pos, quat)`` per task, None where the
-    task has no such target) from ``init_qpos`` (None: the current state). State is not touched."""
+    task has no such target) from ``init_qpos`` (None: the current state). State is not touched.
+
+    A request that avoids collisions is solved plain first: each env whose plain answer succeeds
+    and is at least the task's margin clear (by the collision model, as every answer is checked)
+    keeps it, and only the other envs are solved again with the avoidance task (the others'
+    threads stop at once). Away from contact the avoidance rows are zero, so the avoiding solve
+    would take the same steps there; what the plain solve saves is the search of every pair at
+    every iteration of every env."""
+    seed = as_seed(seed)  # one seed for both solves
+    avoiding = request.collide_index
+    if avoiding is None:
+        return _unbatched(entity, _solve(entity, request, targets, init_qpos, seed))
+    plain = replace(request, rows=request.rows[:avoiding] + request.rows[avoiding + 1:],
+                    labels=request.labels[:avoiding] + request.labels[avoiding + 1:])
+    first = _solve(entity, plain, targets[:avoiding] + targets[avoiding + 1:], init_qpos, seed)
+    plan = entity.ik_state.plans.get(entity, request)
+    plan.update_avoidance(entity)  # the current pair set and obstacle poses
+    dist, pairs, clear = _check_answers(entity, plan, first.qpos, np.arange(plan.n_sel))
+    kept = first.success & clear
+    if kept.all():
+        out = replace(first, min_distance=dist, min_pair=pairs)
+    else:
+        second = _solve(entity, request, targets, init_qpos, seed, skip=kept)
+        pick = kept[:, None]
+        out = IKResult(qpos=np.where(pick, first.qpos, second.qpos),
+                       error=np.where(pick[:, :, None], first.error, second.error),
+                       success=np.where(kept, True, second.success),
+                       iterations=np.where(kept, first.iterations, second.iterations),
+                       sample=np.where(kept, first.sample, second.sample),
+                       min_distance=np.where(kept, dist, second.min_distance),
+                       min_pair=[a if k else b for k, a, b in zip(kept, pairs, second.min_pair)],
+                       step=np.where(kept, first.step, second.step),
+                       warm_start_success=np.where(kept, first.warm_start_success, second.warm_start_success))
+    return _unbatched(entity, out)
+
+
+def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip: np.ndarray | None = None
+           ) -> IKResult:
+    """One solve of ``request`` (the answers batched, ``(n_sel, ...)``); ``skip`` ``(n_sel,)`` bool:
+    envs left unsolved (their rows are meaningless)."""
     cfg = entity.configuration
     plan = entity.ik_state.plans.get(entity, request)
-    plan.task_i[0, SOLVE_I.seed] = as_seed(seed)
+    plan.task_i[0, SOLVE_I.seed] = seed
     fill_targets(plan, targets, cfg.batched)
     far = far_targets(plan)
     start = fill_start(plan, entity, init_qpos)
     plan.done.fill(generic.BIG)
+    if skip is not None:
+        plan.done[skip] = -1  # the solver's hint: no sample of these envs is left to run
     if request.collide_index is not None:
         plan.update_avoidance(entity)  # the current pair set and obstacle poses
     tree = entity.tree
@@ -65,7 +107,7 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
         plan.kernel(
             plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
             *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS), int(request.boxed))
-    return _choose(entity, s, plan, start, far)
+    return _choose(entity, s, plan, start, far, skip)
 
 
 def _run_generic(entity, plan: IKPlan, s: dict) -> None:
@@ -181,7 +223,8 @@ def _warn_nothing_to_avoid(entity) -> None:
                   "min_distance is NaN and their success counts the other tasks only", RuntimeWarning, stacklevel=5)
 
 
-def _choose(entity, s: dict, plan: IKPlan, start: np.ndarray, far: dict | None = None) -> IKResult:
+def _choose(entity, s: dict, plan: IKPlan, start: np.ndarray, far: dict | None = None,
+            skip: np.ndarray | None = None) -> IKResult:
     """Per env, the lowest successful sample (nearest rest when exhaustive, the warm start or the
     nearest the ``start`` with continuity), else the lowest score (:mod:`engine.kernels.answers`).
     With one thread per env on the CPU (the usual case there) each thread's kept solution is
@@ -215,19 +258,43 @@ def _choose(entity, s: dict, plan: IKPlan, start: np.ndarray, far: dict | None =
     dist = pairs = None
     avoiding = plan.request.collide_index
     if avoiding is not None:  # the answers checked on the host, as collision_distance would
-        dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid)
-        measured = np.isfinite(dist)
-        if not measured.all():  # nothing to keep apart: said once, and no distance is made up
-            _warn_nothing_to_avoid(entity)
-        dist = np.where(measured, dist, np.nan).astype(cfg.dtype)
-        success &= ~measured | (dist >= plan.request.rows[avoiding].margin + ROUNDING)  # as the kernel's test
+        dist, pairs, clear = _check_answers(entity, plan, q, np.flatnonzero(~skip) if skip is not None else
+                                            np.arange(plan.n_sel))
+        success &= clear
         warm &= success | (sample != 0)  # the warm start's answer failed the host's check
         sample = np.where(success, sample, -1)
         err = np.delete(err, avoiding, axis=1)
-    out = IKResult(qpos=q, error=err, success=success, iterations=iterations, sample=sample, min_distance=dist,
-                   min_pair=pairs, step=step.astype(cfg.dtype), warm_start_success=warm)
-    if not cfg.batched:
-        out = IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0],
-                       None if dist is None else dist[0], None if pairs is None else pairs[0], out.step[0],
-                       out.warm_start_success[0])
-    return out
+    return IKResult(qpos=q, error=err, success=success, iterations=iterations, sample=sample, min_distance=dist,
+                    min_pair=pairs, step=step.astype(cfg.dtype), warm_start_success=warm)
+
+
+def _check_answers(entity, plan: IKPlan, q: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
+    """The answers ``q (n_sel, n_qs)`` of the envs ``rows`` (indices into the plan's envs) checked
+    as ``collision_distance`` would, over the avoiding ``plan``'s tables: ``(distance (n_sel,) m,
+    NaN where nothing is checked; what sets it; clear (n_sel,) bool: at least the task's margin
+    apart, as the kernel's test, or nothing to check)``; the other rows read NaN, None, False."""
+    n = len(q)
+    dist, pairs = np.full(n, np.nan), [None] * n
+    if len(rows) == n:
+        dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid)
+    elif len(rows):
+        got, names = answer_distance(entity, q[rows], plan.envs[rows], plan.avoid.subset(rows))
+        dist[rows] = got
+        for r, name in zip(rows.tolist(), names):
+            pairs[r] = name
+    measured = np.isfinite(dist)
+    checked = np.zeros(n, bool)
+    checked[rows] = True
+    if not measured[rows].all():  # nothing to keep apart: said once, and no distance is made up
+        _warn_nothing_to_avoid(entity)
+    clear = checked & (~measured | (dist >= plan.request.rows[plan.request.collide_index].margin + ROUNDING))
+    return np.where(measured, dist, np.nan).astype(entity.configuration.dtype), pairs, clear
+
+
+def _unbatched(entity, out: IKResult) -> IKResult:
+    """``out`` as the caller gets it: one env's answers without the env axis in an unbatched scene."""
+    if entity.configuration.batched:
+        return out
+    return IKResult(out.qpos[0], out.error[0], out.success[0], out.iterations[0], out.sample[0],
+                    None if out.min_distance is None else out.min_distance[0],
+                    None if out.min_pair is None else out.min_pair[0], out.step[0], out.warm_start_success[0])

@@ -59,6 +59,11 @@ SLACK = 1e-4      # m: the rows push a pair to margin + SLACK, so that one a hai
 # float32 distances of the same spheres from two kernels (sums in another order) differ by a few 1e-7
 ROUNDING = 2e-6
 NO_PAIR = 1e30    # the distance of an empty slot, and of a robot with nothing to check
+# rows (spheres and group balls) one search of the solver visits at most, all pairs together: what
+# is left past it reads as near as the link balls allow (a lower bound, so still conservative).
+# It bounds the search's loops, which a software Vulkan device caps per launch (docs/backends.md)
+SEARCH_ROWS = 32768
+KEEP_LOOPS = ROWS + 1  # loop iterations of one _keep at most (exit test included)
 # a slot of the kept pairs: its distance, the links (b -1: an obstacle), the points whose velocities
 # the row takes (sphere centres, world), the unit direction the distance grows along
 SLOT_D, SLOT_A, SLOT_B, SLOT_CA, SLOT_CB, SLOT_N, SLOT_WIDTH = 0, 1, 2, 3, 6, 9, 12
@@ -83,13 +88,20 @@ def _keep(form: ti.template(), slots: ti.template(), d, a, b, ca, cb, n):
                     held = slots[k, c]
                     slots[k, c] = cand[c]
                     cand[c] = held
-    else:
+    else:  # the slots at run time, each slot's swap unrolled: ROWS + 1 loop iterations (KEEP_LOOPS)
         for k in range(ROWS):
             if cand[SLOT_D] < slots[k, SLOT_D]:
-                for c in range(SLOT_WIDTH):
+                for c in ti.static(range(SLOT_WIDTH)):
                     held = slots[k, c]
                     slots[k, c] = cand[c]
                     cand[c] = held
+
+
+@ti.func
+def _skip(coll_f: ti.template(), row):
+    """Rows to step past ``row`` when it is not searched: 1 for a sphere, 1 + its members for a
+    group's ball (:mod:`engine.collision.groups`)."""
+    return 1 + ti.cast(coll_f[row, SPHERE_F.count], ti.i32)
 
 
 @ti.func
@@ -115,6 +127,7 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
     dmin = NO_PAIR
     which = ti.Vector([-1, -1, -1])
     cut = reach  # pairs at least this far apart are not searched
+    work = 0  # rows the solver's search visited (SEARCH_ROWS); the exact search does not count
     for p in range(n_pairs):
         pr = pair_row(p)
         la = coll_i[pr, PAIR_I.link_a]
@@ -133,30 +146,62 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
             best = NO_PAIR
             best_i = -1
             best_j = -1
-            # a cheap bound first: sphere i (offset v from a's ball centre, a's frame) is at least
+            # a cheap bound first: row i (offset v from a's ball centre, a's frame) is at least
             # |cb - ca| - u . v - r_i - rb from anything in b's ball, u the unit vector ca -> cb
             gap_ab = (cb - ca).norm()
             u = qrot(qconj(qa), cb - ca) / ti.max(gap_ab, 1e-12)
-            for i in range(coll_i[pr, PAIR_I.a0], coll_i[pr, PAIR_I.a1]):
-                if gap_ab - u.dot(_vec3(coll_f, i, SPHERE_F.center) - ca_local) - coll_f[i, SPHERE_F.radius] - rb >= \
-                        ti.min(best, cut):
-                    continue
-                wi = qrot(to_b, pa + qrot(qa, _vec3(coll_f, i, SPHERE_F.center)) - pb)
+            short = 0  # the solver's search ran out of rows (SEARCH_ROWS) before this pair's end
+            if ti.static(not exact):
+                work += 1  # the loop's exit test
+            i = coll_i[pr, PAIR_I.a0]
+            while i < coll_i[pr, PAIR_I.a1]:  # a's rows: a far group is skipped whole, a near one opened
+                if ti.static(not exact):
+                    if work >= SEARCH_ROWS:
+                        short = 1
+                        break
+                    work += 1
+                skip = _skip(coll_f, i)
+                ci = _vec3(coll_f, i, SPHERE_F.center)
                 ri = coll_f[i, SPHERE_F.radius]
-                if (wi - cb_local).norm() - ri - rb < ti.min(best, cut):  # else no sphere of b is nearer
-                    for j in range(coll_i[pr, PAIR_I.b0], coll_i[pr, PAIR_I.b1]):
-                        d = (wi - _vec3(coll_f, j, SPHERE_F.center)).norm() - ri - coll_f[j, SPHERE_F.radius]
-                        if d < best:
-                            best = d
-                            best_i = i
-                            best_j = j
+                if gap_ab - u.dot(ci - ca_local) - ri - rb < ti.min(best, cut):
+                    wi = qrot(to_b, pa + qrot(qa, ci) - pb)
+                    if (wi - cb_local).norm() - ri - rb < ti.min(best, cut):  # else nothing of b is nearer
+                        if skip > 1:
+                            skip = 1  # a near group: its members next
+                        else:
+                            j = coll_i[pr, PAIR_I.b0]
+                            if ti.static(not exact):
+                                work += 1
+                            while j < coll_i[pr, PAIR_I.b1]:  # b's rows, the same way
+                                if ti.static(not exact):
+                                    if work >= SEARCH_ROWS:
+                                        short = 1
+                                        break
+                                    work += 1
+                                step = _skip(coll_f, j)
+                                d = (wi - _vec3(coll_f, j, SPHERE_F.center)).norm() - ri - coll_f[j, SPHERE_F.radius]
+                                if step > 1:
+                                    if d < ti.min(best, cut):
+                                        step = 1
+                                elif d < best:
+                                    best = d
+                                    best_i = i
+                                    best_j = j
+                                j += step
+                i += skip
+            if short == 1 and gap_ab - ra - rb < best:  # what was not searched is no nearer than the balls
+                best = gap_ab - ra - rb
+                best_i = -1
             if best < dmin:
                 dmin = best
                 which = ti.Vector([la, lb, -1])
             if ti.static(not exact):
                 if best < reach:
-                    wa = pa + qrot(qa, _vec3(coll_f, best_i, SPHERE_F.center))
-                    wb = pb + qrot(qb, _vec3(coll_f, best_j, SPHERE_F.center))
+                    wa = ca  # the balls' centres where the balls set the distance
+                    wb = cb
+                    if best_i >= 0:
+                        wa = pa + qrot(qa, _vec3(coll_f, best_i, SPHERE_F.center))
+                        wb = pb + qrot(qb, _vec3(coll_f, best_j, SPHERE_F.center))
                     gap = wa - wb
                     _keep(form, slots, best, la, lb, wa, wb, gap / ti.max(gap.norm(), 1e-12))
     n_shapes = coll_i[0, AVOID_HEAD.n_shapes]
@@ -190,22 +235,42 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
                     best = NO_PAIR
                     best_s = -1
                     best_g = ti.Vector([0.0, 0.0, 1.0])
-                    for s in range(coll_i[lr, LINK_C.s0], coll_i[lr, LINK_C.s1]):
-                        if d_ball + g_link.dot(_vec3(coll_f, s, SPHERE_F.center) - cl_local) - \
-                                coll_f[s, SPHERE_F.radius] >= ti.min(best, cut):
-                            continue
-                        d, g = shape_distance(kind, size, shift + qrot(rot, _vec3(coll_f, s, SPHERE_F.center)))
-                        d -= coll_f[s, SPHERE_F.radius]
-                        if d < best:
-                            best = d
-                            best_s = s
-                            best_g = g
+                    short = 0
+                    if ti.static(not exact):
+                        work += 1
+                    s = coll_i[lr, LINK_C.s0]
+                    while s < coll_i[lr, LINK_C.s1]:  # the link's rows: a far group skipped whole
+                        if ti.static(not exact):
+                            if work >= SEARCH_ROWS:
+                                short = 1
+                                break
+                            work += 1
+                        skip = _skip(coll_f, s)
+                        cs = _vec3(coll_f, s, SPHERE_F.center)
+                        rs = coll_f[s, SPHERE_F.radius]
+                        if d_ball + g_link.dot(cs - cl_local) - rs < ti.min(best, cut):
+                            d, g = shape_distance(kind, size, shift + qrot(rot, cs))
+                            d -= rs
+                            if skip > 1:
+                                if d < ti.min(best, cut):
+                                    skip = 1  # a near group: its members next
+                            elif d < best:
+                                best = d
+                                best_s = s
+                                best_g = g
+                        s += skip
+                    if short == 1 and d_ball - rl < best:  # the rest: no nearer than the link's ball
+                        best = d_ball - rl
+                        best_s = -1
+                        best_g = g_ball
                     if best < dmin:
                         dmin = best
                         which = ti.Vector([l, -1, o])
                     if ti.static(not exact):
                         if best < reach:
-                            c = pl + qrot(ql, _vec3(coll_f, best_s, SPHERE_F.center))
+                            c = cl  # the ball's centre where the ball sets the distance
+                            if best_s >= 0:
+                                c = pl + qrot(ql, _vec3(coll_f, best_s, SPHERE_F.center))
                             _keep(form, slots, best, l, -1, c, c, qrot(sq, best_g))
     return dmin, which
 

@@ -176,7 +176,9 @@ PAIR_I = Columns(link_a=1, link_b=1, a0=1, a1=1, b0=1, b1=1)
 # a link's sphere index range [s0, s1) (empty: no spheres) and whether it is checked against obstacles
 LINK_C = Columns(s0=1, s1=1, world=1)
 SHAPE_I = Columns(kind=1)  # the obstacle code (engine.kernels.collide; engine.obstacle_kinds.SHAPES)
-SPHERE_F = Columns(link=1, center=3, radius=1)  # a robot sphere: its link (as a float), centre (link frame, m), radius
+# a robot sphere: its link (as a float), centre (link frame, m), radius; count > 0: the bounding
+# ball of the next ``count`` rows, a group of the link's spheres (engine.collision.groups)
+SPHERE_F = Columns(link=1, center=3, radius=1, count=1)
 BOUND_F = Columns(center=3, radius=1)  # a link's bounding ball of its spheres (link frame; radius < 0: none)
 # box half extents; sphere radius; cylinder radius, half height; plane unit normal; the radius of a
 # ball about the shape's origin that holds it (m; 1e30 for a plane)

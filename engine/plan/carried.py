@@ -45,14 +45,16 @@ def carried_spheres(robot, link, body, envs) -> tuple[int, np.ndarray, np.ndarra
 
 
 def augment(tables, link: int, centres: np.ndarray, radii: np.ndarray):
-    """The sphere model's kernel tables ``(spheres (S, 5), bounds (L, 4), pairs (P, 6))`` with the
+    """The sphere model's kernel tables ``(sphere rows (S, 6), bounds (L, 4), pairs (P, 6))`` with the
     spheres ``centres`` / ``radii`` added to ``link`` (kept grouped by link; pair ranges shifted)."""
     spheres, bounds, pairs = (np.array(t) for t in tables)
     dtype = spheres.dtype
     owner = spheres[:, 0].astype(np.int64)
     at = int(np.searchsorted(owner, link, side="right"))
     k = len(radii)
-    new = np.concatenate([np.full((k, 1), link), centres, radii[:, None]], axis=1).astype(dtype)
+    # plain sphere rows (a group count of 0 in any further column: engine.collision.groups), after the link's rows
+    new = np.concatenate([np.full((k, 1), link), centres, radii[:, None], np.zeros((k, spheres.shape[1] - 5))],
+                         axis=1).astype(dtype)
     spheres = np.concatenate([spheres[:at], new, spheres[at:]])
     for l_col, s0, s1 in ((0, 2, 3), (1, 4, 5)):  # ranges of later links move along; the link's own grows
         owner_link = pairs[:, l_col]

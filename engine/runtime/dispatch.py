@@ -124,7 +124,7 @@ def solver_budget(n_links: int, n_joints: int, n_tasks: int, n_dofs: int, com: b
     robot runs far more (TALOS, 3 tasks: ~20k per iteration), so on a software device the solve
     is split over launches of a few iterations each; the answers do not depend on the split
     (docs/backends.md). Hardware GPUs and the CPU have no such limit. ``avoid_loops``: the most a
-    collision avoidance task's search adds per iteration (:func:`engine.collision.checks.loop_count`)."""
+    collision avoidance task's search adds per iteration (:func:`engine.collision.checks.solver_loop_count`)."""
     if not STATE.software:
         return 0
     m, n = 6 * n_tasks, max(n_dofs, 1)
