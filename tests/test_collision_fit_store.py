@@ -6,6 +6,7 @@ and a damaged or stale file is never taken for an answer.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -68,19 +69,13 @@ def test_a_fresh_fit_in_a_fresh_process_is_the_shipped_one(tmp_path):
         m = sphere_model(tree, collision_geometry(tree, morph), None)
         np.savez({str(tmp_path / "fresh.npz")!r}, link=m.link, centers=m.centers, radii=m.radii)
     """)
-    env = {"IKSTUDIO_CACHE_DIR": str(tmp_path / "cache"), "PYTHONHASHSEED": "123"}
-    subprocess.run([sys.executable, "-c", code], check=True, env={**_environ(), **env}, timeout=600)
+    env = {**os.environ, "IKSTUDIO_CACHE_DIR": str(tmp_path / "cache"), "PYTHONHASHSEED": "123"}  # another hash seed
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=600)
     name, _, _ = _sphere_name(URDF(file="erd:ur5", fixed=True))
     fresh = np.load(tmp_path / "fresh.npz")
     with np.load(fit_store.SHIPPED / name) as held:
         for field in ("link", "centers", "radii"):
             np.testing.assert_array_equal(fresh[field], held[field], err_msg=field)
-
-
-def _environ() -> dict:
-    import os
-
-    return dict(os.environ)
 
 
 def test_a_fresh_machine_reads_the_shipped_fit_without_fitting(tmp_path, monkeypatch):

@@ -110,6 +110,7 @@ def test_near_obstacle_targets_are_reached_mesh_free(near):
     assert ok.sum() >= old_ok.sum()
 
 
+@pytest.mark.cpu_backend_only  # the bound is the same code on every backend; lavapipe would take 90 s
 def test_a_search_cut_short_stays_conservative(near, tmp_path):
     """The solver's search stops at ``SEARCH_ROWS`` rows and bounds what it left by the link balls.
     In a fresh process with the cap at 64 rows (every near search cut short) the avoiding solver
