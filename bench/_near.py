@@ -18,6 +18,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT / "tests"))  # the coal reference of the tests
+from _coal import MeshJudge  # noqa: E402
 
 SCENE = ROOT / "scenes" / "panda_clutter.yaml"
 NEAR = 0.04  # m
@@ -36,51 +37,6 @@ def clutter_scene(n_envs: int):
     bodies = add_obstacles(spec, scene)
     scene.build(n_envs=n_envs)
     return scene, panda, [b.morph for b in bodies]
-
-
-class MeshJudge:
-    """Pinocchio + coal on the Panda's collision meshes and the obstacles' exact shapes."""
-
-    def __init__(self, robot, morphs):
-        import coal
-        import pinocchio as pin
-        from _coal import coal_shape, pin_coal
-
-        from engine.collision.world import world_links
-        from engine.transforms import quat_to_matrix
-
-        self.coal, self.pin = coal, pin
-        self.ref, self.geom = pin_coal(robot.tree)
-        self.data, self.gdata = self.ref.model.createData(), pin.GeometryData(self.geom)
-        keep = world_links(robot.tree, fixed_base=True)
-        names = robot.tree.link_names()
-        self.moving = [g for g, obj in enumerate(self.geom.geometryObjects)
-                       if keep[names.index(self.ref.model.frames[obj.parentFrame].name)]]
-        self.shapes = [(coal_shape(m, world=True), coal.Transform3s(quat_to_matrix(np.asarray(m.quat, float)),
-                                                              np.asarray(m.pos, float))) for m in morphs]
-
-    def judge(self, qpos) -> tuple[bool, float]:
-        """(self collision, the smallest mesh distance to an obstacle (m; <= 0: touching)) at ``qpos``."""
-        coal, pin = self.coal, self.pin
-        pq = self.ref.pin_q(np.asarray(qpos, float))
-        hit_self = pin.computeCollisions(self.ref.model, self.data, self.geom, self.gdata, pq, True)
-        pin.updateGeometryPlacements(self.ref.model, self.data, self.geom, self.gdata)
-        best = np.inf
-        for g in self.moving:
-            obj = self.geom.geometryObjects[g]
-            tf = coal.Transform3s(self.gdata.oMg[g].rotation, self.gdata.oMg[g].translation)
-            for shape, shape_tf in self.shapes:
-                d = coal.distance(obj.geometry, tf, shape, shape_tf, coal.DistanceRequest(), coal.DistanceResult())
-                best = min(best, d)
-        return bool(hit_self), float(best)
-
-    def collides(self, qpos) -> bool:
-        hit_self, d = self.judge(qpos)
-        return hit_self or d <= 0.0
-
-    def count(self, qpos, which) -> int:
-        """How many of ``qpos[which]`` collide at mesh level (self or an obstacle)."""
-        return sum(self.collides(q) for q in np.asarray(qpos)[which])
 
 
 def near_configurations(panda, judge: MeshJudge, n: int, seed: int, near: float = NEAR,

@@ -1,6 +1,7 @@
 """Independent collision references for the tests: Pinocchio + coal on the robots' meshes.
 
-Imported the same way everywhere: ``from _coal import coal_distance, coal_shape, pin_coal``.
+Imported the same way everywhere: ``from _coal import coal_distance, coal_shape, pin_coal``
+(the benches too: ``bench/_near.py`` puts ``tests/`` on the path).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import trimesh
 from pinref import PinReference
 
 from engine.assets import erd_robots_dir
+from engine.collision.world import world_links
 from engine.model.srdf import find_srdf
 from engine.transforms import quat_to_matrix
 
@@ -59,3 +61,39 @@ def coal_mesh(path, scale):
 
 def coal_distance(a, tf_a, b, tf_b) -> float:
     return coal.distance(a, tf_a, b, tf_b, coal.DistanceRequest(), coal.DistanceResult())  # a fresh result each
+
+
+class MeshJudge:
+    """One configuration at mesh level: Pinocchio + coal on a fixed-base robot's collision meshes
+    (self pairs as the SRDF leaves them) and its moving links against the obstacle morphs' exact
+    shapes (the links rigidly attached to the world are not checked against obstacles, as in the
+    engine)."""
+
+    def __init__(self, robot, morphs):
+        self.ref, self.geom = pin_coal(robot.tree)
+        self.data, self.gdata = self.ref.model.createData(), pin.GeometryData(self.geom)
+        keep, names = world_links(robot.tree, fixed_base=True), robot.tree.link_names()
+        self.moving = [g for g, obj in enumerate(self.geom.geometryObjects)
+                       if keep[names.index(self.ref.model.frames[obj.parentFrame].name)]]
+        self.shapes = [(coal_shape(m, world=True), coal_tf(m.pos, m.quat)) for m in morphs]
+
+    def judge(self, qpos) -> tuple[bool, float]:
+        """(self collision, the smallest mesh distance to an obstacle (m; <= 0: touching)) at ``qpos``."""
+        pq = self.ref.pin_q(np.asarray(qpos, float))
+        hit_self = pin.computeCollisions(self.ref.model, self.data, self.geom, self.gdata, pq, True)
+        pin.updateGeometryPlacements(self.ref.model, self.data, self.geom, self.gdata)
+        best = np.inf
+        for g in self.moving:
+            obj = self.geom.geometryObjects[g]
+            tf = coal.Transform3s(self.gdata.oMg[g].rotation, self.gdata.oMg[g].translation)
+            for shape, shape_tf in self.shapes:
+                best = min(best, coal_distance(obj.geometry, tf, shape, shape_tf))
+        return bool(hit_self), float(best)
+
+    def collides(self, qpos) -> bool:
+        hit_self, d = self.judge(qpos)
+        return hit_self or d <= 0.0
+
+    def count(self, qpos, which) -> int:
+        """How many of ``qpos[which]`` collide at mesh level (self or an obstacle)."""
+        return sum(self.collides(q) for q in np.asarray(qpos)[which])

@@ -119,3 +119,14 @@ def test_a_damaged_fit_is_fitted_again_and_replaced(tmp_path, monkeypatch, damag
     np.testing.assert_array_equal(first.centers, again.centers)
     with np.load(path) as data:  # the cache holds a whole fit again
         np.testing.assert_array_equal(data["radii"], first.radii)
+
+
+def test_prefit_names_a_robot_it_cannot_fit_and_fails(capsys):
+    """``python -m engine.collision.prefit`` with a name the catalog does not hold: exit 1, the
+    name in the message, and the shipped folder left as it was."""
+    from engine.collision import prefit
+
+    before = fit_store.shipped_names()
+    assert prefit.main(["no_such_robot"]) == 1
+    assert "no_such_robot: FAILED" in capsys.readouterr().err
+    assert fit_store.shipped_names() == before

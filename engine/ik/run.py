@@ -77,7 +77,8 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
 def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip: np.ndarray | None = None
            ) -> IKResult:
     """One solve of ``request`` (the answers batched, ``(n_sel, ...)``); ``skip`` ``(n_sel,)`` bool:
-    envs left unsolved (their rows are meaningless)."""
+    envs left unsolved (their rows are meaningless). A request that avoids collisions finds its
+    plan's tables updated by :func:`run` (the pair set and the obstacle poses of this call)."""
     cfg = entity.configuration
     plan = entity.ik_state.plans.get(entity, request)
     plan.task_i[0, SOLVE_I.seed] = seed
@@ -87,8 +88,6 @@ def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip
     plan.done.fill(generic.BIG)
     if skip is not None:
         plan.done[skip] = -1  # the solver's hint: no sample of these envs is left to run
-    if request.collide_index is not None:
-        plan.update_avoidance(entity)  # the current pair set and obstacle poses
     tree = entity.tree
     n_sel, K, n_tasks = plan.n_sel, plan.K, plan.n_tasks
     is_generic = plan.spec is None
