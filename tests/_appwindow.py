@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _support import require_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -140,6 +143,21 @@ class AppProcess:
             if rect is not None and len(seen) >= frames:
                 return rect
         pytest.fail(f"{tag!r} did not hold still for {frames} frames in {timeout} s (last: {seen[-1:]})")
+
+    def paste(self, text: str) -> None:
+        """Paste ``text`` into the focused field with ctrl+V, as a user pastes a long path: xclip
+        owns the clipboard (it serves it from the background until another client takes it).
+        Typing is one GUI frame or two per character (imgui spreads key events over frames), which
+        for a 250-character path is 40 s at the window's 12 frames/s under Xvfb."""
+        require_or_fail(shutil.which("xclip"), "xclip is not installed (apt install xclip)")
+        subprocess.run(["xclip", "-selection", "clipboard", "-i"], input=text.encode(), env=self.env, check=True,
+                       timeout=30, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.xdotool("keydown", "ctrl")
+        self.wait_frames(2)
+        self.xdotool("key", "v")
+        self.wait_frames(2)
+        self.xdotool("keyup", "ctrl")
+        self.wait_frames(1)
 
     def select_all(self) -> None:
         """ctrl+A in the focused field, with ctrl held over several GUI frames (a quick ctrl+a can

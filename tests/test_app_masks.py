@@ -59,7 +59,7 @@ def test_errors_fit_the_status_line_and_clear_when_fixed(launch, display, tmp_pa
     def enter(tag, text):
         app.click_widget(tag, at=inside_left)
         app.select_all()
-        app.type(text, delay_ms=5)
+        app.paste(text) if len(text) > 20 else app.type(text, delay_ms=5)  # a user pastes a long path
         app.xdotool("key", "Return")
 
     enter("solver_damping", "-1")
