@@ -374,9 +374,10 @@ class RigidEntity(IKMethods, CollisionMethods, PlanMethods, DofGains, KinematicR
         pose = cfg.jacobian_pose(n)
         J = allocate("get_jacobian", (n, 6, max(self.n_dofs, 1)), cfg.dtype, zero=True)
         q, point = kernel_array(cfg.qpos[envs]), point.astype(cfg.dtype)[None]
-        threads.CHOICE.launch(("jacobian", id(cfg.packed)), n,
-                              lambda serial: fk_kernels.jacobian(q, link.idx_local, point, *cfg.robot_args, pose,
-                                                                 J, serial))
+        for offset in dispatch.thread_offsets(n):
+            threads.CHOICE.launch(("jacobian", id(cfg.packed)), n,
+                                  lambda serial, at=offset: fk_kernels.jacobian(q, link.idx_local, point,
+                                                                                *cfg.robot_args, pose, J, serial, at))
         return cfg.out(J[:, :, : self.n_dofs])
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _support import require_or_fail
 
 ROOT = Path(__file__).resolve().parent.parent

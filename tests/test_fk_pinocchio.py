@@ -194,3 +194,26 @@ def test_fk_at_every_batch_size_matches_pinocchio(precision):
             np.testing.assert_allclose(quat_to_matrix(quat[e]), rots, atol=TOL[precision], rtol=0,
                                        err_msg=f"{n} rows: row {e}")
     scene.destroy()
+
+
+def test_jacobians_of_a_batch_past_one_launch_match_pinocchio(precision):
+    """A software Vulkan device runs FK and Jacobian rows span by span (dispatch.thread_span: 1024
+    rows per launch); the rows on either side of a span's end are right as well as the first."""
+    ref = _reference("panda_urdf")
+    n = dispatch.SOFTWARE_SPAN + 7
+    scene = engine.Scene()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        robot = scene.add_entity(morphs.URDF(file=ref.tree.source, fixed=True))
+    scene.build(n_envs=n)
+    robot.set_qpos(random_qpos(ref.tree, np.random.default_rng(3), n))
+    qpos = robot.get_qpos()
+    link = ref.tree.links[-1]
+    J = robot.get_jacobian(robot.get_link(link.name))
+    pos = robot.get_links_pos()
+    for e in (0, n // 2, dispatch.SOFTWARE_SPAN - 1, dispatch.SOFTWARE_SPAN, n - 1):
+        np.testing.assert_allclose(J[e], ref.jacobian(qpos[e], link.name), atol=TOL[precision], rtol=0,
+                                   err_msg=f"row {e}")
+        np.testing.assert_allclose(pos[e], ref.link_poses(qpos[e])[1], atol=TOL[precision], rtol=0,
+                                   err_msg=f"row {e}")
+    scene.destroy()

@@ -281,8 +281,8 @@ def test_plain_generic_solves_compile_no_avoidance_code(clutter, monkeypatch):
     """The avoidance search is most of the generic solver's code (compiled in, every generic solve
     took 205-212 s to compile cold here instead of 28 s: bench/compile.py), so only requests that
     avoid collisions get a generic solver with it: the kernel's on-demand kinds (the template
-    argument before the last; the last: boxed limits) hold COLLIDE's bit only then, and never the
-    look-at's (:func:`engine.kernels.kinds.on_demand_mask`)."""
+    argument before the last two; those: boxed limits, the launch's first thread) hold COLLIDE's
+    bit only then, and never the look-at's (:func:`engine.kernels.kinds.on_demand_mask`)."""
     from engine.kernels import generic as ik_kernels
     from engine.kernels.kinds import LOOK_AT
     from engine.kernels.tables import COLLIDE
@@ -290,7 +290,7 @@ def test_plain_generic_solves_compile_no_avoidance_code(clutter, monkeypatch):
     panda, _judge, (pos, quat) = clutter
     hand = panda.get_link("panda_hand")
     solve, flags = ik_kernels.solve, []
-    monkeypatch.setattr(ik_kernels, "solve", lambda *args: flags.append(args[-2]) or solve(*args))
+    monkeypatch.setattr(ik_kernels, "solve", lambda *args: flags.append(args[-3]) or solve(*args))
     plain = panda.inverse_kinematics(hand, pos, quat, seed=0, kernel="generic", return_info=True)
     hit = np.flatnonzero(plain.success & panda.in_collision(plain.qpos))[:4]  # envs the avoiding solve redoes
     assert len(hit)

@@ -103,9 +103,10 @@ def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip
     else:
         if plan.kernel is None:
             plan.kernel = per_robot.ik_kernel(plan.spec, request.structure)
-        plan.kernel(
-            plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
-            *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS), int(request.boxed))
+        for offset in dispatch.thread_offsets(n_sel * K):
+            plan.kernel(
+                plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
+                *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS), int(request.boxed), offset)
     return _choose(entity, s, plan, start, far, skip)
 
 
@@ -116,11 +117,13 @@ def _run_generic(entity, plan: IKPlan, s: dict) -> None:
     request, budget = plan.request, plan.budget
     samples_per_thread = -(-request.max_samples // plan.K)
     launches = 1 if budget == 0 else samples_per_thread * (-(-request.max_iters // budget) + 1) + 1
+    offsets = dispatch.thread_offsets(s["q"].shape[0])
     for launch in range(launches):
-        generic.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *cfg.robot_args, s["q"], s["pose"],
-                         s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done,
-                         *plan.avoid.args(), s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed,
-                         on_demand_mask(request.structure), int(request.boxed))
+        for offset in offsets:
+            generic.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *cfg.robot_args, s["q"], s["pose"],
+                          s["J"], s["A"], s["vec"], s["best_q"], s["best_err"], s["best_i"], plan.done,
+                          *plan.avoid.args(), s["resume_i"], s["resume_f"], int(launch == 0), budget, *plan.fixed,
+                          on_demand_mask(request.structure), int(request.boxed), offset)
         if budget and launch % 4 == 3 and _all_finished(s["resume_i"], request.max_samples):
             break
 

@@ -17,6 +17,7 @@ from collections import namedtuple
 
 import taichi as ti
 
+from ..runtime.dispatch import SOFTWARE_BLOCK, thread_span
 from ..runtime.launch import fast
 from .avoid import link_ball
 from .fk import BALL, FREE, HINGE, SLIDE, add_point_jacobian, fk_row, jacobian_row, link_com, vec3, vec4, zero_rows
@@ -446,7 +447,7 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
           best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
           coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), resume_i: ti.types.ndarray(),
           resume_f: ti.types.ndarray(), first: ti.i32, budget: ti.i32, m_fixed: ti.template(), n_fixed: ti.template(),
-          lt_fixed: ti.template(), kinds: ti.template(), boxed: ti.i32):
+          lt_fixed: ti.template(), kinds: ti.template(), boxed: ti.i32, offset: ti.i32):
     """``m`` (6 Lt rows), ``n`` (dofs) and ``Lt`` (tasks): compile-time sizes (one compiled solver
     per size, fixed trip counts in the dense loops; see :mod:`engine.runtime.dispatch`), or 0 to read them
     from the arrays at run time (one solver for everything). ``coll_i`` / ``coll_f`` / ``shape_pose``:
@@ -459,7 +460,8 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
     kernel to load from taichi's cache at start-up, not two: ~1.2 s each on a 2-core CPU).
     ``resume_i`` / ``resume_f``, ``first``,
     ``budget``: a solve split over launches (:func:`engine.kernels.solver.run_thread`; budget 0:
-    one launch)."""
+    one launch). ``offset``: the first thread of this launch where a launch runs a fixed span of
+    threads (:func:`engine.runtime.dispatch.thread_span`: a software Vulkan device), else 0."""
     B = q0.shape[0]
     m = J.shape[1]
     n = J.shape[2]
@@ -470,12 +472,22 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
         n = n_fixed
     if ti.static(lt_fixed > 0):
         Lt = lt_fixed
-    ti.loop_config(block_dim=ti.static(loop_block_dim()))
-    for t in range(q.shape[0]):
-        run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt, (coll_i, coll_f, shape_pose),
-                                kinds, boxed, q0),
-                   t, B, q.shape[1], q0, task_i,
-                   task_f, targets, best_q, best_err, best_i, done, (resume_i, resume_f, first, budget))
+    if ti.static(thread_span() > 0):  # a fixed span of threads from offset (see thread_span)
+        ti.loop_config(block_dim=SOFTWARE_BLOCK)
+        for i in range(ti.static(thread_span())):
+            t = offset + i
+            if t < q.shape[0]:
+                run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt,
+                                        (coll_i, coll_f, shape_pose), kinds, boxed, q0),
+                           t, B, q.shape[1], q0, task_i, task_f, targets, best_q, best_err, best_i, done,
+                           (resume_i, resume_f, first, budget))
+    else:
+        ti.loop_config(block_dim=ti.static(loop_block_dim()))
+        for t in range(q.shape[0]):
+            run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt,
+                                    (coll_i, coll_f, shape_pose), kinds, boxed, q0),
+                       t, B, q.shape[1], q0, task_i, task_f, targets, best_q, best_err, best_i, done,
+                       (resume_i, resume_f, first, budget))
 
 
 solve = fast(_solve, trace_helpers=True)  # Ctx(...) is built while tracing: a plain Python call on purpose

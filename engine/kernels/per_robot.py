@@ -21,6 +21,7 @@ from collections import namedtuple
 
 import taichi as ti
 
+from ..runtime.dispatch import SOFTWARE_BLOCK, thread_span
 from ..runtime.launch import CompiledCache, fast
 from . import kinds
 from .avoid import link_ball
@@ -488,13 +489,24 @@ def _build(spec: RobotSpec, structure):
     def solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.ndarray(),
               targets: ti.types.ndarray(), best_q: ti.types.ndarray(), best_err: ti.types.ndarray(),
               best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
-              coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), serial: ti.template(), boxed: ti.i32):
+              coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), serial: ti.template(), boxed: ti.i32,
+              offset: ti.i32):
+        # offset: the first thread of this launch where a launch runs a fixed span of threads
+        # (engine.runtime.dispatch.thread_span: a software Vulkan device), else 0
         B = q0.shape[0]
         K = task_i[0, SOLVE_I.slots]
         active = ti.Vector([ti.cast(task_i[dof_row(Lt, d), DOF_I.active], float) for d in ti.static(range(n))])
-        ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
-        for t in range(B * K):
-            run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0, boxed), t, B, n_qs,
-                       q0, task_i, task_f, targets, best_q, best_err, best_i, done, None)
+        if ti.static(thread_span() > 0):
+            ti.loop_config(block_dim=SOFTWARE_BLOCK, serialize=serial)
+            for i in range(ti.static(thread_span())):
+                t = offset + i
+                if t < B * K:
+                    run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0, boxed), t, B,
+                               n_qs, q0, task_i, task_f, targets, best_q, best_err, best_i, done, None)
+        else:
+            ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
+            for t in range(B * K):
+                run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0, boxed), t, B, n_qs,
+                           q0, task_i, task_f, targets, best_q, best_err, best_i, done, None)
 
     return solve
