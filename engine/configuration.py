@@ -23,7 +23,7 @@ from .kernels import fk as fk_kernels
 from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
 from .model.tree import KinematicTree
-from .runtime import dispatch, memory, threads
+from .runtime import memory, span, threads
 from .runtime.state import STATE, float_dtype
 
 # the per-env arrays (what state_nbytes counts); the init_* ones are what reset restores
@@ -119,7 +119,7 @@ class Configuration:
     def run_fk(self, qpos: np.ndarray, pose: np.ndarray) -> None:
         """FK of ``qpos (n, n_qs)`` into link poses ``pose (n, n_links, 7)`` (pos xyz, quat wxyz)."""
         q, n = kernel_array(qpos), qpos.shape[0]
-        for offset in dispatch.thread_offsets(n):
+        for offset in span.thread_offsets(n):
             threads.CHOICE.launch(("fk", id(self.packed)), n,
                                   lambda serial, at=offset: fk_kernels.forward_kinematics(q, *self.robot_args, pose,
                                                                                           serial, at))

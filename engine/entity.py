@@ -28,7 +28,7 @@ from .kinematic_readers import KinematicReaders
 from .model.tree import MAX_JOINT_VALUE, KinematicTree
 from .morphs import Shape
 from .plan.api import PlanMethods
-from .runtime import dispatch, threads
+from .runtime import dispatch, span, threads
 from .runtime.locking import new_lock, serialised
 from .runtime.state import float_dtype
 
@@ -374,7 +374,7 @@ class RigidEntity(IKMethods, CollisionMethods, PlanMethods, DofGains, KinematicR
         pose = cfg.jacobian_pose(n)
         J = allocate("get_jacobian", (n, 6, max(self.n_dofs, 1)), cfg.dtype, zero=True)
         q, point = kernel_array(cfg.qpos[envs]), point.astype(cfg.dtype)[None]
-        for offset in dispatch.thread_offsets(n):
+        for offset in span.thread_offsets(n):
             threads.CHOICE.launch(("jacobian", id(cfg.packed)), n,
                                   lambda serial, at=offset: fk_kernels.jacobian(q, link.idx_local, point,
                                                                                 *cfg.robot_args, pose, J, serial, at))

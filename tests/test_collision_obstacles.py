@@ -69,7 +69,7 @@ def _ball_qpos(centers):
 
 
 def _compiled() -> int:
-    return len(avoid.answer_distance._primal.compiled_kernels)
+    return len(avoid.answer_distance_kernel._primal.compiled_kernels)
 
 
 PRIMITIVES = [gs.morphs.Box(pos=(0.6, 0.0, 0.3), size=(0.2, 0.3, 0.4), fixed=True),

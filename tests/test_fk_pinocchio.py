@@ -26,7 +26,7 @@ from pinref import PinReference
 
 import engine
 from engine import assets, model, morphs
-from engine.runtime import dispatch
+from engine.runtime import dispatch, span
 from engine.transforms import quat_to_matrix
 
 N_ENVS = 3
@@ -197,10 +197,10 @@ def test_fk_at_every_batch_size_matches_pinocchio(precision):
 
 
 def test_jacobians_of_a_batch_past_one_launch_match_pinocchio(precision):
-    """A software Vulkan device runs FK and Jacobian rows span by span (dispatch.thread_span: 1024
+    """A software Vulkan device runs FK and Jacobian rows span by span (engine.runtime.span: 1024
     rows per launch); the rows on either side of a span's end are right as well as the first."""
     ref = _reference("panda_urdf")
-    n = dispatch.SOFTWARE_SPAN + 7
+    n = span.SOFTWARE_SPAN + 7
     scene = engine.Scene()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -211,7 +211,7 @@ def test_jacobians_of_a_batch_past_one_launch_match_pinocchio(precision):
     link = ref.tree.links[-1]
     J = robot.get_jacobian(robot.get_link(link.name))
     pos = robot.get_links_pos()
-    for e in (0, n // 2, dispatch.SOFTWARE_SPAN - 1, dispatch.SOFTWARE_SPAN, n - 1):
+    for e in (0, n // 2, span.SOFTWARE_SPAN - 1, span.SOFTWARE_SPAN, n - 1):
         np.testing.assert_allclose(J[e], ref.jacobian(qpos[e], link.name), atol=TOL[precision], rtol=0,
                                    err_msg=f"row {e}")
         np.testing.assert_allclose(pos[e], ref.link_poses(qpos[e])[1], atol=TOL[precision], rtol=0,

@@ -27,9 +27,9 @@ def test_fast_path_matches_taichi_path_across_shapes(panda):
         fast_pose = np.zeros((batch, panda.configuration.packed.pose_rows, 7))
         slow_pose = np.zeros_like(fast_pose)
         other_pose = np.zeros_like(fast_pose)
-        fk.forward_kinematics(q, *panda.configuration.packed.args(), fast_pose, serial)
-        fk.forward_kinematics.kernel(q, *panda.configuration.packed.args(), slow_pose, serial)
-        fk.forward_kinematics(q, *panda.configuration.packed.args(), other_pose, not serial)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), fast_pose, serial, 0)
+        fk.forward_kinematics.kernel(q, *panda.configuration.packed.args(), slow_pose, serial, 0)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), other_pose, not serial, 0)
         np.testing.assert_array_equal(fast_pose, slow_pose)
         np.testing.assert_array_equal(fast_pose, other_pose)
         assert np.abs(fast_pose).sum() > 0
@@ -44,9 +44,9 @@ def test_small_batches_run_serially_on_the_cpu_only():
 def test_fast_path_rejects_non_contiguous(panda):
     q = np.zeros((4, panda.n_qs * 2))[:, ::2]
     pose = np.zeros((4, panda.configuration.packed.pose_rows, 7))
-    fk.forward_kinematics(np.zeros((4, panda.n_qs)), *panda.configuration.packed.args(), pose, True)  # compile it
+    fk.forward_kinematics(np.zeros((4, panda.n_qs)), *panda.configuration.packed.args(), pose, True, 0)  # compile it
     with pytest.raises(ValueError, match="C-contiguous"):
-        fk.forward_kinematics(q, *panda.configuration.packed.args(), pose, True)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), pose, True, 0)
 
 
 def test_reused_and_replaced_arrays_are_bound_right(panda):
@@ -63,8 +63,8 @@ def test_reused_and_replaced_arrays_are_bound_right(panda):
         else:
             q = np.ascontiguousarray(panda.tree.apply_mimic(rng.uniform(lo, hi, (3, panda.n_qs))))  # new object
             pose = np.zeros_like(pose)
-        fk.forward_kinematics(q, *panda.configuration.packed.args(), pose, True)
-        fk.forward_kinematics.kernel(q.copy(), *panda.configuration.packed.args(), want, True)
+        fk.forward_kinematics(q, *panda.configuration.packed.args(), pose, True, 0)
+        fk.forward_kinematics.kernel(q.copy(), *panda.configuration.packed.args(), want, True, 0)
         np.testing.assert_array_equal(pose, want)
 
 

@@ -24,7 +24,7 @@ from ..kernels import answers, generic, per_robot
 from ..kernels.avoid import ROUNDING
 from ..kernels.kinds import on_demand_mask
 from ..kernels.tables import BEST_I, CHOICE_I, RESUME_I, SOLVE_I, START_BLOCKS, TARGET
-from ..runtime import dispatch, memory
+from ..runtime import dispatch, memory, span
 from .limits import box
 from .plan import IKPlan
 from .request import IKRequest, as_seed
@@ -103,7 +103,7 @@ def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip
     else:
         if plan.kernel is None:
             plan.kernel = per_robot.ik_kernel(plan.spec, request.structure)
-        for offset in dispatch.thread_offsets(n_sel * K):
+        for offset in span.thread_offsets(n_sel * K):
             plan.kernel(
                 plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
                 *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS), int(request.boxed), offset)
@@ -117,7 +117,7 @@ def _run_generic(entity, plan: IKPlan, s: dict) -> None:
     request, budget = plan.request, plan.budget
     samples_per_thread = -(-request.max_samples // plan.K)
     launches = 1 if budget == 0 else samples_per_thread * (-(-request.max_iters // budget) + 1) + 1
-    offsets = dispatch.thread_offsets(s["q"].shape[0])
+    offsets = span.thread_offsets(s["q"].shape[0])
     for launch in range(launches):
         for offset in offsets:
             generic.solve(plan.q0, plan.task_i, plan.task_f, plan.targets, *cfg.robot_args, s["q"], s["pose"],

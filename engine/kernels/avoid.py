@@ -32,6 +32,7 @@ from collections import namedtuple
 import taichi as ti
 
 from ..runtime.launch import fast
+from ..runtime.span import block_dim, thread_offsets, thread_span
 from .collide import shape_distance
 from .quat import qconj, qmul, qrot
 from .solver import STALL_NEAR
@@ -359,17 +360,28 @@ PosedCtx = namedtuple("PosedCtx", "pose coll")
 @ti.kernel
 def _answer_distance(pose: ti.types.ndarray(), coll_i: ti.types.ndarray(), coll_f: ti.types.ndarray(),
                      shape_pose: ti.types.ndarray(), dist: ti.types.ndarray(), which: ti.types.ndarray(),
-                     serial: ti.template()):
+                     serial: ti.template(), offset: ti.i32):
     """Each row's smallest sphere distance ``dist`` (B,) m over every counted pair and obstacle of
     the tables, at link poses ``pose`` (B, L, 7), and what sets it ``which`` int32 (B, 3): link a,
-    link b (-1: an obstacle), obstacle (-1: a self pair); all -1 and NO_PAIR with nothing to check."""
-    ti.loop_config(serialize=serial)
-    for e in range(pose.shape[0]):
-        slots = ti.Matrix.zero(float, 1, 1)
-        d, w = closest_pairs(Posed, PosedCtx(pose, (coll_i, coll_f, shape_pose)), 0, e, e, NO_PAIR, slots, True)
-        dist[e] = d
-        for k in ti.static(range(3)):
-            which[e, k] = w[k]
+    link b (-1: an obstacle), obstacle (-1: a self pair); all -1 and NO_PAIR with nothing to check.
+    On a software Vulkan device only the rows ``offset`` to ``offset`` + the span
+    (:func:`engine.runtime.span.thread_span`)."""
+    ti.loop_config(block_dim=ti.static(block_dim()), serialize=serial)
+    for i in range(ti.static(thread_span()) if ti.static(thread_span() > 0) else pose.shape[0]):
+        e = offset + i
+        if e < pose.shape[0]:
+            slots = ti.Matrix.zero(float, 1, 1)
+            d, w = closest_pairs(Posed, PosedCtx(pose, (coll_i, coll_f, shape_pose)), 0, e, e, NO_PAIR, slots, True)
+            dist[e] = d
+            for k in ti.static(range(3)):
+                which[e, k] = w[k]
 
 
-answer_distance = fast(_answer_distance, trace_helpers=True)  # PosedCtx(...) is built while tracing
+answer_distance_kernel = fast(_answer_distance, trace_helpers=True)  # PosedCtx(...) is built while tracing
+
+
+def answer_distance(pose, coll_i, coll_f, shape_pose, dist, which, serial: bool) -> None:
+    """:func:`_answer_distance` over every row of ``pose`` (B, L, 7): one launch, or span by span on
+    a software Vulkan device (:func:`engine.runtime.span.thread_offsets`)."""
+    for offset in thread_offsets(pose.shape[0]):
+        answer_distance_kernel(pose, coll_i, coll_f, shape_pose, dist, which, serial, offset)

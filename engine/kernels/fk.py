@@ -6,8 +6,8 @@ pose buffers as in :mod:`engine.kernels.layout`.
 
 import taichi as ti
 
-from ..runtime.dispatch import SOFTWARE_BLOCK, thread_span
 from ..runtime.launch import fast
+from ..runtime.span import block_dim, thread_span
 from .quat import qaxis_angle, qcolumn, qmul, qnormalize, qrot
 from .tables import JOINT_F, JOINT_I, LINK_F, LINK_I, POSE, ROBOT_HEAD, joint_row_f, joint_row_i, link_row_i
 
@@ -200,17 +200,12 @@ def forward_kinematics(q: ti.types.ndarray(), robot_i: ti.types.ndarray(), robot
                        pose: ti.types.ndarray(), serial: ti.template(), offset: ti.i32):
     """FK of every row of ``q`` (B, n_qs) into the link rows of ``pose`` (B, L [+ J], 7); ``serial``
     (:func:`engine.runtime.dispatch.serial`) runs the rows in the calling thread. On a software
-    Vulkan device only the rows ``offset`` to ``offset`` + :func:`~engine.runtime.dispatch.thread_span`
-    (the caller launches span by span: :func:`~engine.runtime.dispatch.thread_offsets`)."""
-    if ti.static(thread_span() > 0):
-        ti.loop_config(block_dim=SOFTWARE_BLOCK, serialize=serial)
-        for i in range(ti.static(thread_span())):
-            r = offset + i
-            if r < q.shape[0]:
-                fk_row(r, q, robot_i, robot_f, pose, False)
-    else:
-        ti.loop_config(serialize=serial)
-        for r in range(q.shape[0]):
+    Vulkan device only the rows ``offset`` to ``offset`` + :func:`~engine.runtime.span.thread_span`
+    (the caller launches span by span: :func:`~engine.runtime.span.thread_offsets`)."""
+    ti.loop_config(block_dim=ti.static(block_dim()), serialize=serial)
+    for i in range(ti.static(thread_span()) if ti.static(thread_span() > 0) else q.shape[0]):
+        r = offset + i
+        if r < q.shape[0]:
             fk_row(r, q, robot_i, robot_f, pose, False)
 
 
@@ -220,17 +215,11 @@ def jacobian(q: ti.types.ndarray(), link: ti.i32, local: ti.types.ndarray(), rob
              robot_f: ti.types.ndarray(), pose: ti.types.ndarray(), J: ti.types.ndarray(), serial: ti.template(),
              offset: ti.i32):
     """FK of every row of ``q``, then ``J`` (B, 6, n_dofs) of point ``local`` (1, 3) on ``link``;
-    on a software Vulkan device the rows ``offset`` to ``offset`` + :func:`~engine.runtime.dispatch.thread_span`
-    only (the caller launches span by span: :func:`~engine.runtime.dispatch.thread_offsets`)."""
-    if ti.static(thread_span() > 0):
-        ti.loop_config(block_dim=SOFTWARE_BLOCK, serialize=serial)
-        for i in range(ti.static(thread_span())):
-            r = offset + i
-            if r < q.shape[0]:
-                fk_row(r, q, robot_i, robot_f, pose)
-                jacobian_row(r, link, point_of(r, link, local, 0, pose), 0, robot_i, robot_f, pose, J, J.shape[2])
-    else:
-        ti.loop_config(serialize=serial)
-        for r in range(q.shape[0]):
+    on a software Vulkan device the rows ``offset`` to ``offset`` + :func:`~engine.runtime.span.thread_span`
+    only (the caller launches span by span: :func:`~engine.runtime.span.thread_offsets`)."""
+    ti.loop_config(block_dim=ti.static(block_dim()), serialize=serial)
+    for i in range(ti.static(thread_span()) if ti.static(thread_span() > 0) else q.shape[0]):
+        r = offset + i
+        if r < q.shape[0]:
             fk_row(r, q, robot_i, robot_f, pose)
             jacobian_row(r, link, point_of(r, link, local, 0, pose), 0, robot_i, robot_f, pose, J, J.shape[2])

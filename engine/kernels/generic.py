@@ -17,8 +17,8 @@ from collections import namedtuple
 
 import taichi as ti
 
-from ..runtime.dispatch import SOFTWARE_BLOCK, thread_span
 from ..runtime.launch import fast
+from ..runtime.span import block_dim, thread_span
 from .avoid import link_ball
 from .fk import BALL, FREE, HINGE, SLIDE, add_point_jacobian, fk_row, jacobian_row, link_com, vec3, vec4, zero_rows
 from .kinds import KINDS
@@ -461,7 +461,7 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
     ``resume_i`` / ``resume_f``, ``first``,
     ``budget``: a solve split over launches (:func:`engine.kernels.solver.run_thread`; budget 0:
     one launch). ``offset``: the first thread of this launch where a launch runs a fixed span of
-    threads (:func:`engine.runtime.dispatch.thread_span`: a software Vulkan device), else 0."""
+    threads (:func:`engine.runtime.span.thread_span`: a software Vulkan device), else 0."""
     B = q0.shape[0]
     m = J.shape[1]
     n = J.shape[2]
@@ -472,18 +472,10 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
         n = n_fixed
     if ti.static(lt_fixed > 0):
         Lt = lt_fixed
-    if ti.static(thread_span() > 0):  # a fixed span of threads from offset (see thread_span)
-        ti.loop_config(block_dim=SOFTWARE_BLOCK)
-        for i in range(ti.static(thread_span())):
-            t = offset + i
-            if t < q.shape[0]:
-                run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt,
-                                        (coll_i, coll_f, shape_pose), kinds, boxed, q0),
-                           t, B, q.shape[1], q0, task_i, task_f, targets, best_q, best_err, best_i, done,
-                           (resume_i, resume_f, first, budget))
-    else:
-        ti.loop_config(block_dim=ti.static(loop_block_dim()))
-        for t in range(q.shape[0]):
+    ti.loop_config(block_dim=ti.static(block_dim(loop_block_dim())))
+    for i in range(ti.static(thread_span()) if ti.static(thread_span() > 0) else q.shape[0]):
+        t = offset + i
+        if t < q.shape[0]:
             run_thread(Generic, Ctx(robot_i, robot_f, task_i, q, pose, J, A, vec, m, n, Lt,
                                     (coll_i, coll_f, shape_pose), kinds, boxed, q0),
                        t, B, q.shape[1], q0, task_i, task_f, targets, best_q, best_err, best_i, done,

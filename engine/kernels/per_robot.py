@@ -1,14 +1,13 @@
 """The per-robot IK solver: :mod:`engine.kernels.solver`'s algorithm compiled for one robot and
 one task structure.
 
-Same algorithm, same arguments minus the global scratch, same outputs. What changes is where the
-work lives (the *form*): the robot's tree is unrolled from a :class:`~engine.kernels.spec.RobotSpec`
+Same algorithm, arguments (minus the global scratch) and outputs; what changes is where the work
+lives (the *form*): the tree is unrolled from a :class:`~engine.kernels.spec.RobotSpec`
 (:func:`~engine.kernels.traced.trace_fk`), and every per-iteration quantity is a local matrix of
-compile-time size, kept in the thread's state ``S = (qv, J, err, Lc, dq, z)``: the iterate, the
-Jacobian (m = 6 Lt, n), the error (m,), the Cholesky factor of the damped system, the step and the
-posture pull. The system is the smaller of the task-space one, ``(J J^T + lambda I)`` (m x m, as
-in the generic kernel), and the equal dof-space one, ``(J^T J + lambda I)`` (n x n). On a CPU an
-iteration runs several times faster than in the generic kernel.
+compile-time size in the thread's state ``S = (qv, J, err, Lc, dq, z)``: the iterate, the Jacobian
+(m = 6 Lt, n), the error (m,), the damped system's Cholesky factor, the step and the posture pull.
+The system is the smaller of ``(J J^T + lambda I)`` (m x m, as in the generic kernel) and the equal
+``(J^T J + lambda I)`` (n x n). On a CPU an iteration runs several times faster than the generic one.
 
 The task structure (each task's kind, link and reference link) is compile-time too, so FK runs
 over the lineage of the links the tasks use only, and the Jacobian, the system and its factor span
@@ -21,8 +20,8 @@ from collections import namedtuple
 
 import taichi as ti
 
-from ..runtime.dispatch import SOFTWARE_BLOCK, thread_span
 from ..runtime.launch import CompiledCache, fast
+from ..runtime.span import block_dim, thread_span
 from . import kinds
 from .avoid import link_ball
 from .fk import HINGE
@@ -32,7 +31,7 @@ from .quat import qrot
 from .solver import STEP, loop_block_dim, run_thread, start_value
 from .spec import RobotSpec
 from .tables import AVOID_HEAD, COLLIDE, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, box_col, dof_row, rest_row, task_row
-from .traced import trace_fk
+from .traced import trace_fk, vector
 
 _CACHE = CompiledCache()
 # the dof mask (n,), this iteration's traced FK (P, Q, AX, AN), with a COLLIDE task every link's pose
@@ -44,9 +43,10 @@ Ctx = namedtuple("Ctx", "active fk lp coll q0 boxed")
 def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...]):
     """The solver for ``spec`` with this task structure, one ``(kind, link, ref)`` per task
     (:data:`engine.kernels.tables.FRAME` / ``COM``, local link indices, -1 for none); cached per
-    process. Its last argument ``boxed`` (an int, read at run time): 1 where the dofs' bounds are
-    a box per env after the starts in ``q0`` (a limit of :mod:`engine.ik.limits` other than the
-    joint limits), else 0: placing and tracking share one compile (~2 s cold on 2 cores)."""
+    process. Its argument ``boxed`` (an int, read at run time): 1 where the dofs' bounds are a box
+    per env after the starts in ``q0`` (a limit of :mod:`engine.ik.limits` other than the joint
+    limits), else 0: placing and tracking share one compile (~2 s cold on 2 cores). Its last,
+    ``offset``: the launch's first thread on a software Vulkan device (:mod:`engine.runtime.span`), else 0."""
     structure = tuple(structure)
     return _CACHE.get((spec.key, structure), lambda: fast(_build(spec, structure), UNROLLED_COMPILE,
                                                           trace_helpers=True))
@@ -55,11 +55,6 @@ def ik_kernel(spec: RobotSpec, structure: tuple[tuple[int, int, int], ...]):
 def used_links(spec: RobotSpec, structure) -> tuple[int, ...]:
     """The links the solver moves the dofs of (:func:`engine.kernels.kinds.used_links` on the spec)."""
     return kinds.used_links(structure, spec.massive_links, spec.n_links)
-
-
-def vector(values):
-    """A taichi vector of traced values (constants and expressions); called while tracing."""
-    return ti.Vector(list(values))
 
 
 def _build(spec: RobotSpec, structure):
@@ -491,21 +486,13 @@ def _build(spec: RobotSpec, structure):
               best_i: ti.types.ndarray(), done: ti.types.ndarray(), coll_i: ti.types.ndarray(),
               coll_f: ti.types.ndarray(), shape_pose: ti.types.ndarray(), serial: ti.template(), boxed: ti.i32,
               offset: ti.i32):
-        # offset: the first thread of this launch where a launch runs a fixed span of threads
-        # (engine.runtime.dispatch.thread_span: a software Vulkan device), else 0
         B = q0.shape[0]
         K = task_i[0, SOLVE_I.slots]
         active = ti.Vector([ti.cast(task_i[dof_row(Lt, d), DOF_I.active], float) for d in ti.static(range(n))])
-        if ti.static(thread_span() > 0):
-            ti.loop_config(block_dim=SOFTWARE_BLOCK, serialize=serial)
-            for i in range(ti.static(thread_span())):
-                t = offset + i
-                if t < B * K:
-                    run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0, boxed), t, B,
-                               n_qs, q0, task_i, task_f, targets, best_q, best_err, best_i, done, None)
-        else:
-            ti.loop_config(block_dim=ti.static(loop_block_dim()), serialize=serial)
-            for t in range(B * K):
+        ti.loop_config(block_dim=ti.static(block_dim(loop_block_dim())), serialize=serial)
+        for i in range(ti.static(thread_span()) if ti.static(thread_span() > 0) else B * K):
+            t = offset + i
+            if t < B * K:
                 run_thread(PerRobot, Ctx(active, None, None, (coll_i, coll_f, shape_pose), q0, boxed), t, B, n_qs,
                            q0, task_i, task_f, targets, best_q, best_err, best_i, done, None)
 

@@ -153,3 +153,6 @@ def trace_fk(spec: RobotSpec, qs: list, needed=None, axes: bool = False, on_link
     return (P, Q, AX, AN) if axes else (P, Q)
 
 
+def vector(values):
+    """A taichi vector of traced values (constants and expressions); called while tracing."""
+    return ti.Vector(list(values))

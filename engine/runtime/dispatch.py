@@ -112,32 +112,6 @@ def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, 
 
 
 SOFTWARE_LOOP_LIMIT = 40_000  # loop iterations one solver launch may run per thread on a software Vulkan device
-SOFTWARE_SPAN = 1024  # threads per launch of the IK solvers on a software Vulkan device (thread_span)
-# threads per workgroup there: one SIMD row of lavapipe (8 float32 lanes of AVX2). With workgroups
-# of 128, a span whose first workgroup was only partly busy (32 solver threads) ran wrong on Mesa
-# 22.3's lavapipe: every IK solve of 1 to 4 envs failed, as if the busy lanes' loops ended early
-# (the same family of fault as docs/backends.md rule 1); with workgroups of 8 they answer as the CPU.
-SOFTWARE_BLOCK = 8
-
-
-def thread_span() -> int:
-    """Threads one launch of an IK solver runs on a software Vulkan device, or 0 elsewhere (all of them).
-
-    Taichi's SPIR-V code runs a loop whose trip count is read at run time over a fixed 131,072
-    invocations (a grid-stride loop), however few items there are. On a GPU the idle ones cost
-    nothing to speak of; on lavapipe each costs ~0.5 us for a solver-sized shader, so every launch
-    of the generic solver took ~60 ms whether it ran 32 threads or one iteration (measured on the
-    2-core VM). There the solvers loop over a fixed span of threads instead (a trip count known
-    at compile time, so the device runs that many invocations) and a larger batch is launched span
-    by span (:func:`thread_offsets`). Read while a kernel is compiled."""
-    return SOFTWARE_SPAN if STATE.software else 0
-
-
-def thread_offsets(n_threads: int) -> range:
-    """The first thread of each launch covering ``n_threads`` threads (one launch at 0 unless
-    :func:`thread_span` bounds a launch)."""
-    span = thread_span()
-    return range(0, max(n_threads, 1), span) if span else range(1)
 
 
 def solver_budget(n_links: int, n_joints: int, n_tasks: int, n_dofs: int, com: bool, avoid_loops: int = 0) -> int:
