@@ -151,19 +151,18 @@ class AppProcess:
         require_or_fail(shutil.which("xclip"), "xclip is not installed (apt install xclip)")
         subprocess.run(["xclip", "-selection", "clipboard", "-i"], input=text.encode(), env=self.env, check=True,
                        timeout=30, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.xdotool("keydown", "ctrl")
-        self.wait_frames(2)
-        self.xdotool("key", "v")
-        self.wait_frames(2)
-        self.xdotool("keyup", "ctrl")
-        self.wait_frames(1)
+        self.ctrl_key("v")
 
     def select_all(self) -> None:
-        """ctrl+A in the focused field, with ctrl held over several GUI frames (a quick ctrl+a can
-        reach a slow frame with ctrl already up)."""
+        """ctrl+A in the focused field."""
+        self.ctrl_key("a")
+
+    def ctrl_key(self, key: str) -> None:
+        """ctrl+``key`` with ctrl held over several GUI frames (a quick ctrl+key can reach a slow
+        frame with ctrl already up)."""
         self.xdotool("keydown", "ctrl")
         self.wait_frames(2)
-        self.xdotool("key", "a")
+        self.xdotool("key", key)
         self.wait_frames(2)
         self.xdotool("keyup", "ctrl")
         self.wait_frames(1)
