@@ -9,8 +9,10 @@ mesh level and
   colliding);
 * ``far``: stay farther than 4 cm from every obstacle.
 
-Models: ``new`` (the default cover fit, ``collision_model()``) and ``old`` (the cluster fit of 8
-spheres per link, ``collision_model(spheres_per_link=8)``, the model before issue 29).
+Models: ``new`` (the default: the cover fit and the links' hulls near contact,
+``collision_model()``), ``cover`` (the cover fit's spheres alone, ``collision_model(hulls=False)``)
+and ``old`` (the cluster fit of 8 spheres per link, ``collision_model(spheres_per_link=8,
+hulls=False)``, the model before issue 29).
 
 Each batch is solved plain (``inverse_kinematics``) and with ``avoid_collisions=True``,
 alternating, so that the machine's load weighs on both alike; the ratio is plain time over
@@ -28,7 +30,7 @@ import numpy as np
 from _near import NEAR, MeshJudge, clutter_scene, hand_poses, near_configurations
 
 HAND = "panda_hand"
-FITS = {"new": {}, "old": dict(spheres_per_link=8)}
+FITS = {"new": {}, "cover": dict(hulls=False), "old": dict(spheres_per_link=8, hulls=False)}
 _TARGETS: dict = {}  # (kind, n, seed) -> configurations, found once per run
 
 

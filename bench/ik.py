@@ -351,8 +351,9 @@ def main(argv=None) -> None:
                              f"default {' '.join(map(str, COLLISION_SIZES))})")
     parser.add_argument("--collision-targets", nargs="*", default=["near", "far"], choices=("near", "far"),
                         help="target sets of the collision-aware case (default: both)")
-    parser.add_argument("--collision-models", nargs="*", default=["new", "old"], choices=("new", "old"),
-                        help="collision models of the collision-aware case (default: both)")
+    parser.add_argument("--collision-models", nargs="*", default=["new", "cover", "old"],
+                        choices=("new", "cover", "old"), help="collision models of the collision-aware case "
+                        "(default: all three)")
     parser.add_argument("--collision-only", action="store_true", help="run the collision-aware case only")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
@@ -442,8 +443,8 @@ def main(argv=None) -> None:
 
 
 def collision_table(args) -> None:
-    """The collision-aware case (bench/_collision.py): near and far targets, new and old model,
-    plain and avoiding side by side."""
+    """The collision-aware case (bench/_collision.py): near and far targets, the new, cover and old
+    models, plain and avoiding side by side."""
     if not args.collision_sizes:
         return
     rows = []
@@ -463,7 +464,8 @@ def collision_table(args) -> None:
     print_table(["targets", "n_envs", "model (spheres)", "batches", "plain ms", "avoid ms", "avoid/plain rate",
                  "plain good", "plain in coll", "avoid ok", "avoid good", "avoid false"], rows)
     print("good: success and mesh-free (coal); in coll / false: success yet colliding at mesh level (coal); "
-          "model new: the cover fit (default), old: 8 spheres per link; rate: plain ms / avoid ms "
+          "model new: the cover fit and the links' hulls near contact (default), cover: its spheres alone, "
+          "old: 8 spheres per link; rate: plain ms / avoid ms "
           "(goals: >= 0.25x near, >= 0.5x far, at 1024 envs).")
 
 if __name__ == "__main__":

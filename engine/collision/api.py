@@ -23,25 +23,31 @@ class CollisionMethods:
 
     @serialised
     def collision_model(self, spheres_per_link: int | None = None, seed: int | None = None,
-                        samples: int | None = None, tolerance: float | None = None) -> RobotCollision:
+                        samples: int | None = None, tolerance: float | None = None,
+                        hulls: bool | None = None) -> RobotCollision:
         """The entity's :class:`~engine.collision.RobotCollision`, made on first use (fitting and pair
         sampling are cached on disk per robot file). The default model is the cover fit
         (:mod:`engine.collision.cover`: spheres standing out of the collision meshes by about
         ``tolerance`` m, default 0.004). ``spheres_per_link`` (1..64) asks for the older cluster
         fit with that many spheres per link instead; ``tolerance`` for the cover fit again.
         ``seed`` (default 0) or ``samples`` (configurations for pair selection without an SRDF;
-        default 1000) different from the current model's make a new one too (pair edits are lost)."""
+        default 1000) different from the current model's make a new one too (pair edits are lost).
+        ``hulls`` (default True): the checks (``in_collision``, ``collision_distance``, each IK
+        answer's, the planner's) settle the pairs the spheres find within a few millimetres on
+        the links' convex hulls (:mod:`engine.collision.hulls`), to a few hundredths of a
+        millimetre on convex meshes; False: the spheres alone."""
         if spheres_per_link is not None and tolerance is not None:
             raise InvalidValueError(f"spheres_per_link, tolerance: one fit or the other (the cluster fit's count or "
                                     f"the cover fit's tolerance), got both: {spheres_per_link!r}, {tolerance!r}")
         state = self.collision_state
         model = state.model
-        want = {"spheres_per_link": spheres_per_link, "seed": seed, "samples": samples, "tolerance": tolerance}
+        want = {"spheres_per_link": spheres_per_link, "seed": seed, "samples": samples, "tolerance": tolerance,
+                "hulls": hulls}
         if model is not None and all(v is None or getattr(model, k) == v for k, v in want.items()):
             return model
-        base = {"spheres_per_link": None, "tolerance": None, "seed": 0, "samples": 1000} if model is None else \
-            {"spheres_per_link": model.spheres_per_link, "tolerance": model.tolerance, "seed": model.seed,
-             "samples": model.samples}
+        base = {"spheres_per_link": None, "tolerance": None, "seed": 0, "samples": 1000, "hulls": True} \
+            if model is None else {"spheres_per_link": model.spheres_per_link, "tolerance": model.tolerance,
+                                   "seed": model.seed, "samples": model.samples, "hulls": model.hulls}
         if spheres_per_link is not None:  # one fit or the other
             base["tolerance"] = None
         if tolerance is not None:

@@ -28,6 +28,7 @@ from ..kernels.tables import (
     BOUND_F,
     COLL_F_WIDTH,
     COLL_I_WIDTH,
+    HULL_F,
     LINK_C,
     PAIR_I,
     SHAPE_F,
@@ -40,18 +41,20 @@ from ..kernels.tables import (
     shape_row_i,
 )
 from ..obstacle_kinds import shape
+from .hulls import hull_rows
 from .world import KINDS, scene_obstacles, world_links, world_tables
 
 
 class AvoidTables:
     """Collision tables: ``coll_i``, ``coll_f`` (robot and obstacle shapes) and ``shape_pose``
-    (n_sel, max(O, 1), 7), refreshed by :meth:`update` before each use; ``self_pairs`` / ``world``:
-    whether they hold the counted self pairs / the obstacles. An IK plan without a COLLIDE task
+    (n_sel, max(O, 1), 7), refreshed by :meth:`update` before each use; ``self_pairs`` / ``world`` /
+    ``hulls``: whether they hold the counted self pairs / the obstacles / the links' hulls. An IK plan without a COLLIDE task
     keeps the placeholders (one zero row each), which the kernel never reads."""
 
-    def __init__(self, n_sel: int, dtype, self_pairs: bool = True, world: bool = True):
+    def __init__(self, n_sel: int, dtype, self_pairs: bool = True, world: bool = True, hulls: bool = True):
         self.dtype = dtype
         self.self_pairs, self.world = self_pairs, world  # which checks the tables hold
+        self.hulls = hulls  # whether they hold the model's hulls (the checks' exact tier)
         self.coll_i = np.zeros((1, COLL_I_WIDTH), np.int32)
         self.coll_f = np.zeros((1, COLL_F_WIDTH), dtype)
         self.shape_pose = np.zeros((n_sel, 1, 7), dtype)
@@ -81,7 +84,8 @@ class AvoidTables:
         key = shapes.tobytes()
         if self._key is None or self._key[0] is not model or self._key[1] is not robot_tables or self._key[2] != key:
             spheres, bounds, pairs = robot_tables
-            self.coll_i, self.coll_f = pack(entity, (spheres, bounds, pairs if self.self_pairs else pairs[:0]), shapes)
+            self.coll_i, self.coll_f = pack(entity, (spheres, bounds, pairs if self.self_pairs else pairs[:0]), shapes,
+                                            model.link_hulls() if self.hulls else None)
             self.loops = loop_count(self.coll_i)
             self.solver_loops = solver_loop_count(self.coll_i)
             self._key = (model, robot_tables, key)  # held, so that a new model or table is never taken for it
@@ -92,12 +96,14 @@ class AvoidTables:
         self.shape_pose[:] = poses
 
 
-def pack(entity, robot_tables, shapes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pack(entity, robot_tables, shapes: np.ndarray, hulls: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(coll_i, coll_f)`` for the sphere model's tables ``robot_tables`` (spheres, bounds, pairs:
-    :meth:`RobotCollision.kernel_tables`) and the obstacles' ``shapes`` (O, 4)."""
+    :meth:`RobotCollision.kernel_tables`), the obstacles' ``shapes`` (O, 4) and the links' convex
+    ``hulls`` (``[n_links]`` vertex arrays or None: :meth:`RobotCollision.link_hulls`; None: no hull)."""
     spheres, bounds, pairs = robot_tables
     S, L, P, O = len(spheres), entity.tree.n_links, len(pairs), len(shapes)
     dtype = spheres.dtype
+    vertices, ranges = hull_rows(hulls if hulls is not None else [None] * L, S + L + O)
     coll_i = np.zeros((1 + P + L + O, COLL_I_WIDTH), np.int32)
     coll_i[0, AVOID_HEAD.n_pairs], coll_i[0, AVOID_HEAD.n_links] = P, L
     coll_i[0, AVOID_HEAD.n_shapes], coll_i[0, AVOID_HEAD.n_spheres] = O, S
@@ -111,9 +117,11 @@ def pack(entity, robot_tables, shapes: np.ndarray) -> tuple[np.ndarray, np.ndarr
         if len(idx):
             row[LINK_C.s0], row[LINK_C.s1] = idx[0], idx[-1] + 1
         row[LINK_C.world] = int(checked[l] and len(idx) > 0)
+        row[LINK_C.h0], row[LINK_C.h1] = ranges[l]
     if O:
         coll_i[shape_row_i(P, L, 0):shape_row_i(P, L, O), SHAPE_I.kind] = shapes[:, 0].astype(np.int32)
-    coll_f = np.zeros((max(S + L + O, 1), COLL_F_WIDTH), dtype)
+    coll_f = np.zeros((max(S + L + O + len(vertices), 1), COLL_F_WIDTH), dtype)
+    coll_f[S + L + O:S + L + O + len(vertices), HULL_F.vertex:HULL_F.vertex + 3] = vertices
     coll_f[:S, :SPHERE_F.width] = spheres
     coll_f[bound_row(S, 0):bound_row(S, L), :BOUND_F.width] = bounds
     if O:

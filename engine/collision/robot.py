@@ -79,10 +79,12 @@ class RobotCollision:
     Attributes: ``spheres`` (:class:`~engine.collision.spheres.SphereModel`), ``srdf`` (the SRDF used,
     or None), ``excluded`` (``{(a, b): reason}``, link indices a < b, reason "adjacent",
     "srdf", "always", "never", "default" or "user"). The fit: ``spheres_per_link`` (the cluster
-    fit's count) or, when that is None, the cover fit at ``tolerance`` m (None: its default)."""
+    fit's count) or, when that is None, the cover fit at ``tolerance`` m (None: its default).
+    ``hulls``: the checks also read each link's convex hull near contact (:meth:`link_hulls`)."""
 
     def __init__(self, entity, spheres_per_link: int | None = None, seed: int = 0,
-                 samples: int = DEFAULT_SAMPLES, use_cache: bool = True, tolerance: float | None = None):
+                 samples: int = DEFAULT_SAMPLES, use_cache: bool = True, tolerance: float | None = None,
+                 hulls: bool = True):
         from .cover import DEFAULT_TOLERANCE
 
         self.entity = entity
@@ -95,6 +97,10 @@ class RobotCollision:
         if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 1:
             raise InvalidValueError(f"samples: expected an int >= 1, got {samples!r}")
         self.seed, self.samples, self.use_cache = int(seed), int(samples), use_cache
+        if not isinstance(hulls, (bool, np.bool_)):
+            raise InvalidValueError(f"hulls: expected True or False, got {hulls!r}")
+        self.hulls = bool(hulls)
+        self._hulls = None  # each link's convex hull (link_hulls), made on first use
         self.geometry = collision_geometry(tree, entity.morph)
         raw = getattr(entity.morph, "scale", 1.0)  # one factor, or 3 (a Mesh's)
         scale = float(raw) if np.ndim(raw) == 0 else tuple(float(x) for x in np.ravel(raw))
@@ -216,6 +222,16 @@ class RobotCollision:
             self._tables[key] = (np.ascontiguousarray(rows, dtype), np.ascontiguousarray(self.link_balls(), dtype),
                                  pairs)
         return self._tables[key]
+
+    def link_hulls(self) -> list[np.ndarray | None]:
+        """Each link's convex hull vertices ``(n, 3)`` (link frame, m), the checks' exact tier
+        (:mod:`engine.collision.hulls`); None for a link without one, and for every link when the
+        model was made with ``hulls=False`` (the spheres alone)."""
+        if self._hulls is None:
+            from .hulls import link_hulls
+
+            self._hulls = link_hulls(self.geometry) if self.hulls else [None] * self.tree.n_links
+        return self._hulls
 
     def link_balls(self) -> np.ndarray:
         """``(n_links, 4)``: each link's bounding ball (centre in the link frame, m; radius, m), which

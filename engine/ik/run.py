@@ -45,7 +45,14 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     keeps it, and only the other envs are solved again with the avoidance task (the others'
     threads stop at once). Away from contact the avoidance rows are zero, so the avoiding solve
     would take the same steps there; what the plain solve saves is the search of every pair at
-    every iteration of every env."""
+    every iteration of every env.
+
+    The checks settle contact on the links' hulls (:mod:`engine.collision.hulls`), to a few
+    hundredths of a millimetre, but the avoidance task steers by the spheres, which stand a few
+    millimetres out: an answer the spheres keep from a target that lies that close to an obstacle
+    stops short of it, or reaches it and reads as colliding to the solver. So the envs that fail
+    both solves are solved plain once more, from their avoiding answers (:func:`_polish`), and
+    keep what the check finds clear."""
     seed = as_seed(seed)  # one seed for both solves
     avoiding = request.collide_index
     if avoiding is None:
@@ -71,7 +78,37 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
                        min_pair=[a if k else b for k, a, b in zip(kept, pairs, second.min_pair)],
                        step=np.where(kept, first.step, second.step),
                        warm_start_success=np.where(kept, first.warm_start_success, second.warm_start_success))
+        if not out.success.all() and not request.boxed:
+            out = _polish(entity, plan, plain, targets[:avoiding] + targets[avoiding + 1:], out, init_qpos, seed)
     return _unbatched(entity, out)
+
+
+def _polish(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult, init_qpos, seed: int
+            ) -> IKResult:
+    """``out`` with each failed env's answer replaced by a plain solve from it, where that one
+    succeeds and the check finds it clear (see :func:`run`); steps are still counted from the
+    caller's start ``init_qpos``. Not for a boxed request: its box is about the caller's start,
+    and a solve from another start would move it."""
+    failed = ~out.success
+    third = _solve(entity, plain, targets, out.qpos, seed, skip=~failed)
+    rows = np.flatnonzero(failed)
+    dist, pairs, clear = _check_answers(entity, plan, third.qpos, rows)
+    good = failed & third.success & clear
+    if not good.any():
+        return out
+    origin = fill_start(plan, entity, init_qpos)  # the caller's start, as _choose took it
+    scalar = list(plan.scalar_qs)
+    step = np.abs(third.qpos[:, scalar] - origin[:, scalar]).max(axis=1) if scalar else np.zeros(len(good))
+    pick = good[:, None]
+    return IKResult(qpos=np.where(pick, third.qpos, out.qpos),
+                    error=np.where(pick[:, :, None], third.error, out.error),
+                    success=out.success | good,
+                    iterations=np.where(good, third.iterations, out.iterations),
+                    sample=np.where(good, third.sample, out.sample),
+                    min_distance=np.where(good, dist, out.min_distance),
+                    min_pair=[a if g else b for g, a, b in zip(good, pairs, out.min_pair)],
+                    step=np.where(good, step.astype(out.step.dtype), out.step),
+                    warm_start_success=np.where(good, False, out.warm_start_success))
 
 
 def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip: np.ndarray | None = None

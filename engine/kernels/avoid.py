@@ -33,6 +33,7 @@ import taichi as ti
 
 from ..runtime.launch import fast
 from ..runtime.span import block_dim, thread_offsets, thread_span
+from . import gjk
 from .collide import shape_distance
 from .quat import qconj, qmul, qrot
 from .solver import STALL_NEAR
@@ -193,6 +194,9 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
             if short == 1 and gap_ab - ra - rb < best:  # what was not searched is no nearer than the balls
                 best = gap_ab - ra - rb
                 best_i = -1
+            if ti.static(exact):  # near: the hulls' bound too, the larger of two lower bounds
+                if best < cut:
+                    best = ti.max(best, gjk.pair_bound(coll_i, coll_f, n_pairs, la, pa, qa, lb, pb, qb, cut))
             if best < dmin:
                 dmin = best
                 which = ti.Vector([la, lb, -1])
@@ -264,6 +268,10 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
                         best = d_ball - rl
                         best_s = -1
                         best_g = g_ball
+                    if ti.static(exact):  # near: the hull's bound too
+                        if best < cut:
+                            best = ti.max(best, gjk.shape_bound(coll_i, coll_f, n_pairs, l, pl, ql, kind, size, sp, sq,
+                                                                cut))
                     if best < dmin:
                         dmin = best
                         which = ti.Vector([l, -1, o])

@@ -167,14 +167,16 @@ def rest_row(Lt, i):
 #
 # - ``coll_i`` int32 (1 + P + L + O, COLL_I_WIDTH): row 0 AVOID_HEAD; row pair_row(p) PAIR_I; row
 #   link_row_c(P, l) LINK_C; row shape_row_i(P, L, o) SHAPE_I.
-# - ``coll_f`` float (S + L + O, COLL_F_WIDTH): row s SPHERE_F; row bound_row(S, l) BOUND_F; row
-#   shape_row_f(S, L, o) SHAPE_F.
+# - ``coll_f`` float (S + L + O + V, COLL_F_WIDTH): row s SPHERE_F; row bound_row(S, l) BOUND_F; row
+#   shape_row_f(S, L, o) SHAPE_F; then the V vertices of the links' convex hulls (HULL_F), each
+#   link's rows [h0, h1) named in its LINK_C row (engine.kernels.gjk, the checks' exact tier).
 # - ``shape_pose`` float (n_envs, max(O, 1), POSE.width): each obstacle's pose per env.
 AVOID_HEAD = Columns(n_pairs=1, n_links=1, n_shapes=1, n_spheres=1)
 # the two links of a pair and their sphere index ranges [a0, a1), [b0, b1)
 PAIR_I = Columns(link_a=1, link_b=1, a0=1, a1=1, b0=1, b1=1)
-# a link's sphere index range [s0, s1) (empty: no spheres) and whether it is checked against obstacles
-LINK_C = Columns(s0=1, s1=1, world=1)
+# a link's sphere index range [s0, s1) (empty: no spheres), whether it is checked against obstacles,
+# and the coll_f rows [h0, h1) of its convex hull's vertices (empty: no hull)
+LINK_C = Columns(s0=1, s1=1, world=1, h0=1, h1=1)
 SHAPE_I = Columns(kind=1)  # the obstacle code (engine.kernels.collide; engine.obstacle_kinds.SHAPES)
 # a robot sphere: its link (as a float), centre (link frame, m), radius; count > 0: the bounding
 # ball of the next ``count`` rows, a group of the link's spheres (engine.collision.groups)
@@ -183,9 +185,10 @@ BOUND_F = Columns(center=3, radius=1)  # a link's bounding ball of its spheres (
 # box half extents; sphere radius; cylinder radius, half height; plane unit normal; the radius of a
 # ball about the shape's origin that holds it (m; 1e30 for a plane)
 SHAPE_F = Columns(size=3, bound=1)
+HULL_F = Columns(vertex=3)  # a vertex of a link's convex hull (link frame, m)
 
 COLL_I_WIDTH = max(c.width for c in (AVOID_HEAD, PAIR_I, LINK_C, SHAPE_I))
-COLL_F_WIDTH = max(c.width for c in (SPHERE_F, BOUND_F, SHAPE_F))
+COLL_F_WIDTH = max(c.width for c in (SPHERE_F, BOUND_F, SHAPE_F, HULL_F))
 
 
 @ti.pyfunc

@@ -1,0 +1,163 @@
+"""A lower bound of the distance between two convex sets, by GJK, in numpy: the twin of
+:mod:`engine.kernels.gjk` (the kernels' exact tier of the collision checks), used where a software
+Vulkan device would stop the kernel's loops, and as the tests' reference of that kernel.
+
+The sets are given by their support maps (``support(d)``: the point of the set farthest along
+``d``). GJK walks a simplex of points of the difference ``C = A - B`` toward the origin; at any
+point ``v`` of it, every ``x`` of ``C`` has ``u . x >= u . w`` for ``u = v / |v|`` and ``w`` the
+support of ``C`` along ``-u``, so ``u . w`` is a lower bound of the distance ``min |x|`` *whatever*
+``v`` is. That is what makes the result safe to prove clearance with: a poor simplex step costs
+tightness, never soundness. The search stops when the bound is within :data:`TOLERANCE` of
+``|v|`` (an upper bound), reaches ``stop`` (the caller needs no more), or after :data:`ITERATIONS`.
+When the sets overlap the bound is at most 0.
+
+Shapes (m): a hull is its vertices ``(n, 3)``; an obstacle primitive is a *core* (a box, a
+cylinder, a point, a segment) and a radius (a sphere is a point and its radius, a capsule a
+segment and its radius), the sizes packed as :mod:`engine.obstacle_kinds` packs them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..obstacle_kinds import BOX, CAPSULE, CYLINDER, SPHERE
+from ..transforms import quat_rotate_unit
+
+ITERATIONS = 32   # GJK steps at most per pair
+TOLERANCE = 2e-5  # m: stop once the lower bound is within this of the upper one
+TINY = 1e-12      # m^2: a simplex point this close to the origin: the sets touch
+
+
+def _conj(q):
+    return np.asarray(q, float) * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def hull_support(vertices: np.ndarray, pos, quat):
+    """Support map of the hull of ``vertices (n, 3)`` (link frame) posed at ``pos``, ``quat``."""
+    inverse = _conj(quat)
+
+    def support(d):
+        local = quat_rotate_unit(inverse, np.asarray(d, float))
+        return np.asarray(pos, float) + quat_rotate_unit(np.asarray(quat, float), vertices[int(np.argmax(vertices @ local))])
+    return support
+
+
+def core_support(code: int, size, pos, quat):
+    """(support map of an obstacle's core, its radius (m)) for obstacle code ``code`` (not a plane)."""
+    size = np.asarray(size, float)
+    inverse = _conj(quat)
+
+    def support(d):
+        local = quat_rotate_unit(inverse, np.asarray(d, float))
+        sign = np.where(local >= 0.0, 1.0, -1.0)
+        if code == BOX:
+            p = sign * size
+        elif code == CYLINDER:
+            rho = np.hypot(local[0], local[1])
+            radial = local[:2] / rho * size[0] if rho > 1e-12 else np.zeros(2)
+            p = np.array([radial[0], radial[1], sign[2] * size[1]])
+        elif code == CAPSULE:
+            p = np.array([0.0, 0.0, sign[2] * size[1]])
+        else:  # SPHERE: its centre
+            p = np.zeros(3)
+        return np.asarray(pos, float) + quat_rotate_unit(np.asarray(quat, float), p)
+    radius = float(size[0]) if code in (SPHERE, CAPSULE) else 0.0
+    return support, radius
+
+
+def _closest_triangle(a, b, c):
+    """(closest point to the origin of triangle a b c, its barycentric weights (3,))."""
+    ab, ac = b - a, c - a
+    d1, d2 = ab @ -a, ac @ -a
+    if d1 <= 0 and d2 <= 0:
+        return a, np.array([1.0, 0.0, 0.0])
+    d3, d4 = ab @ -b, ac @ -b
+    if d3 >= 0 and d4 <= d3:
+        return b, np.array([0.0, 1.0, 0.0])
+    vc = d1 * d4 - d3 * d2
+    if vc <= 0 and d1 >= 0 and d3 <= 0:
+        t = d1 / max(d1 - d3, 1e-30)
+        return a + t * ab, np.array([1 - t, t, 0.0])
+    d5, d6 = ab @ -c, ac @ -c
+    if d6 >= 0 and d5 <= d6:
+        return c, np.array([0.0, 0.0, 1.0])
+    vb = d5 * d2 - d1 * d6
+    if vb <= 0 and d2 >= 0 and d6 <= 0:
+        t = d2 / max(d2 - d6, 1e-30)
+        return a + t * ac, np.array([1 - t, 0.0, t])
+    va = d3 * d6 - d5 * d4
+    if va <= 0 and d4 - d3 >= 0 and d5 - d6 >= 0:
+        t = (d4 - d3) / max((d4 - d3) + (d5 - d6), 1e-30)
+        return b + t * (c - b), np.array([0.0, 1 - t, t])
+    total = va + vb + vc
+    if total <= 0:  # degenerate (a sliver): the best vertex
+        k = int(np.argmin([a @ a, b @ b, c @ c]))
+        w = np.zeros(3)
+        w[k] = 1.0
+        return (a, b, c)[k], w
+    v, w = vb / total, vc / total
+    return a + v * ab + w * ac, np.array([1 - v - w, v, w])
+
+
+def closest_on_simplex(points: list) -> tuple[np.ndarray, list, bool]:
+    """(closest point to the origin of the hull of 1-4 ``points``, the points that span it, whether
+    the origin is inside a tetrahedron)."""
+    n = len(points)
+    if n == 1:
+        return points[0], points, False
+    if n == 2:
+        a, b = points
+        ab = b - a
+        denom = ab @ ab
+        t = 0.0 if denom <= 0 else min(max(-(a @ ab) / denom, 0.0), 1.0)
+        kept = [p for p, w in zip(points, (1 - t, t)) if w > 0]
+        return a + t * ab, kept, False
+    if n == 3:
+        p, w = _closest_triangle(*points)
+        return p, [q for q, k in zip(points, w) if k > 0], False
+    best, kept, outside = None, None, False
+    p0, p1, p2, p3 = points
+    volume = np.cross(p1 - p0, p2 - p0) @ (p3 - p0)
+    scale = max(float(np.abs(np.asarray(points)).max()), 1e-9)
+    flat = abs(volume) <= 1e-9 * scale ** 3  # a flat tetrahedron: its faces are all that count
+    for face, opposite in (((0, 1, 2), 3), ((0, 1, 3), 2), ((0, 2, 3), 1), ((1, 2, 3), 0)):
+        a, b, c = (points[i] for i in face)
+        normal = np.cross(b - a, c - a)
+        if flat or (normal @ -a) * (normal @ (points[opposite] - a)) < 0:  # the origin beyond this face
+            outside = True
+            p, w = _closest_triangle(a, b, c)
+            if best is None or p @ p < best @ best:
+                best, kept = p, [q for q, k in zip((a, b, c), w) if k > 0]
+    if not outside:
+        return np.zeros(3), points, True
+    return best, kept, False
+
+
+def lower_bound(support_a, support_b, start, stop: float = np.inf) -> float:
+    """A lower bound (m) of the distance between convex sets A and B given by support maps (<= 0
+    when they overlap), tight to :data:`TOLERANCE` unless it reached ``stop`` first. ``start``: a
+    direction from A toward B (a good first guess shortens the search)."""
+
+    def support(d):  # of A - B
+        return support_a(d) - support_b(-d)
+
+    v = support(np.asarray(start, float))
+    simplex = [v]
+    lower = -np.inf
+    for _ in range(ITERATIONS):
+        vv = float(v @ v)
+        if vv <= TINY:
+            return min(lower, 0.0)
+        norm = np.sqrt(vv)
+        u = v / norm
+        w = support(-u)
+        lower = max(lower, float(u @ w))
+        if lower >= stop or norm - lower <= TOLERANCE:
+            break
+        v, simplex, inside = closest_on_simplex(simplex + [w])
+        if inside:
+            return min(lower, 0.0)
+    return lower
+
+
+__all__ = ["ITERATIONS", "TOLERANCE", "closest_on_simplex", "core_support", "hull_support", "lower_bound"]
