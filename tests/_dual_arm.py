@@ -16,10 +16,11 @@ MAX_GAP = 0.35  # m between the two grippers' targets
 
 
 def baxter_scene(n_envs: int):
-    """(scene, baxter, removed pairs): built with ``n_envs`` envs; the counted pairs whose spheres
-    overlap at rest (the fingertips of one gripper, which IK of the grippers never moves: the
-    spheres are larger than the meshes the SRDF was written for) are no longer counted, as a user
-    would do, so that the rest pose is collision-free."""
+    """(scene, baxter, removed pairs): built with ``n_envs`` envs; the counted pairs that the
+    checks find touching at rest are no longer counted, as a user would do, so that the rest pose
+    is collision-free (with the spheres alone: the fingertips of one gripper, which IK of the
+    grippers never moves, as the spheres are larger than the meshes the SRDF was written for;
+    with the links' hulls, the default, none)."""
     scene = gs.Scene()
     baxter = scene.add_entity(gs.morphs.URDF(file="erd:baxter", fixed=True))
     scene.build(n_envs=n_envs)

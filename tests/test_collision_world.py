@@ -12,6 +12,7 @@ from _backend import init_engine
 from _coal import coal_shape, coal_tf, pin_coal
 
 import engine as gs
+from engine.collision.gjk import TOLERANCE
 from engine.collision.robot import sample_qpos
 from engine.collision.world import scene_obstacles, signed_distance, world_links
 from engine.runtime import state as runtime_state
@@ -118,7 +119,7 @@ def test_world_kernel_matches_numpy(cluttered):
     envs = np.arange(N_CONFIGS)
     d_kernel, w_kernel = panda.collision_distance(qpos, envs_idx=envs, return_pair=True, self_collision=False)
     d_numpy, w_numpy = world_distance_numpy(model, panda, pose, envs)
-    np.testing.assert_allclose(d_kernel, d_numpy, atol=2e-6)
+    np.testing.assert_allclose(d_kernel, d_numpy, atol=TOLERANCE)  # near contact: GJK bounds, each within it
     agree = np.mean([a == b for a, b in zip(w_kernel, w_numpy)])
     assert agree > 0.95  # ties (float32 against float64) may pick another sphere of the same link
 
@@ -148,7 +149,11 @@ def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monk
     twin = collision_world.world_distance_numpy
     monkeypatch.setattr(collision_world, "world_distance_numpy", lambda *a: used.append(1) or twin(*a))
     numpy = [f() for f in calls] + [solve()]
-    assert len(used) == 4  # the whole-scene and world-only checks, the plain answers and those solved again
+    # the whole-scene and world-only checks; the plain answers, those solved again avoiding, and
+    # (where some still failed) those polished plainly
+    assert len(used) in (4, 5)
     for (dk, wk), (dn, wn) in zip(kernel, numpy):
-        np.testing.assert_allclose(dk, dn, atol=2e-6)
+        # near contact GJK bounds, each within TOLERANCE where it converged (float32's last steps
+        # may stop a little short of that)
+        np.testing.assert_allclose(dk, dn, atol=3 * TOLERANCE)
         assert np.mean([a == b for a, b in zip(wk, wn)]) > 0.95  # float32 ties may pick another pair

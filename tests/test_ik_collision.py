@@ -207,7 +207,7 @@ def test_dual_arm_arms_avoid_each_other(f32):
     of each other and of the body (coal on the meshes, the SRDF's pairs)."""
     n, batch = (100, 1024) if active() == "cpu" else (24, 256)
     _, baxter, removed = baxter_scene(batch)
-    assert 0 < len(removed) <= 8, removed
+    assert removed == []  # the hulls settle the fingertips the spheres alone read as touching
     links = [baxter.get_link(name) for name in GRIPPERS]
     poss, quats, _ = close_hand_targets(baxter, n, seed=100)
     judge = MeshJudge(baxter, [])

@@ -2,9 +2,11 @@
 level and pass within 4 cm of an obstacle (the obstacles of ``scenes/panda_clutter.yaml``), all
 judged by Pinocchio + coal on the Panda's collision meshes.
 
-With the default model (the cover fit) the avoiding solver must reach nearly all of them with no
-false success (an answer reporting success that collides at mesh level), and more of them than
-with the model it replaced (8 spheres per link), which reads many near configurations as colliding.
+With the default model (the cover fit, and near contact the links' convex hulls) the avoiding
+solver must reach nearly all of them with no false success (an answer reporting success that
+collides at mesh level), and at least as many as with the cover fit's spheres alone, which reach
+at least as many as the model they replaced (8 spheres per link), which reads many near
+configurations as colliding.
 """
 
 from __future__ import annotations
@@ -62,17 +64,20 @@ def _solve(panda, judge, pos, quat, **kw):
 def test_near_obstacle_targets_are_reached_mesh_free(near):
     panda, judge, pos, quat = near
     n = len(pos)
-    panda.collision_model()  # the default: the cover fit
+    panda.collision_model()  # the default: the cover fit and the hulls
     ok, false = _solve(panda, judge, pos, quat, avoid_collisions=True)
     plain_ok, plain_in = _solve(panda, judge, pos, quat)
+    panda.collision_model(hulls=False)  # the cover fit's spheres alone
+    cover_ok, cover_false = _solve(panda, judge, pos, quat, avoid_collisions=True)
     panda.collision_model(spheres_per_link=8)  # the model before it
     old_ok, old_false = _solve(panda, judge, pos, quat, avoid_collisions=True)
-    panda.collision_model(tolerance=0.004)
+    panda.collision_model(tolerance=0.004, hulls=True)
     print(f"{n} near targets: plain {plain_ok.mean():.0%} ok, {plain_in.sum()} in collision; avoiding "
-          f"{ok.mean():.0%} ok ({false.sum()} false); old model {old_ok.mean():.0%} ({old_false.sum()} false)")
-    assert not false.any() and not old_false.any()  # never a false success, with either model
-    assert ok.mean() >= 0.9, ok.mean()
-    assert ok.sum() >= old_ok.sum()
+          f"{ok.mean():.1%} ok ({false.sum()} false); spheres alone {cover_ok.mean():.0%} ({cover_false.sum()} "
+          f"false); old model {old_ok.mean():.0%} ({old_false.sum()} false)")
+    assert not false.any() and not cover_false.any() and not old_false.any()  # never a false success
+    assert ok.sum() >= n - 1, ok.mean()  # the bench: 99.6 % of 512 near targets
+    assert ok.sum() >= cover_ok.sum() >= old_ok.sum()
 
 
 @pytest.mark.cpu_backend_only  # the bound is the same code on every backend; lavapipe would take 90 s

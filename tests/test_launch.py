@@ -92,3 +92,21 @@ def test_compiled_kernels_are_bounded_and_dropped_with_their_program():
         assert cache.get("b", lambda: build("b3")) is not None and built[-1] == "b3" and len(cache) == 1
     finally:
         runtime_state.STATE.generation -= 1
+
+
+def test_float_arguments_reach_the_kernel_as_given(panda):
+    import taichi as ti
+
+    from engine.runtime.launch import fast
+
+    @ti.kernel
+    def scaled(x: ti.types.ndarray(), factor: ti.f32, shift: ti.i32, out: ti.types.ndarray()):
+        for i in range(x.shape[0]):
+            out[i] = x[i] * factor + shift
+
+    kernel = fast(scaled)
+    x = np.arange(5, dtype=np.float64)
+    for factor, shift in ((0.5, 1), (2.25, -3), (1e30, 0)):  # the first call compiles, the others rebind
+        out = np.zeros(5)
+        kernel(x, factor, shift, out)
+        np.testing.assert_allclose(out, x * np.float32(factor) + shift, rtol=1e-6)

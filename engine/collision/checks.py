@@ -66,6 +66,13 @@ class AvoidTables:
     def args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.coll_i, self.coll_f, self.shape_pose
 
+    def has_checks(self) -> bool:
+        """Whether the tables hold anything to check: a counted pair, or an obstacle and a link
+        checked against obstacles."""
+        head = self.coll_i[0]
+        P, L, O = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes))
+        return P > 0 or (O > 0 and bool(self.coll_i[link_row_c(P, 0):link_row_c(P, L), LINK_C.world].any()))
+
     def subset(self, rows: np.ndarray) -> AvoidTables:
         """These tables for some of the envs of the last :meth:`update` only: ``rows``, indices
         into its ``envs`` (the robot's and obstacles' tables are shared, the poses copied)."""
@@ -103,7 +110,7 @@ def pack(entity, robot_tables, shapes: np.ndarray, hulls: list | None = None) ->
     spheres, bounds, pairs = robot_tables
     S, L, P, O = len(spheres), entity.tree.n_links, len(pairs), len(shapes)
     dtype = spheres.dtype
-    vertices, ranges = hull_rows(hulls if hulls is not None else [None] * L, S + L + O)
+    vertices, ranges, grown = hull_rows(hulls if hulls is not None else [None] * L, S + L + O)
     coll_i = np.zeros((1 + P + L + O, COLL_I_WIDTH), np.int32)
     coll_i[0, AVOID_HEAD.n_pairs], coll_i[0, AVOID_HEAD.n_links] = P, L
     coll_i[0, AVOID_HEAD.n_shapes], coll_i[0, AVOID_HEAD.n_spheres] = O, S
@@ -123,7 +130,8 @@ def pack(entity, robot_tables, shapes: np.ndarray, hulls: list | None = None) ->
     coll_f = np.zeros((max(S + L + O + len(vertices), 1), COLL_F_WIDTH), dtype)
     coll_f[S + L + O:S + L + O + len(vertices), HULL_F.vertex:HULL_F.vertex + 3] = vertices
     coll_f[:S, :SPHERE_F.width] = spheres
-    coll_f[bound_row(S, 0):bound_row(S, L), :BOUND_F.width] = bounds
+    coll_f[bound_row(S, 0):bound_row(S, L), :BOUND_F.hull_radius] = bounds
+    coll_f[bound_row(S, 0):bound_row(S, L), BOUND_F.hull_radius] = grown
     if O:
         rows = coll_f[shape_row_f(S, L, 0):shape_row_f(S, L, O)]
         rows[:, SHAPE_F.size:SHAPE_F.size + 3] = shapes[:, 1:4]
@@ -137,10 +145,29 @@ def shape_bound(kind: str, size) -> float:
 
 
 def loop_count(coll_i: np.ndarray) -> int:
-    """Loop iterations one solver iteration's avoidance search may run at most (every pair close)
-    over the packed tables ``coll_i`` (:func:`pack`), for the software-Vulkan launch budget
-    (:func:`engine.runtime.dispatch.solver_budget`): per self pair, its first link's spheres times one
-    more than its second's; per link, one more than the obstacles; per sphere, the obstacles."""
+    """Loop iterations the exact search of the checks (:func:`distance`) may run at most (every pair
+    close) over the packed tables ``coll_i`` (:func:`pack`), against a software Vulkan device's
+    loop limit: the spheres' (:func:`_sphere_loops`) and every pair's hull bound run to
+    :data:`engine.collision.gjk.ITERATIONS` steps (each step one support of each hull)."""
+    from .gjk import ITERATIONS
+
+    head = coll_i[0]
+    P, O = int(head[AVOID_HEAD.n_pairs]), int(head[AVOID_HEAD.n_shapes])
+    sizes = _hull_sizes(coll_i)
+    pairs = coll_i[pair_row(0):pair_row(P)]
+    steps = ITERATIONS + 1
+    hulls = 0
+    for a, b in pairs[:, [PAIR_I.link_a, PAIR_I.link_b]].tolist():
+        if sizes[a] and sizes[b]:
+            hulls += steps * (int(sizes[a] + sizes[b]) + 2)
+    hulls += O * steps * int((sizes[sizes > 0] + 2).sum())
+    return _sphere_loops(coll_i) + hulls
+
+
+def _sphere_loops(coll_i: np.ndarray) -> int:
+    """Loop iterations one sphere search may run at most (every pair close): per self pair, its
+    first link's spheres times one more than its second's; per link, one more than the
+    obstacles; per sphere, the obstacles."""
     head = coll_i[0]
     P, L, O, S = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes,
                                          AVOID_HEAD.n_spheres))
@@ -152,25 +179,38 @@ def loop_count(coll_i: np.ndarray) -> int:
 
 def solver_loop_count(coll_i: np.ndarray) -> int:
     """Loop iterations the IK solver's avoidance task (:func:`engine.kernels.avoid.collision_task`)
-    runs at most per solver iteration: its search, :func:`loop_count` or less where the search's
+    runs at most per solver iteration: its search, :func:`_sphere_loops` or less where the search's
     row budget (:data:`engine.kernels.avoid.SEARCH_ROWS`, exit tests counted) binds first (past it
-    each pair and link-obstacle pair left costs one more test); each near pair's insertion among
+    each pair and link-obstacle pair left costs one more test); the hulls' bound
+    (:data:`engine.kernels.avoid.HULL_WORK`) where the tables hold hulls; each near pair's insertion among
     the kept ones (:data:`~engine.kernels.avoid.KEEP_LOOPS`); and the rows' Jacobians (two chains of
     at most every link per row)."""
-    from ..kernels.avoid import KEEP_LOOPS, ROWS, SEARCH_ROWS
+    from ..kernels.avoid import HULL_WORK, KEEP_LOOPS, ROWS, SEARCH_ROWS
 
     head = coll_i[0]
     P, L, O = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes))
-    search = min(loop_count(coll_i), SEARCH_ROWS + 2 * (P + L * O) + L * (O + 1) + 6)
-    return search + KEEP_LOOPS * (P + L * O) + ROWS * (2 * L + 3) + 1
+    search = min(_sphere_loops(coll_i), SEARCH_ROWS + 2 * (P + L * O) + L * (O + 1) + 6)
+    hulls = HULL_WORK if _hull_sizes(coll_i).any() else 0  # the hulls' bound, per search
+    return search + hulls + KEEP_LOOPS * (P + L * O) + ROWS * (2 * L + 3) + 1
 
 
-def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
+def _hull_sizes(coll_i: np.ndarray) -> np.ndarray:
+    """``(L,)``: each link's hull vertex count in the packed tables (0: none)."""
+    head = coll_i[0]
+    P, L = int(head[AVOID_HEAD.n_pairs]), int(head[AVOID_HEAD.n_links])
+    rows = coll_i[link_row_c(P, 0):link_row_c(P, L)]
+    return (rows[:, LINK_C.h1] - rows[:, LINK_C.h0]).astype(np.int64)
+
+
+def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables, reach: float | None = None
+             ) -> tuple[np.ndarray, list]:
     """Smallest sphere distance ``(B,)`` m at link poses ``pose (B, n_links, 7)`` of the envs
     ``envs`` over what ``tables`` holds (updated for those envs: :meth:`AvoidTables.update`), and
     what sets it (``(link, link)`` or ``(link, obstacle)``; None when there is nothing to check,
     then the distance is inf): one kernel (:func:`engine.kernels.avoid.answer_distance`), or numpy
-    beyond a software Vulkan device's loop limit."""
+    beyond a software Vulkan device's loop limit. ``reach`` (m): distances below it are exact, and one
+    at or above it may only say so (a search that stops there costs a fraction of the whole: the
+    check of an answer that needs only its clearance); None: every distance exact."""
     from ..kernels import avoid
     from ..runtime.dispatch import SOFTWARE_LOOP_LIMIT, serial
     from ..runtime.state import STATE
@@ -180,7 +220,8 @@ def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) ->
         return _distance_numpy(entity, pose, envs, tables)
     dist, which = np.empty(n, pose.dtype), np.empty((n, 3), np.int32)
     if n:
-        avoid.answer_distance(np.ascontiguousarray(pose), *tables.args(), dist, which, serial(n))
+        avoid.answer_distance(np.ascontiguousarray(pose), *tables.args(), dist, which, serial(n),
+                              avoid.NO_PAIR if reach is None else reach)
     links = entity.tree.link_names()
     names = [None if a < 0 else (links[a], links[b]) if o < 0 else (links[a], tables.names[o])
              for a, b, o in which.tolist()]
@@ -205,11 +246,12 @@ def _distance_numpy(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTab
     return dist, names
 
 
-def answer_distance(entity, qpos: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
+def answer_distance(entity, qpos: np.ndarray, envs: np.ndarray, tables: AvoidTables, reach: float | None = None
+                    ) -> tuple[np.ndarray, list]:
     """:func:`distance` of the answers ``qpos (n, n_qs)`` of the envs ``envs``: the distances
-    ``collision_distance`` gives for them."""
+    ``collision_distance`` gives for them (below ``reach``, as :func:`distance` says)."""
     cfg = entity.configuration
-    return distance(entity, cfg.fk_poses(np.ascontiguousarray(qpos, dtype=cfg.dtype)), envs, tables)
+    return distance(entity, cfg.fk_poses(np.ascontiguousarray(qpos, dtype=cfg.dtype)), envs, tables, reach)
 
 
 __all__ = ["KINDS", "AvoidTables", "answer_distance", "distance", "loop_count", "pack", "shape_bound",

@@ -9,7 +9,8 @@ support of ``C`` along ``-u``, so ``u . w`` is a lower bound of the distance ``m
 ``v`` is. That is what makes the result safe to prove clearance with: a poor simplex step costs
 tightness, never soundness. The search stops when the bound is within :data:`TOLERANCE` of
 ``|v|`` (an upper bound), reaches ``stop`` (the caller needs no more), or after :data:`ITERATIONS`.
-When the sets overlap the bound is at most 0.
+When the sets overlap it is at most 0 (rounding aside); the checks then take the spheres'
+distance, which says how deep (a bound at or below 0 proves nothing: :func:`pair_bound`).
 
 Shapes (m): a hull is its vertices ``(n, 3)``; an obstacle primitive is a *core* (a box, a
 cylinder, a point, a segment) and a radius (a sphere is a point and its radius, a capsule a
@@ -26,6 +27,11 @@ from ..transforms import quat_rotate_unit
 ITERATIONS = 32   # GJK steps at most per pair
 TOLERANCE = 2e-5  # m: stop once the lower bound is within this of the upper one
 TINY = 1e-12      # m^2: a simplex point this close to the origin: the sets touch
+SAFETY = 1e-5     # m: taken off every hull bound, for the float32 link poses and vertices of the kernels
+# a tetrahedron flatter than this (volume over the cube of its largest coordinate) counts as flat:
+# its closest point is the nearest of its faces' (float32 cannot tell the origin's side of a face
+# through a nearly flat one, which happens as the search converges)
+FLAT = 1e-4
 
 
 def _conj(q):
@@ -119,7 +125,7 @@ def closest_on_simplex(points: list) -> tuple[np.ndarray, list, bool]:
     p0, p1, p2, p3 = points
     volume = np.cross(p1 - p0, p2 - p0) @ (p3 - p0)
     scale = max(float(np.abs(np.asarray(points)).max()), 1e-9)
-    flat = abs(volume) <= 1e-9 * scale ** 3  # a flat tetrahedron: its faces are all that count
+    flat = abs(volume) <= FLAT * scale ** 3  # a flat tetrahedron: its faces are all that count
     for face, opposite in (((0, 1, 2), 3), ((0, 1, 3), 2), ((0, 2, 3), 1), ((1, 2, 3), 0)):
         a, b, c = (points[i] for i in face)
         normal = np.cross(b - a, c - a)
@@ -134,8 +140,8 @@ def closest_on_simplex(points: list) -> tuple[np.ndarray, list, bool]:
 
 
 def lower_bound(support_a, support_b, start, stop: float = np.inf) -> float:
-    """A lower bound (m) of the distance between convex sets A and B given by support maps (<= 0
-    when they overlap), tight to :data:`TOLERANCE` unless it reached ``stop`` first. ``start``: a
+    """A lower bound (m) of the distance between convex sets A and B given by support maps (at most
+    0 when they overlap), tight to :data:`TOLERANCE` unless it reached ``stop`` first. ``start``: a
     direction from A toward B (a good first guess shortens the search)."""
 
     def support(d):  # of A - B
@@ -146,8 +152,8 @@ def lower_bound(support_a, support_b, start, stop: float = np.inf) -> float:
     lower = -np.inf
     for _ in range(ITERATIONS):
         vv = float(v @ v)
-        if vv <= TINY:
-            return min(lower, 0.0)
+        if vv <= TINY:  # the sets touch: what was proven stands
+            return lower
         norm = np.sqrt(vv)
         u = v / norm
         w = support(-u)
@@ -155,9 +161,45 @@ def lower_bound(support_a, support_b, start, stop: float = np.inf) -> float:
         if lower >= stop or norm - lower <= TOLERANCE:
             break
         v, simplex, inside = closest_on_simplex(simplex + [w])
-        if inside:
-            return min(lower, 0.0)
+        if inside:  # the origin inside a tetrahedron: the sets overlap, or rounding says so
+            return lower
     return lower
 
 
-__all__ = ["ITERATIONS", "TOLERANCE", "closest_on_simplex", "core_support", "hull_support", "lower_bound"]
+def pair_bound(hull_a, pose_a: np.ndarray, hull_b, pose_b: np.ndarray) -> float:
+    """A lower bound (m) of the distance between two hulls (:class:`~engine.collision.hulls.Hull`,
+    link frames) at link poses ``(7,)`` (pos, quat wxyz), less :data:`SAFETY`, or -inf where it
+    does not prove them apart: the kernels' bound of a link pair."""
+    pa, pb = np.asarray(pose_a, float), np.asarray(pose_b, float)
+    low = lower_bound(hull_support(hull_a.vertices, pa[:3], pa[3:]), hull_support(hull_b.vertices, pb[:3], pb[3:]),
+                      pb[:3] - pa[:3])
+    return _separated(low - hull_a.radius - hull_b.radius - SAFETY)
+
+
+def _separated(bound: float) -> float:
+    """``bound`` where it proves the shapes apart, else -inf: in contact the spheres' distance
+    stands alone (a bound at or below 0 depends on where GJK stopped; the spheres' does not)."""
+    return bound if bound > 0 else -np.inf
+
+
+def shape_bound(hull, pose: np.ndarray, code: int, size, shape_pose: np.ndarray) -> float:
+    """A lower bound (m) of the distance between a hull (:class:`~engine.collision.hulls.Hull`) at
+    link pose ``pose (7,)`` and an obstacle
+    of code ``code`` and packed ``size`` at ``shape_pose (7,)``, less :data:`SAFETY` (a plane:
+    exact, its lowest vertex), or -inf where it does not prove them apart: the kernels' bound of a
+    link and an obstacle."""
+    from ..obstacle_kinds import PLANE
+
+    p, sp = np.asarray(pose, float), np.asarray(shape_pose, float)
+    vertices = hull.vertices
+    if code == PLANE:
+        normal = quat_rotate_unit(sp[3:], np.asarray(size, float))
+        world = p[:3] + quat_rotate_unit(np.broadcast_to(p[3:], (len(vertices), 4)), vertices)
+        return _separated(float(((world - sp[:3]) @ normal).min()) - hull.radius - SAFETY)
+    support, radius = core_support(code, size, sp[:3], sp[3:])
+    low = lower_bound(hull_support(vertices, p[:3], p[3:]), support, sp[:3] - p[:3])
+    return _separated(low - radius - hull.radius - SAFETY)
+
+
+__all__ = ["FLAT", "ITERATIONS", "SAFETY", "TOLERANCE", "closest_on_simplex", "core_support", "hull_support", "lower_bound",
+           "pair_bound", "shape_bound"]

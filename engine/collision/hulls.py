@@ -7,57 +7,103 @@ lower bounds of the mesh distance, so the checks take the larger of the two per 
 (:mod:`engine.kernels.gjk`): the spheres cull and settle every pair that is clear anyway, and the
 hulls decide the pairs within a few millimetres, to :data:`engine.collision.gjk.TOLERANCE`.
 
-A hull is the vertices of the convex hull of the link's collision geometry as the sphere fit reads it
-(:func:`engine.collision.spheres.link_mesh`: every geometry posed in the link frame, curved primitives
-grown so that their tessellation holds the true surface). A link gets none when it has no geometry,
-only sphere primitives (the spheres are then exact), or a hull of more than :data:`MAX_VERTICES`
-vertices (each GJK step reads every vertex).
+A hull is the convex hull of the link's collision geometry as the sphere fit reads it
+(:func:`engine.collision.spheres.link_mesh`: every geometry posed in the link frame, curved
+primitives grown so that their tessellation holds the true surface). Each GJK step reads every
+vertex, so a hull of more than :data:`MAX_VERTICES` vertices is reduced: :data:`MAX_VERTICES` of
+them spread over it (farthest-point order), grown by a ``radius`` (m) that brings every dropped
+vertex inside (its exact distance to the reduced hull), which keeps it containing the geometry.
+A link gets none when it has no geometry, or only sphere primitives (the spheres are then exact).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from .spheres import link_mesh
 
-MAX_VERTICES = 512  # a link's hull with more vertices than this is not used (its spheres alone decide)
+MAX_VERTICES = 256  # a hull keeps at most this many vertices (and a radius for the rest)
 
 
-def link_hull(geoms) -> np.ndarray | None:
-    """``(n, 3)`` float64 vertices (link frame, m) of the convex hull of a link's collision ``geoms``
-    (``[Visual]``), or None (see the module docstring)."""
+@dataclass(frozen=True)
+class Hull:
+    """A link's convex hull: ``vertices (n, 3)`` (link frame, m) grown by ``radius`` (m; 0: exact)."""
+
+    vertices: np.ndarray
+    radius: float = 0.0
+
+
+def link_hull(geoms) -> Hull | None:
+    """The :class:`Hull` of a link's collision ``geoms`` (``[Visual]``), or None (see the module
+    docstring)."""
     if not geoms or all(g.kind == "sphere" for g in geoms):
         return None
     mesh = link_mesh(geoms)
     if mesh is None or len(mesh.vertices) < 4:
         return None
     try:
-        vertices = np.asarray(mesh.convex_hull.vertices, float)
+        hull = mesh.convex_hull
     except Exception:  # qhull refuses flat or degenerate geometry: the spheres stand alone
         return None
-    if len(vertices) < 4 or len(vertices) > MAX_VERTICES:
+    vertices = np.asarray(hull.vertices, float)
+    if len(vertices) < 4:
         return None
-    return np.ascontiguousarray(vertices)
+    if len(vertices) <= MAX_VERTICES:
+        return Hull(np.ascontiguousarray(vertices))
+    return _reduced(vertices)
 
 
-def link_hulls(geometry) -> list[np.ndarray | None]:
+def _reduced(vertices: np.ndarray) -> Hull | None:
+    """:data:`MAX_VERTICES` of ``vertices`` (a hull's, farthest-point order from the one farthest
+    from their centre) and the radius that holds the rest: every vertex's exact distance to the
+    reduced hull, where it lies outside."""
+    import trimesh
+
+    centre = vertices.mean(axis=0)
+    chosen = [int(np.argmax(np.linalg.norm(vertices - centre, axis=1)))]
+    gap = np.linalg.norm(vertices - vertices[chosen[0]], axis=1)
+    for _ in range(MAX_VERTICES - 1):
+        k = int(np.argmax(gap))
+        chosen.append(k)
+        gap = np.minimum(gap, np.linalg.norm(vertices - vertices[k], axis=1))
+    kept = vertices[np.sort(chosen)]
+    try:
+        small = trimesh.convex.convex_hull(kept)
+    except Exception:
+        return None
+    planes = np.column_stack([small.face_normals, -np.einsum("ij,ij->i", small.face_normals,
+                                                              small.vertices[small.faces[:, 0]])])
+    outside = (vertices @ planes[:, :3].T + planes[:, 3]).max(axis=1) > 0
+    radius = 0.0
+    if outside.any():
+        _, dist, _ = trimesh.proximity.closest_point(small, vertices[outside])
+        radius = float(dist.max()) * (1 + 1e-6) + 1e-9
+    return Hull(np.ascontiguousarray(np.asarray(small.vertices, float)), radius)
+
+
+def link_hulls(geometry) -> list[Hull | None]:
     """Each link's hull (:func:`link_hull`) for ``geometry`` (``[n_links]`` lists of ``Visual``)."""
     return [link_hull(geoms) for geoms in geometry]
 
 
-def hull_rows(hulls: list[np.ndarray | None], first_row: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(vertices (V, 3), ranges int32 (n_links, 2))``: the hulls stacked, and each link's rows
-    ``[h0, h1)`` counted from ``first_row`` (an empty range for a link without a hull)."""
+def hull_rows(hulls: list[Hull | None], first_row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(vertices (V, 3), ranges int32 (n_links, 2), radii (n_links,))``: the hulls stacked, each
+    link's rows ``[h0, h1)`` counted from ``first_row`` (an empty range for a link without a
+    hull), and each hull's radius."""
     ranges = np.zeros((len(hulls), 2), np.int32)
+    radii = np.zeros(len(hulls))
     stacked, row = [], first_row
-    for link, vertices in enumerate(hulls):
-        if vertices is None:
+    for link, hull in enumerate(hulls):
+        if hull is None:
             ranges[link] = row, row
             continue
-        ranges[link] = row, row + len(vertices)
-        stacked.append(vertices)
-        row += len(vertices)
-    return (np.concatenate(stacked) if stacked else np.zeros((0, 3))), ranges
+        ranges[link] = row, row + len(hull.vertices)
+        radii[link] = hull.radius
+        stacked.append(hull.vertices)
+        row += len(hull.vertices)
+    return (np.concatenate(stacked) if stacked else np.zeros((0, 3))), ranges, radii
 
 
-__all__ = ["MAX_VERTICES", "hull_rows", "link_hull", "link_hulls"]
+__all__ = ["MAX_VERTICES", "Hull", "hull_rows", "link_hull", "link_hulls"]

@@ -296,10 +296,25 @@ class RobotCollision:
                 rows = np.flatnonzero(bound[:, k] < best)
                 if len(rows):
                     d = self._pair_distance(centers[rows], a, b)
+                    d = self._hull_refined(d, part[rows], best[rows], a, b)
                     closer = d < best[rows]
                     best[rows[closer]] = d[closer]
                     who[rows[closer]] = k
         return dist, which
+
+
+    def _hull_refined(self, d: np.ndarray, pose: np.ndarray, best: np.ndarray, a: int, b: int) -> np.ndarray:
+        """Sphere distances ``d (B,)`` of links ``a``, ``b`` at link poses ``pose (B, n_links, 7)``
+        raised to the hulls' bound where they would lower ``best`` (as the kernels do)."""
+        from .gjk import pair_bound
+
+        hulls = self.link_hulls()
+        if hulls[a] is None or hulls[b] is None:
+            return d
+        out = d.copy()
+        for r in np.flatnonzero(d < best):
+            out[r] = max(d[r], pair_bound(hulls[a], pose[r, a], hulls[b], pose[r, b]))
+        return out
 
 
 def _ball_gap(balls: np.ndarray, a: int, b: int) -> np.ndarray:

@@ -32,6 +32,7 @@ from ..errors import InvalidTypeError, InvalidValueError
 from ..model.meshes import mesh_file_problem
 from ..obstacle_kinds import BY_NAME, KINDS
 from ..transforms import quat_rotate_unit
+from .gjk import shape_bound
 from .robot import rigid_groups
 
 MESH_SPHERES = 32  # spheres fitted to a Mesh obstacle unless obstacle_spheres() asked for another count
@@ -167,17 +168,21 @@ def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tu
         return best, [None] * B
     idx = np.flatnonzero(keep)
     pts, radii = centers[:, idx].astype(float), model.spheres.radii[idx]
-    sphere, obstacle = np.zeros(B, np.int64), np.zeros(B, np.int64)
+    owner = model.spheres.link[idx]
+    link, obstacle = np.zeros(B, np.int64), np.zeros(B, np.int64)
     poses = obstacle_poses(obstacles, envs)
+    hulls = model.link_hulls()
     for o, ob in enumerate(obstacles):
-        d = signed_distance(ob.kind, ob.size, poses[:, o], pts) - radii
-        k = np.argmin(d, axis=1)
-        dk = d[np.arange(B), k]
-        closer = dk < best
-        best = np.where(closer, dk, best)
-        sphere = np.where(closer, k, sphere)
-        obstacle = np.where(closer, o, obstacle)
+        d_all = signed_distance(ob.kind, ob.size, poses[:, o], pts) - radii
+        for l in np.unique(owner):  # link by link: near contact the hull's bound too, as the kernels
+            d = d_all[:, owner == l].min(axis=1)
+            if hulls[l] is not None:
+                for r in np.flatnonzero(d < best):
+                    d[r] = max(d[r], shape_bound(hulls[l], pose[r, l], BY_NAME[ob.kind].code, ob.size, poses[r, o]))
+            closer = d < best
+            best = np.where(closer, d, best)
+            link = np.where(closer, l, link)
+            obstacle = np.where(closer, o, obstacle)
     names = robot.tree.link_names()
-    link = model.spheres.link[idx[sphere]]
     which = [(names[link[b]], obstacles[obstacle[b]].name) for b in range(B)]
     return best, which

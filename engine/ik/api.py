@@ -129,7 +129,7 @@ class IKMethods:
         request = self._genesis_request("single", params, lambda: self._pose_request(
             [link], [pos], [quat], [local_point], True, pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos,
             max_joint_velocity, dt, settings, track))
-        result = run(self, request, [(pos, quat)], init_qpos, seed)
+        result = run(self, request, [(pos, quat)], init_qpos, seed, distances=return_info)
         first_call.check(self, [link], [pos], result.success)
         if return_info:
             return result
@@ -167,7 +167,7 @@ class IKMethods:
         request = self._genesis_request("multi", params, lambda: self._pose_request(
             links, poss, quats, local_points, False, pos_mask, rot_mask, dofs_idx_local, envs_idx, rest_qpos,
             max_joint_velocity, dt, settings, track))
-        result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed)
+        result = run(self, request, list(zip(poss, quats, strict=True)), init_qpos, seed, distances=return_info)
         first_call.check(self, links, poss, result.success)
         if return_info:
             return result

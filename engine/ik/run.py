@@ -36,7 +36,7 @@ __all__ = ["run"]
 FAR = 1e9  # m: world position targets farther than this are solved toward at this distance (far_targets)
 
 
-def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
+def run(entity, request: IKRequest, targets: list, init_qpos, seed, distances: bool = True) -> IKResult:
     """Solve ``request`` on ``entity`` for ``targets`` (one ``(pos, quat)`` per task, None where the
     task has no such target) from ``init_qpos`` (None: the current state). State is not touched.
 
@@ -52,7 +52,11 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     millimetres out: an answer the spheres keep from a target that lies that close to an obstacle
     stops short of it, or reaches it and reads as colliding to the solver. So the envs that fail
     both solves are solved plain once more, from their avoiding answers (:func:`_polish`), and
-    keep what the check finds clear."""
+    keep what the check finds clear.
+
+    ``distances``: each answer's ``min_distance`` is wanted (the caller asked for the info); False:
+    the checks only decide whether each answer is clear, and stop their search at the margin
+    (``min_distance`` is then exact only below it)."""
     seed = as_seed(seed)  # one seed for both solves
     avoiding = request.collide_index
     if avoiding is None:
@@ -62,12 +66,12 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
     first = _solve(entity, plain, targets[:avoiding] + targets[avoiding + 1:], init_qpos, seed)
     plan = entity.ik_state.plans.get(entity, request)
     plan.update_avoidance(entity)  # the current pair set and obstacle poses
-    dist, pairs, clear = _check_answers(entity, plan, first.qpos, np.arange(plan.n_sel))
+    dist, pairs, clear = _check_answers(entity, plan, first.qpos, np.arange(plan.n_sel), distances)
     kept = first.success & clear
     if kept.all():
         out = replace(first, min_distance=dist, min_pair=pairs)
     else:
-        second = _solve(entity, request, targets, init_qpos, seed, skip=kept)
+        second = _solve(entity, request, targets, init_qpos, seed, skip=kept, distances=distances)
         pick = kept[:, None]
         out = IKResult(qpos=np.where(pick, first.qpos, second.qpos),
                        error=np.where(pick[:, :, None], first.error, second.error),
@@ -79,12 +83,13 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed) -> IKResult:
                        step=np.where(kept, first.step, second.step),
                        warm_start_success=np.where(kept, first.warm_start_success, second.warm_start_success))
         if not out.success.all() and not request.boxed:
-            out = _polish(entity, plan, plain, targets[:avoiding] + targets[avoiding + 1:], out, init_qpos, seed)
+            out = _polish(entity, plan, plain, targets[:avoiding] + targets[avoiding + 1:], out, init_qpos, seed,
+                          distances)
     return _unbatched(entity, out)
 
 
-def _polish(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult, init_qpos, seed: int
-            ) -> IKResult:
+def _polish(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult, init_qpos, seed: int,
+            distances: bool) -> IKResult:
     """``out`` with each failed env's answer replaced by a plain solve from it, where that one
     succeeds and the check finds it clear (see :func:`run`); steps are still counted from the
     caller's start ``init_qpos``. Not for a boxed request: its box is about the caller's start,
@@ -92,7 +97,7 @@ def _polish(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult
     failed = ~out.success
     third = _solve(entity, plain, targets, out.qpos, seed, skip=~failed)
     rows = np.flatnonzero(failed)
-    dist, pairs, clear = _check_answers(entity, plan, third.qpos, rows)
+    dist, pairs, clear = _check_answers(entity, plan, third.qpos, rows, distances)
     good = failed & third.success & clear
     if not good.any():
         return out
@@ -111,8 +116,8 @@ def _polish(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult
                     warm_start_success=np.where(good, False, out.warm_start_success))
 
 
-def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip: np.ndarray | None = None
-           ) -> IKResult:
+def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip: np.ndarray | None = None,
+           distances: bool = True) -> IKResult:
     """One solve of ``request`` (the answers batched, ``(n_sel, ...)``); ``skip`` ``(n_sel,)`` bool:
     envs left unsolved (their rows are meaningless). A request that avoids collisions finds its
     plan's tables updated by :func:`run` (the pair set and the obstacle poses of this call)."""
@@ -144,7 +149,7 @@ def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip
             plan.kernel(
                 plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
                 *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS), int(request.boxed), offset)
-    return _choose(entity, s, plan, start, far, skip)
+    return _choose(entity, s, plan, start, far, skip, distances)
 
 
 def _run_generic(entity, plan: IKPlan, s: dict) -> None:
@@ -263,7 +268,7 @@ def _warn_nothing_to_avoid(entity) -> None:
 
 
 def _choose(entity, s: dict, plan: IKPlan, start: np.ndarray, far: dict | None = None,
-            skip: np.ndarray | None = None) -> IKResult:
+            skip: np.ndarray | None = None, distances: bool = True) -> IKResult:
     """Per env, the lowest successful sample (nearest rest when exhaustive, the warm start or the
     nearest the ``start`` with continuity), else the lowest score (:mod:`engine.kernels.answers`).
     With one thread per env on the CPU (the usual case there) each thread's kept solution is
@@ -298,7 +303,7 @@ def _choose(entity, s: dict, plan: IKPlan, start: np.ndarray, far: dict | None =
     avoiding = plan.request.collide_index
     if avoiding is not None:  # the answers checked on the host, as collision_distance would
         dist, pairs, clear = _check_answers(entity, plan, q, np.flatnonzero(~skip) if skip is not None else
-                                            np.arange(plan.n_sel))
+                                            np.arange(plan.n_sel), distances)
         success &= clear
         warm &= success | (sample != 0)  # the warm start's answer failed the host's check
         sample = np.where(success, sample, -1)
@@ -307,26 +312,33 @@ def _choose(entity, s: dict, plan: IKPlan, start: np.ndarray, far: dict | None =
                     min_pair=pairs, step=step.astype(cfg.dtype), warm_start_success=warm)
 
 
-def _check_answers(entity, plan: IKPlan, q: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, list, np.ndarray]:
+def _check_answers(entity, plan: IKPlan, q: np.ndarray, rows: np.ndarray, distances: bool = True
+                   ) -> tuple[np.ndarray, list, np.ndarray]:
     """The answers ``q (n_sel, n_qs)`` of the envs ``rows`` (indices into the plan's envs) checked
     as ``collision_distance`` would, over the avoiding ``plan``'s tables: ``(distance (n_sel,) m,
     NaN where nothing is checked; what sets it; clear (n_sel,) bool: at least the task's margin
-    apart, as the kernel's test, or nothing to check)``; the other rows read NaN, None, False."""
+    apart, as the kernel's test, or nothing to check)``; the other rows read NaN, None, False.
+    ``distances`` False: the search stops at the margin, and a distance beyond it reads as the
+    margin's reach (a lower bound)."""
     n = len(q)
+    margin = plan.request.rows[plan.request.collide_index].margin
+    reach = None if distances else margin + 2 * ROUNDING
     dist, pairs = np.full(n, np.nan), [None] * n
     if len(rows) == n:
-        dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid)
+        dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid, reach)
     elif len(rows):
-        got, names = answer_distance(entity, q[rows], plan.envs[rows], plan.avoid.subset(rows))
+        got, names = answer_distance(entity, q[rows], plan.envs[rows], plan.avoid.subset(rows), reach)
         dist[rows] = got
         for r, name in zip(rows.tolist(), names):
             pairs[r] = name
+    if reach is not None and plan.avoid.has_checks():  # inf: every pair beyond the reach
+        dist = np.where(np.isinf(dist), reach, dist)
     measured = np.isfinite(dist)
     checked = np.zeros(n, bool)
     checked[rows] = True
     if not measured[rows].all():  # nothing to keep apart: said once, and no distance is made up
         _warn_nothing_to_avoid(entity)
-    clear = checked & (~measured | (dist >= plan.request.rows[plan.request.collide_index].margin + ROUNDING))
+    clear = checked & (~measured | (dist >= margin + ROUNDING))
     return np.where(measured, dist, np.nan).astype(entity.configuration.dtype), pairs, clear
 
 

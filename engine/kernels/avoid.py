@@ -8,8 +8,12 @@ obstacles of the scene (:mod:`engine.collision.world`), in the tables named in
 1. **Search.** Every counted link pair and every (checked link, obstacle) whose bounding balls are
    within ``margin + SLACK`` of each other is searched sphere by sphere for its closest spheres
    (bounding balls farther apart than that prove every sphere of the pair farther too, so the
-   culling loses nothing below that distance). The :data:`ROWS` closest such pairs are kept, one
-   entry per link pair or link-obstacle pair.
+   culling loses nothing below that distance). A pair whose spheres come nearer than that is
+   then measured on the links' convex hulls too (:mod:`engine.kernels.gjk`, within
+   :data:`HULL_WORK` loop iterations per search), and its distance is the larger of the two lower
+   bounds: the spheres stand a few millimetres out of the meshes, the hulls of convex meshes not
+   at all. The :data:`ROWS` closest pairs still nearer than ``margin + SLACK`` are kept, one entry
+   per link pair or link-obstacle pair.
 2. **Rows.** Each kept pair closer than ``margin + SLACK`` owns one row: its error is ``weight *
    (margin + SLACK - d)`` (m) and its Jacobian ``weight * n^T (J_p(a, c_a) - J_p(b, c_b))``, the
    rate of the distance ``d`` between the two spheres (``n``: unit vector from b's centre to
@@ -23,8 +27,9 @@ obstacles of the scene (:mod:`engine.collision.world`), in the tables named in
    that stays in collision stalls and gives way to the next restart, and among failures a
    collision-free answer is preferred.
 
-Sphere distances are at most mesh distances (the spheres contain the meshes), so an answer the
-task accepts is collision-free at mesh level by at least ``margin``.
+Sphere and hull distances are at most mesh distances (both contain the meshes), so an answer the
+task accepts is collision-free at mesh level by at least ``margin``. The answers' checks
+(:func:`answer_distance`) run the same search over every pair, with no bound on the hulls' work.
 """
 
 from collections import namedtuple
@@ -64,8 +69,15 @@ NO_PAIR = 1e30    # the distance of an empty slot, and of a robot with nothing t
 # rows (spheres and group balls) one search of the solver visits at most, all pairs together: what
 # is left past it reads as near as the link balls allow (a lower bound, so still conservative).
 # It bounds the search's loops, which a software Vulkan device caps per launch (docs/backends.md)
-SEARCH_ROWS = 32768
+SEARCH_ROWS = 16384
 KEEP_LOOPS = ROWS + 1  # loop iterations of one _keep at most (exit test included)
+# loop iterations the solver's hull bounds (engine.kernels.gjk) run at most per search, all pairs
+# together: the GJK of a few pairs in contact on the Panda or Baxter; a pair left over keeps its
+# sphere distance (a lower bound still). With SEARCH_ROWS it keeps the Panda's and Baxter's solver
+# iteration under a software Vulkan device's loop limit (docs/collision.md: at 6000 the bound
+# starved Baxter's fingertips and lost a target there). The exact checks have no such bound
+HULL_WORK = 20000
+EXACT_WORK = 1 << 30
 # a slot of the kept pairs: its distance, the links (b -1: an obstacle), the points whose velocities
 # the row takes (sphere centres, world), the unit direction the distance grows along
 SLOT_D, SLOT_A, SLOT_B, SLOT_CA, SLOT_CB, SLOT_N, SLOT_WIDTH = 0, 1, 2, 3, 6, 9, 12
@@ -130,6 +142,7 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
     which = ti.Vector([-1, -1, -1])
     cut = reach  # pairs at least this far apart are not searched
     work = 0  # rows the solver's search visited (SEARCH_ROWS); the exact search does not count
+    hull_work = 0  # loop iterations the solver's hull bounds ran (HULL_WORK)
     for p in range(n_pairs):
         pr = pair_row(p)
         la = coll_i[pr, PAIR_I.link_a]
@@ -194,14 +207,23 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
             if short == 1 and gap_ab - ra - rb < best:  # what was not searched is no nearer than the balls
                 best = gap_ab - ra - rb
                 best_i = -1
-            if ti.static(exact):  # near: the hulls' bound too, the larger of two lower bounds
+            # near contact the hulls' bound too: the pair is as far as the larger of two lower bounds
+            d_pair = best
+            if ti.static(exact):
                 if best < cut:
-                    best = ti.max(best, gjk.pair_bound(coll_i, coll_f, n_pairs, la, pa, qa, lb, pb, qb, cut))
-            if best < dmin:
-                dmin = best
+                    h, _ = gjk.pair_bound(coll_i, coll_f, n_pairs, la, pa, qa, lb, pb, qb, cut, EXACT_WORK)
+                    d_pair = ti.max(best, h)
+            else:
+                if best < reach:
+                    h, used = gjk.pair_bound(coll_i, coll_f, n_pairs, la, pa, qa, lb, pb, qb, reach,
+                                             HULL_WORK - hull_work)
+                    hull_work += used
+                    d_pair = ti.max(best, h)
+            if d_pair < dmin:
+                dmin = d_pair
                 which = ti.Vector([la, lb, -1])
             if ti.static(not exact):
-                if best < reach:
+                if d_pair < reach:  # its row pushes the spheres apart
                     wa = ca  # the balls' centres where the balls set the distance
                     wb = cb
                     if best_i >= 0:
@@ -268,15 +290,23 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
                         best = d_ball - rl
                         best_s = -1
                         best_g = g_ball
-                    if ti.static(exact):  # near: the hull's bound too
+                    d_pair = best  # near contact the hull's bound too
+                    if ti.static(exact):
                         if best < cut:
-                            best = ti.max(best, gjk.shape_bound(coll_i, coll_f, n_pairs, l, pl, ql, kind, size, sp, sq,
-                                                                cut))
-                    if best < dmin:
-                        dmin = best
+                            h, _ = gjk.shape_bound(coll_i, coll_f, n_pairs, l, pl, ql, kind, size, sp, sq, cut,
+                                                   EXACT_WORK)
+                            d_pair = ti.max(best, h)
+                    else:
+                        if best < reach:
+                            h, used = gjk.shape_bound(coll_i, coll_f, n_pairs, l, pl, ql, kind, size, sp, sq, reach,
+                                                      HULL_WORK - hull_work)
+                            hull_work += used
+                            d_pair = ti.max(best, h)
+                    if d_pair < dmin:
+                        dmin = d_pair
                         which = ti.Vector([l, -1, o])
                     if ti.static(not exact):
-                        if best < reach:
+                        if d_pair < reach:  # its row pushes the link's sphere away
                             c = cl  # the ball's centre where the ball sets the distance
                             if best_s >= 0:
                                 c = pl + qrot(ql, _vec3(coll_f, best_s, SPHERE_F.center))
@@ -368,18 +398,21 @@ PosedCtx = namedtuple("PosedCtx", "pose coll")
 @ti.kernel
 def _answer_distance(pose: ti.types.ndarray(), coll_i: ti.types.ndarray(), coll_f: ti.types.ndarray(),
                      shape_pose: ti.types.ndarray(), dist: ti.types.ndarray(), which: ti.types.ndarray(),
-                     serial: ti.template(), offset: ti.i32):
-    """Each row's smallest sphere distance ``dist`` (B,) m over every counted pair and obstacle of
-    the tables, at link poses ``pose`` (B, L, 7), and what sets it ``which`` int32 (B, 3): link a,
-    link b (-1: an obstacle), obstacle (-1: a self pair); all -1 and NO_PAIR with nothing to check.
-    On a software Vulkan device only the rows ``offset`` to ``offset`` + the span
-    (:func:`engine.runtime.span.thread_span`)."""
+                     reach: ti.f32, serial: ti.template(), offset: ti.i32):
+    """Each row's smallest distance ``dist`` (B,) m over every counted pair and obstacle of the
+    tables (the spheres', and near contact the larger of it and the hulls': module
+    :mod:`engine.kernels.gjk`), at link poses ``pose`` (B, L, 7), and what sets it ``which`` int32
+    (B, 3): link a, link b (-1: an obstacle), obstacle (-1: a self pair); all -1 and NO_PAIR with
+    nothing to check. Pairs ``reach`` (m) apart or more are not searched: a distance below
+    ``reach`` is exact, one at or above it (NO_PAIR when no pair was searched) only says so
+    (:data:`NO_PAIR`: every distance exact). On a software Vulkan device only the rows ``offset``
+    to ``offset`` + the span (:func:`engine.runtime.span.thread_span`)."""
     ti.loop_config(block_dim=ti.static(block_dim()), serialize=serial)
     for i in range(ti.static(thread_span()) if ti.static(thread_span() > 0) else pose.shape[0]):
         e = offset + i
         if e < pose.shape[0]:
             slots = ti.Matrix.zero(float, 1, 1)
-            d, w = closest_pairs(Posed, PosedCtx(pose, (coll_i, coll_f, shape_pose)), 0, e, e, NO_PAIR, slots, True)
+            d, w = closest_pairs(Posed, PosedCtx(pose, (coll_i, coll_f, shape_pose)), 0, e, e, reach, slots, True)
             dist[e] = d
             for k in ti.static(range(3)):
                 which[e, k] = w[k]
@@ -388,8 +421,8 @@ def _answer_distance(pose: ti.types.ndarray(), coll_i: ti.types.ndarray(), coll_
 answer_distance_kernel = fast(_answer_distance, trace_helpers=True)  # PosedCtx(...) is built while tracing
 
 
-def answer_distance(pose, coll_i, coll_f, shape_pose, dist, which, serial: bool) -> None:
+def answer_distance(pose, coll_i, coll_f, shape_pose, dist, which, serial: bool, reach: float = NO_PAIR) -> None:
     """:func:`_answer_distance` over every row of ``pose`` (B, L, 7): one launch, or span by span on
     a software Vulkan device (:func:`engine.runtime.span.thread_offsets`)."""
     for offset in thread_offsets(pose.shape[0]):
-        answer_distance_kernel(pose, coll_i, coll_f, shape_pose, dist, which, serial, offset)
+        answer_distance_kernel(pose, coll_i, coll_f, shape_pose, dist, which, float(reach), serial, offset)

@@ -4,19 +4,19 @@ numpy, and says why the bound holds whatever the simplex does).
 
 The hulls' vertices are rows of ``coll_f`` (:data:`~engine.kernels.tables.HULL_F`, link frame),
 each link's range ``[h0, h1)`` in its ``coll_i`` row (:data:`~engine.kernels.tables.LINK_C`; empty:
-no hull). Obstacles are the primitives of :mod:`engine.obstacle_kinds`: a plane is exact in one
+no hull) and the radius it is grown by in its bounding ball's row (a reduced hull's:
+:mod:`engine.collision.hulls`). Obstacles are the primitives of :mod:`engine.obstacle_kinds`: a plane is exact in one
 pass over the hull's vertices; the others are a core (box, cylinder, point, segment) and a radius.
 """
 
 import taichi as ti
 
-from ..collision.gjk import ITERATIONS, TINY, TOLERANCE
+from ..collision.gjk import FLAT, ITERATIONS, SAFETY, TINY, TOLERANCE
 from ..obstacle_kinds import BOX, CAPSULE, CYLINDER, PLANE
 from .quat import qconj, qrot
-from .tables import HULL_F, LINK_C, link_row_c
+from .tables import AVOID_HEAD, BOUND_F, HULL_F, LINK_C, bound_row, link_row_c
 
-FAR = 1e30        # m: the bound of a pair that has no hull (the sphere distance stands alone)
-SAFETY = 1e-5     # m: taken off every hull bound, for the float32 link poses and vertices
+FAR = 1e30        # m: the bound of a pair that has no hull is -FAR (the sphere distance stands alone)
 
 
 @ti.func
@@ -175,7 +175,7 @@ def _closest(S: ti.template(), n):
     elif n == 4:
         scale = ti.max(ti.max(ti.abs(a).max(), ti.abs(b).max()), ti.max(ti.abs(c).max(), ti.abs(d).max()))
         scale = ti.max(scale, 1e-9)
-        flat = ti.abs((b - a).cross(c - a).dot(d - a)) <= 1e-9 * scale * scale * scale
+        flat = ti.abs((b - a).cross(c - a).dot(d - a)) <= FLAT * scale * scale * scale
         best = FAR
         outside = 0
         for f in ti.static(range(4)):  # faces (0 1 2 | 3), (0 1 3 | 2), (0 2 3 | 1), (1 2 3 | 0)
@@ -202,11 +202,12 @@ def _closest(S: ti.template(), n):
 
 
 @ti.func
-def lower_bound(coll_f: ti.template(), a0, a1, pa, qa, kind, size, b0, b1, pb, qb, start, stop):
-    """A lower bound (m) of the distance between the hull [a0, a1) posed at pa, qa and the hull
+def lower_bound(coll_f: ti.template(), a0, a1, pa, qa, kind, size, b0, b1, pb, qb, start, stop, steps):
+    """(A lower bound (m) of the distance between the hull [a0, a1) posed at pa, qa and the hull
     [b0, b1) at pb, qb (``kind`` < 0) or an obstacle core of ``kind`` (its radius not taken off):
-    <= 0 when they overlap; tight to TOLERANCE unless it reached ``stop`` first. ``start``: a
-    direction from A toward B."""
+    at most 0 when they overlap; tight to TOLERANCE unless it reached ``stop`` first or ran its
+    ``steps`` (at most ITERATIONS); the support evaluations it made). ``start``: a direction from
+    A toward B."""
     v = _support(coll_f, a0, a1, pa, qa, kind, size, b0, b1, pb, qb, start)
     S = ti.Matrix.zero(float, 4, 3)
     for c in ti.static(range(3)):
@@ -215,10 +216,9 @@ def lower_bound(coll_f: ti.template(), a0, a1, pa, qa, kind, size, b0, b1, pb, q
     lower = -FAR
     done = 0
     it = 0
-    while it < ITERATIONS and done == 0:
+    while it < ti.min(steps, ITERATIONS) and done == 0:
         vv = v.dot(v)
-        if vv <= TINY:
-            lower = ti.min(lower, 0.0)
+        if vv <= TINY:  # the sets touch: what was proven stands (at most 0, rounding aside)
             done = 1
         else:
             norm = ti.sqrt(vv)
@@ -237,49 +237,79 @@ def lower_bound(coll_f: ti.template(), a0, a1, pa, qa, kind, size, b0, b1, pb, q
                 v = p
                 S = S2
                 n = m
-                if inside == 1:
-                    lower = ti.min(lower, 0.0)
+                if inside == 1:  # the origin inside a tetrahedron: the sets overlap, or rounding says so
                     done = 1
         it += 1
-    return lower
+    return lower, it + 1
 
 
 @ti.func
-def hull_range(coll_i: ti.template(), n_pairs, link):
-    return coll_i[link_row_c(n_pairs, link), LINK_C.h0], coll_i[link_row_c(n_pairs, link), LINK_C.h1]
+def hull_range(coll_i: ti.template(), coll_f: ti.template(), n_pairs, link):
+    """(first row, end row, radius (m)) of ``link``'s hull in ``coll_f``."""
+    row = link_row_c(n_pairs, link)
+    grown = coll_f[bound_row(coll_i[0, AVOID_HEAD.n_spheres], link), BOUND_F.hull_radius]
+    return coll_i[row, LINK_C.h0], coll_i[row, LINK_C.h1], grown
 
 
 @ti.func
-def pair_bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, la, pa, qa, lb, pb, qb, stop):
-    """A lower bound (m) of the distance between links ``la`` and ``lb``'s hulls (-FAR when either
-    has none), less :data:`SAFETY`."""
-    a0, a1 = hull_range(coll_i, n_pairs, la)
-    b0, b1 = hull_range(coll_i, n_pairs, lb)
+def pair_bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, la, pa, qa, lb, pb, qb, stop, budget):
+    """(A lower bound (m) of the distance between links ``la`` and ``lb``'s hulls, less
+    :data:`SAFETY` (-FAR when either has none, ``budget`` does not allow one step, or it does
+    not prove them apart); the loop
+    iterations it ran, at most ``budget``)."""
+    a0, a1, ga = hull_range(coll_i, coll_f, n_pairs, la)
+    b0, b1, gb = hull_range(coll_i, coll_f, n_pairs, lb)
     out = -FAR
-    if a1 > a0 and b1 > b0:
-        out = lower_bound(coll_f, a0, a1, pa, qa, -1, ti.Vector([0.0, 0.0, 0.0]), b0, b1, pb, qb, pb - pa,
-                          stop + SAFETY) - SAFETY
+    work = 0
+    per_step = (a1 - a0) + (b1 - b0) + 2  # one support of each hull, and the step itself
+    steps = budget // per_step - 1  # the first support is a step's worth too
+    if a1 > a0 and b1 > b0 and steps >= 1:
+        low, used = lower_bound(coll_f, a0, a1, pa, qa, -1, ti.Vector([0.0, 0.0, 0.0]), b0, b1, pb, qb, pb - pa,
+                                stop + ga + gb + SAFETY, steps)
+        out = _separated(low - ga - gb - SAFETY)
+        work = used * per_step
+    return out, work
+
+
+@ti.func
+def _separated(bound):
+    """``bound`` where it proves the shapes apart, else -FAR: in contact the spheres' distance
+    stands alone (a bound at or below 0 depends on where GJK stopped; the spheres' does not)."""
+    out = -FAR
+    if bound > 0:
+        out = bound
     return out
 
 
 @ti.func
-def shape_bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, link, pl, ql, kind, size, sp, sq, stop):
-    """A lower bound (m) of the distance between ``link``'s hull and an obstacle (-FAR when the link
-    has none), less :data:`SAFETY`. A plane (unit normal ``size`` in its frame, through ``sp``)
-    is exact: the lowest vertex."""
-    h0, h1 = hull_range(coll_i, n_pairs, link)
+def shape_bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, link, pl, ql, kind, size, sp, sq, stop,
+                budget):
+    """(A lower bound (m) of the distance between ``link``'s hull and an obstacle, less
+    :data:`SAFETY` (-FAR when the link has none, ``budget`` does not allow one step, or it does
+    not prove them apart); the loop
+    iterations it ran, at most ``budget``). A plane (unit normal ``size`` in its frame, through
+    ``sp``) is exact: the lowest vertex."""
+    h0, h1, grown = hull_range(coll_i, coll_f, n_pairs, link)
     out = -FAR
+    work = 0
+    per_step = (h1 - h0) + 2
     if h1 > h0:
         if kind == PLANE:
-            normal = qrot(sq, size)
-            low = FAR
-            for r in range(h0, h1):
-                low = ti.min(low, normal.dot(pl + qrot(ql, _vertex(coll_f, r)) - sp))
-            out = low - SAFETY
+            if budget >= per_step:
+                normal = qrot(sq, size)
+                low = FAR
+                for r in range(h0, h1):
+                    low = ti.min(low, normal.dot(pl + qrot(ql, _vertex(coll_f, r)) - sp))
+                out = _separated(low - grown - SAFETY)
+                work = per_step
         else:
-            radius = 0.0
-            if kind != BOX and kind != CYLINDER:  # a sphere's or a capsule's radius
-                radius = size[0]
-            out = lower_bound(coll_f, h0, h1, pl, ql, kind, size, 0, 0, sp, sq, sp - pl,
-                              stop + radius + SAFETY) - radius - SAFETY
-    return out
+            steps = budget // per_step - 1
+            if steps >= 1:
+                radius = 0.0
+                if kind != BOX and kind != CYLINDER:  # a sphere's or a capsule's radius
+                    radius = size[0]
+                low, used = lower_bound(coll_f, h0, h1, pl, ql, kind, size, 0, 0, sp, sq, sp - pl,
+                                        stop + radius + grown + SAFETY, steps)
+                out = _separated(low - radius - grown - SAFETY)
+                work = used * per_step
+    return out, work

@@ -181,7 +181,9 @@ SHAPE_I = Columns(kind=1)  # the obstacle code (engine.kernels.collide; engine.o
 # a robot sphere: its link (as a float), centre (link frame, m), radius; count > 0: the bounding
 # ball of the next ``count`` rows, a group of the link's spheres (engine.collision.groups)
 SPHERE_F = Columns(link=1, center=3, radius=1, count=1)
-BOUND_F = Columns(center=3, radius=1)  # a link's bounding ball of its spheres (link frame; radius < 0: none)
+# a link's bounding ball of its spheres (link frame; radius < 0: none), and how far its convex hull
+# (HULL_F rows) is grown (m; 0: the hull as it is)
+BOUND_F = Columns(center=3, radius=1, hull_radius=1)
 # box half extents; sphere radius; cylinder radius, half height; plane unit normal; the radius of a
 # ball about the shape's origin that holds it (m; 1e30 for a plane)
 SHAPE_F = Columns(size=3, bound=1)

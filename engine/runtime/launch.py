@@ -12,7 +12,7 @@ moves its memory, and the check is by identity through a weak reference, so it n
 arrays alive nor mistakes a new array for a dead one.
 
 Arguments are numpy arrays, taichi device arrays (``ti.Ndarray``, which stay on a GPU between
-calls: :mod:`engine.runtime.memory`) and Python ints (what our kernels take). taichi is
+calls: :mod:`engine.runtime.memory`), Python ints and Python floats (what our kernels take). taichi is
 pinned to 1.7.4 (see pyproject), whose internals this relies on; the first call of every
 signature goes through the public path.
 
@@ -51,7 +51,7 @@ def kernels_prepared() -> int:
 
 
 class FastKernel:
-    """Wrap a ``@ti.kernel`` whose arguments are numpy arrays, taichi device arrays and ints.
+    """Wrap a ``@ti.kernel`` whose arguments are numpy arrays, taichi device arrays, ints and floats.
 
     ``compile_config``: taichi config fields set while this kernel compiles (and restored after),
     e.g. ``{"advanced_optimization": False}`` for large unrolled kernels, where taichi's own IR
@@ -112,6 +112,9 @@ class FastKernel:
                 if last is None or last() is not a:
                     ctx.set_arg_ndarray((slot,), a.arr)
                     bound[slot] = weakref.ref(a)
+            elif isinstance(a, float):
+                ctx.set_arg_float((slot,), a)
+                bound[slot] = None
             else:
                 ctx.set_arg_int((slot,), int(a))
                 bound[slot] = None
