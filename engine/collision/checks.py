@@ -190,7 +190,7 @@ def solver_loop_count(coll_i: np.ndarray) -> int:
     head = coll_i[0]
     P, L, O = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes))
     search = min(_sphere_loops(coll_i), SEARCH_ROWS + 2 * (P + L * O) + L * (O + 1) + 6)
-    hulls = HULL_WORK if _hull_sizes(coll_i).any() else 0  # the hulls' bound, per search
+    hulls = HULL_WORK + ROWS if _hull_sizes(coll_i).any() else 0  # the kept pairs' hull bounds, per search
     return search + hulls + KEEP_LOOPS * (P + L * O) + ROWS * (2 * L + 3) + 1
 
 

@@ -8,12 +8,12 @@ obstacles of the scene (:mod:`engine.collision.world`), in the tables named in
 1. **Search.** Every counted link pair and every (checked link, obstacle) whose bounding balls are
    within ``margin + SLACK`` of each other is searched sphere by sphere for its closest spheres
    (bounding balls farther apart than that prove every sphere of the pair farther too, so the
-   culling loses nothing below that distance). A pair whose spheres come nearer than that is
-   then measured on the links' convex hulls too (:mod:`engine.kernels.gjk`, within
-   :data:`HULL_WORK` loop iterations per search), and its distance is the larger of the two lower
-   bounds: the spheres stand a few millimetres out of the meshes, the hulls of convex meshes not
-   at all. The :data:`ROWS` closest pairs still nearer than ``margin + SLACK`` are kept, one entry
-   per link pair or link-obstacle pair.
+   culling loses nothing below that distance). The :data:`ROWS` closest such pairs are kept, one
+   entry per link pair or link-obstacle pair; then each is measured on the links' convex hulls
+   too (:mod:`engine.kernels.gjk`, all together within :data:`HULL_WORK` loop iterations), and its
+   distance is the larger of the two lower bounds (the spheres stand a few millimetres out of the
+   meshes, the hulls of convex meshes not at all): a pair the hulls prove clear leaves the kept
+   ones.
 2. **Rows.** Each kept pair closer than ``margin + SLACK`` owns one row: its error is ``weight *
    (margin + SLACK - d)`` (m) and its Jacobian ``weight * n^T (J_p(a, c_a) - J_p(b, c_b))``, the
    rate of the distance ``d`` between the two spheres (``n``: unit vector from b's centre to
@@ -80,7 +80,7 @@ HULL_WORK = 20000
 EXACT_WORK = 1 << 30
 # a slot of the kept pairs: its distance, the links (b -1: an obstacle), the points whose velocities
 # the row takes (sphere centres, world), the unit direction the distance grows along
-SLOT_D, SLOT_A, SLOT_B, SLOT_CA, SLOT_CB, SLOT_N, SLOT_WIDTH = 0, 1, 2, 3, 6, 9, 12
+SLOT_D, SLOT_A, SLOT_B, SLOT_CA, SLOT_CB, SLOT_N, SLOT_O, SLOT_WIDTH = 0, 1, 2, 3, 6, 9, 12, 13
 
 
 @ti.func
@@ -89,12 +89,13 @@ def _vec3(a: ti.template(), row, col: ti.template()):
 
 
 @ti.func
-def _keep(form: ti.template(), slots: ti.template(), d, a, b, ca, cb, n):
-    """Insert a pair into the slots, kept sorted by distance (the farthest falls off the end).
-    Unrolled where the form's rows are compile-time (``form.STATIC_ROWS``), else run-time loops:
-    the generic solver compiles the task once in a form ~30x quicker to compile."""
+def _keep(form: ti.template(), slots: ti.template(), d, a, b, ca, cb, n, o):
+    """Insert a pair into the slots, kept sorted by distance (the farthest falls off the end);
+    returns the distance of the one that fell off (NO_PAIR: none). ``o``: the obstacle (-1: a
+    self pair). Unrolled where the form's rows are compile-time (``form.STATIC_ROWS``), else
+    run-time loops: the generic solver compiles the task once in a form ~30x quicker to compile."""
     cand = ti.Vector([d, ti.cast(a, float), ti.cast(b, float), ca[0], ca[1], ca[2], cb[0], cb[1], cb[2],
-                      n[0], n[1], n[2]])
+                      n[0], n[1], n[2], ti.cast(o, float)])
     if ti.static(form.STATIC_ROWS):
         for k in ti.static(range(ROWS)):
             if cand[SLOT_D] < slots[k, SLOT_D]:
@@ -109,6 +110,7 @@ def _keep(form: ti.template(), slots: ti.template(), d, a, b, ca, cb, n):
                     held = slots[k, c]
                     slots[k, c] = cand[c]
                     cand[c] = held
+    return cand[SLOT_D]
 
 
 @ti.func
@@ -128,11 +130,14 @@ def link_ball(p, q, coll_f: ti.template(), n_spheres, link):
 @ti.func
 def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, reach, slots: ti.template(),
                   exact: ti.template()):
-    """Fill ``slots`` (ROWS, SLOT_WIDTH) with the closest pairs nearer than ``reach`` (m); returns
-    (the smallest distance over every pair, :data:`NO_PAIR` when all are farther than ``reach``;
-    what sets it: link a, link b (-1: an obstacle), the obstacle (-1: a self pair)). With
+    """Fill ``slots`` (ROWS, SLOT_WIDTH) with the closest pairs nearer than ``reach`` (m) by their
+    spheres; returns (the smallest distance over every pair, :data:`NO_PAIR` when all are farther
+    than ``reach``; what sets it: link a, link b (-1: an obstacle), the obstacle (-1: a self pair);
+    the smallest sphere distance of the pairs nearer than ``reach`` that the slots could not hold,
+    NO_PAIR when none). With
     ``exact`` the slots are left alone and the culling is by the smallest distance so far, so the
-    distance is every pair's least (call it with ``reach`` = NO_PAIR)."""
+    distance is every pair's least (call it with ``reach`` = NO_PAIR), and a pair the spheres find
+    nearer than the least so far gets its hulls' bound too (:mod:`engine.kernels.gjk`)."""
     coll_i, coll_f, shape_pose = ti.static(ctx.coll[0], ctx.coll[1], ctx.coll[2])
     balls = form.link_balls(ctx, S, t)  # the form's cache of the links' bounding balls, if it keeps one
     n_pairs = coll_i[0, AVOID_HEAD.n_pairs]
@@ -142,7 +147,7 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
     which = ti.Vector([-1, -1, -1])
     cut = reach  # pairs at least this far apart are not searched
     work = 0  # rows the solver's search visited (SEARCH_ROWS); the exact search does not count
-    hull_work = 0  # loop iterations the solver's hull bounds ran (HULL_WORK)
+    rest = NO_PAIR  # the nearest pair that fell off the slots (the solver's search)
     for p in range(n_pairs):
         pr = pair_row(p)
         la = coll_i[pr, PAIR_I.link_a]
@@ -207,30 +212,25 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
             if short == 1 and gap_ab - ra - rb < best:  # what was not searched is no nearer than the balls
                 best = gap_ab - ra - rb
                 best_i = -1
-            # near contact the hulls' bound too: the pair is as far as the larger of two lower bounds
+            # near contact (the checks) the hulls' bound too: the larger of two lower bounds
             d_pair = best
             if ti.static(exact):
                 if best < cut:
                     h, _ = gjk.pair_bound(coll_i, coll_f, n_pairs, la, pa, qa, lb, pb, qb, cut, EXACT_WORK)
                     d_pair = ti.max(best, h)
-            else:
-                if best < reach:
-                    h, used = gjk.pair_bound(coll_i, coll_f, n_pairs, la, pa, qa, lb, pb, qb, reach,
-                                             HULL_WORK - hull_work)
-                    hull_work += used
-                    d_pair = ti.max(best, h)
             if d_pair < dmin:
                 dmin = d_pair
                 which = ti.Vector([la, lb, -1])
             if ti.static(not exact):
-                if d_pair < reach:  # its row pushes the spheres apart
+                if best < reach:  # kept: the solver's hull bounds (refine_slots), then its row
                     wa = ca  # the balls' centres where the balls set the distance
                     wb = cb
                     if best_i >= 0:
                         wa = pa + qrot(qa, _vec3(coll_f, best_i, SPHERE_F.center))
                         wb = pb + qrot(qb, _vec3(coll_f, best_j, SPHERE_F.center))
                     gap = wa - wb
-                    _keep(form, slots, best, la, lb, wa, wb, gap / ti.max(gap.norm(), 1e-12))
+                    rest = ti.min(rest, _keep(form, slots, best, la, lb, wa, wb, gap / ti.max(gap.norm(), 1e-12),
+                                              -1))
     n_shapes = coll_i[0, AVOID_HEAD.n_shapes]
     for o in range(n_shapes):  # obstacle by obstacle: its pose is read once per iteration
         fr = shape_row_f(n_spheres, n_links, o)
@@ -290,28 +290,22 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
                         best = d_ball - rl
                         best_s = -1
                         best_g = g_ball
-                    d_pair = best  # near contact the hull's bound too
+                    d_pair = best  # near contact (the checks) the hull's bound too
                     if ti.static(exact):
                         if best < cut:
                             h, _ = gjk.shape_bound(coll_i, coll_f, n_pairs, l, pl, ql, kind, size, sp, sq, cut,
                                                    EXACT_WORK)
                             d_pair = ti.max(best, h)
-                    else:
-                        if best < reach:
-                            h, used = gjk.shape_bound(coll_i, coll_f, n_pairs, l, pl, ql, kind, size, sp, sq, reach,
-                                                      HULL_WORK - hull_work)
-                            hull_work += used
-                            d_pair = ti.max(best, h)
                     if d_pair < dmin:
                         dmin = d_pair
                         which = ti.Vector([l, -1, o])
                     if ti.static(not exact):
-                        if d_pair < reach:  # its row pushes the link's sphere away
+                        if best < reach:  # kept: the solver's hull bounds (refine_slots), then its row
                             c = cl  # the ball's centre where the ball sets the distance
                             if best_s >= 0:
                                 c = pl + qrot(ql, _vec3(coll_f, best_s, SPHERE_F.center))
-                            _keep(form, slots, best, l, -1, c, c, qrot(sq, best_g))
-    return dmin, which
+                            rest = ti.min(rest, _keep(form, slots, best, l, -1, c, c, qrot(sq, best_g), o))
+    return dmin, which, rest
 
 
 @ti.func
@@ -333,6 +327,45 @@ def _distance_row(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
 
 
 @ti.func
+def _refine_slots(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, slots: ti.template(), reach):
+    """Raise each kept pair's sphere distance to its hulls' bound (:func:`engine.kernels.gjk.bound`,
+    all pairs together within :data:`HULL_WORK` loop iterations); a pair the hulls prove at least
+    ``reach`` apart leaves the slots (no row). Returns the smallest distance of the pairs kept
+    (NO_PAIR: none). One run-time loop over the slots: one copy of GJK in the solver."""
+    coll_i, coll_f, shape_pose = ti.static(ctx.coll[0], ctx.coll[1], ctx.coll[2])
+    n_pairs = coll_i[0, AVOID_HEAD.n_pairs]
+    n_links = coll_i[0, AVOID_HEAD.n_links]
+    n_spheres = coll_i[0, AVOID_HEAD.n_spheres]
+    work = 0
+    near = NO_PAIR
+    for k in range(ROWS):
+        d = slots[k, SLOT_D]
+        if d < reach:
+            la = ti.cast(slots[k, SLOT_A], ti.i32)
+            lb = ti.cast(slots[k, SLOT_B], ti.i32)
+            pa, qa = form.link_pose_at(ctx, S, t, la)
+            pb = ti.Vector([0.0, 0.0, 0.0])
+            qb = ti.Vector([1.0, 0.0, 0.0, 0.0])
+            kind = -1
+            size = ti.Vector([0.0, 0.0, 0.0])
+            if lb >= 0:
+                pb, qb = form.link_pose_at(ctx, S, t, lb)
+            else:
+                o = ti.cast(slots[k, SLOT_O], ti.i32)
+                pb = ti.Vector([shape_pose[e, o, POSE.pos + c] for c in ti.static(range(3))])
+                qb = ti.Vector([shape_pose[e, o, POSE.quat + c] for c in ti.static(range(4))])
+                kind = coll_i[shape_row_i(n_pairs, n_links, o), SHAPE_I.kind]
+                size = _vec3(coll_f, shape_row_f(n_spheres, n_links, o), SHAPE_F.size)
+            h, used = gjk.bound(coll_i, coll_f, n_pairs, la, pa, qa, lb, pb, qb, kind, size, reach, HULL_WORK - work)
+            work += used
+            d = ti.max(d, h)
+            if d >= reach:
+                slots[k, SLOT_D] = NO_PAIR
+            near = ti.min(near, d)
+    return near
+
+
+@ti.func
 def collision_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, i: ti.template(),
                    task_i: ti.template(), task_f: ti.template()):
     """Rows ``6 i .. 6 i + 5`` of a COLLIDE task (see the module docstring); returns (met, score)."""
@@ -343,7 +376,9 @@ def collision_task(form: ti.template(), ctx: ti.template(), S: ti.template(), t,
     slots = ti.Matrix.zero(float, ROWS, SLOT_WIDTH)
     for k in ti.static(range(ROWS)):
         slots[k, SLOT_D] = NO_PAIR
-    dmin, _ = closest_pairs(form, ctx, S, t, e, reach, slots, False)
+    dmin, _, rest = closest_pairs(form, ctx, S, t, e, reach, slots, False)
+    if dmin < reach:  # pairs in contact by their spheres: their hulls settle them where they can
+        dmin = ti.min(rest, _refine_slots(form, ctx, S, t, e, slots, reach))
     form.zero_rows(ctx, S, t, 6 * i)
     err = ti.Vector([0.0] * ROWS)
     if ti.static(form.STATIC_ROWS):  # the per-robot form's rows are compile-time indices
@@ -412,7 +447,8 @@ def _answer_distance(pose: ti.types.ndarray(), coll_i: ti.types.ndarray(), coll_
         e = offset + i
         if e < pose.shape[0]:
             slots = ti.Matrix.zero(float, 1, 1)
-            d, w = closest_pairs(Posed, PosedCtx(pose, (coll_i, coll_f, shape_pose)), 0, e, e, reach, slots, True)
+            d, w, _ = closest_pairs(Posed, PosedCtx(pose, (coll_i, coll_f, shape_pose)), 0, e, e, reach, slots,
+                                    True)
             dist[e] = d
             for k in ti.static(range(3)):
                 which[e, k] = w[k]

@@ -25,20 +25,6 @@ def _vertex(coll_f: ti.template(), row):
 
 
 @ti.func
-def _hull_support(coll_f: ti.template(), h0, h1, p, q, d):
-    """The vertex of the hull in rows [h0, h1) (posed at p, q) farthest along ``d`` (world)."""
-    local = qrot(qconj(q), d)
-    best = -FAR
-    at = h0
-    for r in range(h0, h1):
-        s = local.dot(_vertex(coll_f, r))
-        if s > best:
-            best = s
-            at = r
-    return p + qrot(q, _vertex(coll_f, at))
-
-
-@ti.func
 def _sign(v):
     out = 1.0
     if v < 0:
@@ -67,13 +53,35 @@ def _core_support(kind, size, p, q, d):
 @ti.func
 def _support(coll_f: ti.template(), a0, a1, pa, qa, kind, size, b0, b1, pb, qb, d):
     """Support of A - B along ``d``: A the hull [a0, a1); B the hull [b0, b1) when ``kind`` < 0,
-    else the core of an obstacle of ``kind``."""
+    else the core of an obstacle of ``kind``. One loop over both hulls' rows (the kernels inline
+    this, so one copy of the loop keeps their code small)."""
+    la = qrot(qconj(qa), d)
+    lb = qrot(qconj(qb), -d)
+    na = a1 - a0
+    nb = 0
+    if kind < 0:
+        nb = b1 - b0
+    best_a = -FAR
+    best_b = -FAR
+    at_a = a0
+    at_b = b0
+    for r in range(ti.max(na, nb)):
+        if r < na:
+            s = la.dot(_vertex(coll_f, a0 + r))
+            if s > best_a:
+                best_a = s
+                at_a = a0 + r
+        if r < nb:
+            s = lb.dot(_vertex(coll_f, b0 + r))
+            if s > best_b:
+                best_b = s
+                at_b = b0 + r
     sb = ti.Vector([0.0, 0.0, 0.0])
     if kind < 0:
-        sb = _hull_support(coll_f, b0, b1, pb, qb, -d)
+        sb = pb + qrot(qb, _vertex(coll_f, at_b))
     else:
         sb = _core_support(kind, size, pb, qb, -d)
-    return _hull_support(coll_f, a0, a1, pa, qa, d) - sb
+    return pa + qrot(qa, _vertex(coll_f, at_a)) - sb
 
 
 @ti.func
@@ -150,9 +158,23 @@ def _compact(S: ti.template(), w, n):
 
 
 @ti.func
+def _pick(S: ti.template(), i):
+    """Row ``i`` (0-3, at run time) of ``S``."""
+    out = _row(S, 0)
+    if i == 1:
+        out = _row(S, 1)
+    elif i == 2:
+        out = _row(S, 2)
+    elif i == 3:
+        out = _row(S, 3)
+    return out
+
+
+@ti.func
 def _closest(S: ti.template(), n):
     """(closest point to the origin of the hull of the first ``n`` (1-4) rows of ``S``, the rows
-    that span it, their count, 1 when the origin is inside a tetrahedron)."""
+    that span it, their count, 1 when the origin is inside a tetrahedron). A triangle is a
+    tetrahedron's one face, so one copy of the triangle code serves both."""
     a = _row(S, 0)
     b = _row(S, 1)
     c = _row(S, 2)
@@ -168,32 +190,47 @@ def _closest(S: ti.template(), n):
             t = ti.min(ti.max(-a.dot(ab) / denom, 0.0), 1.0)
         p = a + t * ab
         w = ti.Vector([1.0 - t, t, 0.0, 0.0])
-    elif n == 3:
-        p3, w3 = _triangle(a, b, c)
-        p = p3
-        w = ti.Vector([w3[0], w3[1], w3[2], 0.0])
-    elif n == 4:
+    elif n >= 3:
         scale = ti.max(ti.max(ti.abs(a).max(), ti.abs(b).max()), ti.max(ti.abs(c).max(), ti.abs(d).max()))
         scale = ti.max(scale, 1e-9)
-        flat = ti.abs((b - a).cross(c - a).dot(d - a)) <= FLAT * scale * scale * scale
+        flat = 1  # a triangle: its one face
+        faces = 1
+        if n == 4:
+            faces = 4
+            flat = 0
+            if ti.abs((b - a).cross(c - a).dot(d - a)) <= FLAT * scale * scale * scale:
+                flat = 1
         best = FAR
         outside = 0
-        for f in ti.static(range(4)):  # faces (0 1 2 | 3), (0 1 3 | 2), (0 2 3 | 1), (1 2 3 | 0)
-            i0, i1, i2, io = ti.static([(0, 1, 2, 3), (0, 1, 3, 2), (0, 2, 3, 1), (1, 2, 3, 0)][f])
-            fa = _row(S, i0)
-            fb = _row(S, i1)
-            fc = _row(S, i2)
+        for f in range(faces):  # faces (0 1 2 | 3), (0 1 3 | 2), (0 2 3 | 1), (1 2 3 | 0)
+            i0 = 0
+            if f == 3:
+                i0 = 1
+            i1 = 1
+            if f >= 2:
+                i1 = 2
+            i2 = 3
+            if f == 0:
+                i2 = 2
+            fa = _pick(S, i0)
+            fb = _pick(S, i1)
+            fc = _pick(S, i2)
             normal = (fb - fa).cross(fc - fa)
-            if flat or normal.dot(-fa) * normal.dot(_row(S, io) - fa) < 0:  # the origin beyond this face
+            if flat == 1 or normal.dot(-fa) * normal.dot(_pick(S, 3 - f) - fa) < 0:  # the origin beyond it
                 outside = 1
                 pf, wf = _triangle(fa, fb, fc)
                 if pf.dot(pf) < best:
                     best = pf.dot(pf)
                     p = pf
-                    w = ti.Vector([0.0, 0.0, 0.0, 0.0])
-                    w[i0] = wf[0]
-                    w[i1] = wf[1]
-                    w[i2] = wf[2]
+                    for k in ti.static(range(4)):
+                        wk = 0.0
+                        if k == i0:
+                            wk = wf[0]
+                        elif k == i1:
+                            wk = wf[1]
+                        elif k == i2:
+                            wk = wf[2]
+                        w[k] = wk
         if outside == 0:
             inside = 1
             p = ti.Vector([0.0, 0.0, 0.0])
@@ -208,39 +245,46 @@ def lower_bound(coll_f: ti.template(), a0, a1, pa, qa, kind, size, b0, b1, pb, q
     at most 0 when they overlap; tight to TOLERANCE unless it reached ``stop`` first or ran its
     ``steps`` (at most ITERATIONS); the support evaluations it made). ``start``: a direction from
     A toward B."""
-    v = _support(coll_f, a0, a1, pa, qa, kind, size, b0, b1, pb, qb, start)
     S = ti.Matrix.zero(float, 4, 3)
-    for c in ti.static(range(3)):
-        S[0, c] = v[c]
-    n = 1
+    v = ti.Vector([0.0, 0.0, 0.0])
+    n = 0
     lower = -FAR
     done = 0
-    it = 0
-    while it < ti.min(steps, ITERATIONS) and done == 0:
-        vv = v.dot(v)
-        if vv <= TINY:  # the sets touch: what was proven stands (at most 0, rounding aside)
-            done = 1
-        else:
-            norm = ti.sqrt(vv)
-            u = v / norm
-            w = _support(coll_f, a0, a1, pa, qa, kind, size, b0, b1, pb, qb, -u)
-            lower = ti.max(lower, u.dot(w))
-            if lower >= stop or norm - lower <= TOLERANCE:
+    it = 0  # support evaluations: the first along ``start``, then one per step
+    while it < ti.min(steps, ITERATIONS) + 1 and done == 0:
+        d = start
+        norm = 0.0
+        if it > 0:
+            vv = v.dot(v)
+            if vv <= TINY:  # the sets touch: what was proven stands (at most 0, rounding aside)
                 done = 1
+            norm = ti.sqrt(ti.max(vv, TINY))
+            d = -v / norm
+        if done == 0:
+            w = _support(coll_f, a0, a1, pa, qa, kind, size, b0, b1, pb, qb, d)
+            it += 1
+            if n == 0:
+                v = w
+                for c in ti.static(range(3)):
+                    S[0, c] = w[c]
+                n = 1
             else:
-                for k in ti.static(range(4)):
-                    if n == k:
-                        for c in ti.static(range(3)):
-                            S[k, c] = w[c]
-                n += 1
-                p, S2, m, inside = _closest(S, n)
-                v = p
-                S = S2
-                n = m
-                if inside == 1:  # the origin inside a tetrahedron: the sets overlap, or rounding says so
+                lower = ti.max(lower, -d.dot(w))
+                if lower >= stop or norm - lower <= TOLERANCE:
                     done = 1
-        it += 1
-    return lower, it + 1
+                else:
+                    for k in ti.static(range(4)):
+                        if n == k:
+                            for c in ti.static(range(3)):
+                                S[k, c] = w[c]
+                    n += 1
+                    p, S2, m, inside = _closest(S, n)
+                    v = p
+                    S = S2
+                    n = m
+                    if inside == 1:  # the origin inside a tetrahedron: the sets overlap, or rounding says so
+                        done = 1
+    return lower, it
 
 
 @ti.func
@@ -252,23 +296,54 @@ def hull_range(coll_i: ti.template(), coll_f: ti.template(), n_pairs, link):
 
 
 @ti.func
-def pair_bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, la, pa, qa, lb, pb, qb, stop, budget):
-    """(A lower bound (m) of the distance between links ``la`` and ``lb``'s hulls, less
-    :data:`SAFETY` (-FAR when either has none, ``budget`` does not allow one step, or it does
-    not prove them apart); the loop
-    iterations it ran, at most ``budget``)."""
+def bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, la, pa, qa, lb, pb, qb, kind, size, stop, budget):
+    """(A lower bound (m) of the distance between link ``la``'s hull (posed at pa, qa) and link
+    ``lb``'s (at pb, qb) or, when ``lb`` < 0, an obstacle of ``kind`` and packed ``size`` (posed
+    at pb, qb), less :data:`SAFETY`; -FAR when a link has no hull, ``budget`` does not allow one
+    step, or it does not prove them apart. The loop iterations it ran, at most ``budget``.) A
+    plane (unit normal ``size`` in its frame, through pb) is exact: the lowest vertex. One call
+    site of GJK for both kinds of pair, so the kernels that inline it stay small."""
     a0, a1, ga = hull_range(coll_i, coll_f, n_pairs, la)
-    b0, b1, gb = hull_range(coll_i, coll_f, n_pairs, lb)
+    b0 = 0
+    b1 = 0
+    grown = ga
+    radius = 0.0
+    shape = kind
+    ok = a1 > a0
+    if lb >= 0:
+        shape = -1
+        h0, h1, gb = hull_range(coll_i, coll_f, n_pairs, lb)
+        b0 = h0
+        b1 = h1
+        grown += gb
+        ok = ok and h1 > h0
+    elif kind != BOX and kind != CYLINDER and kind != PLANE:  # a sphere's or a capsule's radius
+        radius = size[0]
     out = -FAR
     work = 0
-    per_step = (a1 - a0) + (b1 - b0) + 2  # one support of each hull, and the step itself
-    steps = budget // per_step - 1  # the first support is a step's worth too
-    if a1 > a0 and b1 > b0 and steps >= 1:
-        low, used = lower_bound(coll_f, a0, a1, pa, qa, -1, ti.Vector([0.0, 0.0, 0.0]), b0, b1, pb, qb, pb - pa,
-                                stop + ga + gb + SAFETY, steps)
-        out = _separated(low - ga - gb - SAFETY)
-        work = used * per_step
+    per_step = ti.max(a1 - a0, b1 - b0) + 2  # one pass over both hulls' rows, and the step itself
+    if ok and shape == PLANE:
+        if budget >= per_step:
+            normal = qrot(qb, size)
+            low = FAR
+            for r in range(a0, a1):
+                low = ti.min(low, normal.dot(pa + qrot(qa, _vertex(coll_f, r)) - pb))
+            out = _separated(low - grown - SAFETY)
+            work = per_step
+    elif ok:
+        steps = budget // per_step - 1  # the first support is a step's worth too
+        if steps >= 1:
+            low, used = lower_bound(coll_f, a0, a1, pa, qa, shape, size, b0, b1, pb, qb, pb - pa,
+                                    stop + radius + grown + SAFETY, steps)
+            out = _separated(low - radius - grown - SAFETY)
+            work = used * per_step
     return out, work
+
+
+@ti.func
+def pair_bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, la, pa, qa, lb, pb, qb, stop, budget):
+    """:func:`bound` of links ``la`` and ``lb``."""
+    return bound(coll_i, coll_f, n_pairs, la, pa, qa, lb, pb, qb, -1, ti.Vector([0.0, 0.0, 0.0]), stop, budget)
 
 
 @ti.func
@@ -284,32 +359,5 @@ def _separated(bound):
 @ti.func
 def shape_bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, link, pl, ql, kind, size, sp, sq, stop,
                 budget):
-    """(A lower bound (m) of the distance between ``link``'s hull and an obstacle, less
-    :data:`SAFETY` (-FAR when the link has none, ``budget`` does not allow one step, or it does
-    not prove them apart); the loop
-    iterations it ran, at most ``budget``). A plane (unit normal ``size`` in its frame, through
-    ``sp``) is exact: the lowest vertex."""
-    h0, h1, grown = hull_range(coll_i, coll_f, n_pairs, link)
-    out = -FAR
-    work = 0
-    per_step = (h1 - h0) + 2
-    if h1 > h0:
-        if kind == PLANE:
-            if budget >= per_step:
-                normal = qrot(sq, size)
-                low = FAR
-                for r in range(h0, h1):
-                    low = ti.min(low, normal.dot(pl + qrot(ql, _vertex(coll_f, r)) - sp))
-                out = _separated(low - grown - SAFETY)
-                work = per_step
-        else:
-            steps = budget // per_step - 1
-            if steps >= 1:
-                radius = 0.0
-                if kind != BOX and kind != CYLINDER:  # a sphere's or a capsule's radius
-                    radius = size[0]
-                low, used = lower_bound(coll_f, h0, h1, pl, ql, kind, size, 0, 0, sp, sq, sp - pl,
-                                        stop + radius + grown + SAFETY, steps)
-                out = _separated(low - radius - grown - SAFETY)
-                work = used * per_step
-    return out, work
+    """:func:`bound` of ``link`` and an obstacle of ``kind`` and ``size`` posed at sp, sq."""
+    return bound(coll_i, coll_f, n_pairs, link, pl, ql, -1, sp, sq, kind, size, stop, budget)
