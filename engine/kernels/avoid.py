@@ -68,7 +68,8 @@ ROUNDING = 2e-6
 NO_PAIR = 1e30    # the distance of an empty slot, and of a robot with nothing to check
 # rows (spheres and group balls) one search of the solver visits at most, all pairs together: what
 # is left past it reads as near as the link balls allow (a lower bound, so still conservative).
-# It bounds the search's loops, which a software Vulkan device caps per launch (docs/backends.md)
+# It bounds the search's loops, which a software Vulkan device caps per launch (docs/backends.md;
+# with HULL_WORK, docs/collision.md says how the two were split)
 SEARCH_ROWS = 16384
 KEEP_LOOPS = ROWS + 1  # loop iterations of one _keep at most (exit test included)
 # loop iterations the solver's hull bounds (engine.kernels.gjk) run at most per search, all pairs
