@@ -1,11 +1,12 @@
 """Collision-aware IK of two arms that must avoid each other: how often it solves, per restart budget.
 
 Scene and targets: tests/_dual_arm.py (Baxter, both grippers on targets less than 35 cm apart
-from mirrored arm configurations the sphere model calls collision-free). For each set of targets
+from mirrored arm configurations the collision model calls collision-free). For each set of targets
 (``--sets``, each from its own seed) and each ``max_samples``, ``inverse_kinematics_multilink``
 solves them plain and with ``avoid_collisions=True``. Columns: the success share, the share of
-answers reporting success while in collision (sphere model, which bounds the meshes; for the
-avoiding solver this is its false-success rate at mesh level too) and seconds per call (the
+answers reporting success while in collision (the collision model: spheres, and near contact
+the links' hulls, which bound the meshes; for the avoiding solver this is its false-success rate
+at mesh level too) and seconds per call (the
 first call of each mode compiles and is not timed). Run ``python bench/dual_arm.py``.
 """
 
@@ -63,7 +64,7 @@ def main(argv=None) -> None:
             print(f"  set {seed}, max_samples {max_samples} done", file=sys.stderr, flush=True)
     print_table(["set", "max_samples", "plain ok", "plain coll", "plain s", "avoid ok", "avoid coll", "avoid s"], rows,
                 left=0)
-    print("ok: the solver's success; coll: answers reporting success while in collision (sphere model)")
+    print("ok: the solver's success; coll: answers reporting success while in collision (collision model)")
 
 
 if __name__ == "__main__":
