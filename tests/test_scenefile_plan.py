@@ -32,7 +32,13 @@ def _build(spec, n_envs=None):
 
 
 def _obstacle_morphs(runner):
-    return [entity.morph for entity in runner.obstacles]
+    """The obstacles' morphs where they stand now (env 0): a moved obstacle's morph still holds the
+    pose it was built at."""
+    from dataclasses import replace
+
+    return [replace(entity.morph, pos=np.asarray(entity.get_pos(), float).reshape(-1, 3)[0],
+                    quat=np.asarray(entity.get_quat(), float).reshape(-1, 4)[0], euler=None)
+            for entity in runner.obstacles]
 
 
 def _fk_hand(ref, q):

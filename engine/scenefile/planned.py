@@ -2,8 +2,8 @@
 time-parametrised paths instead of solving its targets frame by frame.
 
 When an env's targets move (and have settled, or kept moving for :data:`CHASE_AFTER` s) and the env
-is at rest, the runner solves the targets with collision-aware IK (the full restart search) and plans a
-path from where the env stands to that answer with ``robot.plan_path(..., return_trajectory=True)``:
+is at rest, the runner solves the targets with collision-aware IK (the full restart search, keeping :data:`GOAL_ROOM` more than the margin)
+and plans a path from where the env stands to that answer with ``robot.plan_path(..., return_trajectory=True)``:
 a certified path played within the velocity limits (``solver.max_joint_velocity``, by default the
 robot file's) and the default acceleration limits. A moving env finishes its path before it plans
 again (it never stops short), unless the obstacles moved: then every env that is moving or failed
@@ -27,6 +27,11 @@ from .models import solver_keywords
 
 CHASE_AFTER = 0.3  # s: a target still moving after this long is chased (planned to where it is now)
 MARGIN_SLACK = 1e-3  # m: a path's margin stays this far below its starts' clearance (float32 distances)
+# m: the answers an env plans to keep this much more than the paths' margin. The checks are exact
+# to a few hundredths of a millimetre near contact (the links' hulls), so an answer can sit a hair
+# above the margin, and a path out of it (or into it) would have to thread that needle: the
+# planner then ran out of nodes (a Panda start 1.2 mm above the margin, 2000 nodes)
+GOAL_ROOM = 5e-3
 SAME_TARGET = 1e-6  # m (or quaternion units): targets that moved less than this did not move
 
 
@@ -78,6 +83,7 @@ def plan_envs(runner, envs: np.ndarray, targets: list, keys: np.ndarray, q_now: 
     q = q_now[envs]
     ok = np.ones(len(envs), bool)
     keywords = {**solver_keywords(solver), "avoid_collisions": True}
+    keywords["collision_margin"] = solver.collision_margin + GOAL_ROOM
     base = None if solver.seed is None else solver.seed + 7919 * runner.frame_index
     for g, (_name, idx) in enumerate(runner.groups):
         first = runner.spec.targets[idx[0]]
