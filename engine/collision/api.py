@@ -85,11 +85,12 @@ class CollisionMethods:
     @serialised
     def collision_distance(self, qpos=None, envs_idx=None, return_pair: bool = False, world: bool = True,
                            self_collision: bool = True):
-        """Smallest collision distance ``([n_envs,])`` m, from the spheres: with ``self_collision``
-        over the counted self-collision pairs and, with ``world``, to the scene's fixed Box / Sphere / Cylinder /
-        Plane entities (:mod:`engine.collision.world`). Negative when they overlap, inf when
-        there is nothing to check. It is at most the distance of the collision meshes (the
-        spheres contain them).
+        """Smallest collision distance ``([n_envs,])`` m, from the collision model (the spheres, and
+        for pairs near contact the larger of theirs and the links' hulls', :mod:`engine.collision.hulls`):
+        with ``self_collision`` over the counted self-collision pairs and, with ``world``, to the
+        scene's fixed Box / Sphere / Cylinder / Plane entities (:mod:`engine.collision.world`).
+        Negative when they overlap (by the spheres), inf when there is nothing to check. It is at
+        most the distance of the collision meshes (spheres and hulls contain them).
 
         ``qpos``: ``([n_envs,] n_qs)`` configurations (of the envs in ``envs_idx``); None: the
         current state. ``return_pair``: also return what sets each distance, ``([n_envs,])``

@@ -18,8 +18,8 @@ class IKResult:
     ([n_envs,]): which restart it came from (0 = init_qpos, -1 = none succeeded).
 
     With collision avoidance (``avoid_collisions=True`` or a CollisionTask; else both None):
-    ``min_distance`` ``([n_envs,])`` m, the smallest sphere distance of the answer over the
-    counted pairs and the obstacles (as ``collision_distance``), and ``min_pair`` ``([n_envs,])``
+    ``min_distance`` ``([n_envs,])`` m, the smallest distance of the answer's collision model over
+    the counted pairs and the obstacles (as ``collision_distance``), and ``min_pair`` ``([n_envs,])``
     what sets it, ``(link, link)`` or ``(link, obstacle)``. Success then also requires
     ``min_distance >= margin``. With nothing to check (a robot without collision geometry, or no
     counted pairs and no obstacles) ``min_distance`` is NaN, success counts the other tasks only,
