@@ -27,7 +27,8 @@ from .models import solver_keywords
 
 CHASE_AFTER = 0.3  # s: a target still moving after this long is chased (planned to where it is now)
 MARGIN_SLACK = 1e-3  # m: a path's margin stays this far below its starts' clearance (float32 distances)
-# m: the answers an env plans to keep this much more than the paths' margin. The checks are exact
+# m: the answers an env plans to keep this much more than the paths' margin where they can (else the
+# margin alone). The checks are exact
 # to a few hundredths of a millimetre near contact (the links' hulls), so an answer can sit a hair
 # above the margin, and a path out of it (or into it) would have to thread that needle: the
 # planner then ran out of nodes (a Panda start 1.2 mm above the margin, 2000 nodes)
@@ -80,20 +81,29 @@ def plan_envs(runner, envs: np.ndarray, targets: list, keys: np.ndarray, q_now: 
     pick = (lambda x: None if x is None else np.asarray(x)[envs]) if batched else \
         (lambda x: None if x is None else np.asarray(x)[0])
     envs_idx = envs if batched else None
-    q = q_now[envs]
-    ok = np.ones(len(envs), bool)
-    keywords = {**solver_keywords(solver), "avoid_collisions": True}
-    keywords["collision_margin"] = solver.collision_margin + GOAL_ROOM
     base = None if solver.seed is None else solver.seed + 7919 * runner.frame_index
-    for g, (_name, idx) in enumerate(runner.groups):
-        first = runner.spec.targets[idx[0]]
-        result = robot.inverse_kinematics_multilink(
-            links=[runner.links[i] for i in idx], poss=[pick(targets[i][0]) for i in idx],
-            quats=[pick(targets[i][1]) for i in idx], pos_mask=first.pos_mask, rot_mask=first.rot_mask,
-            init_qpos=q if batched else q[0], envs_idx=envs_idx, return_info=True,
-            seed=None if base is None else (base + g) % (2**31 - 1), **keywords)
-        q = np.asarray(result.qpos, float).reshape(len(envs), -1)
-        ok &= np.asarray(result.success, bool).reshape(len(envs))
+
+    def answers(margin: float) -> tuple[np.ndarray, np.ndarray]:
+        q = q_now[envs]
+        ok = np.ones(len(envs), bool)
+        keywords = {**solver_keywords(solver), "avoid_collisions": True, "collision_margin": margin}
+        for g, (_name, idx) in enumerate(runner.groups):
+            first = runner.spec.targets[idx[0]]
+            result = robot.inverse_kinematics_multilink(
+                links=[runner.links[i] for i in idx], poss=[pick(targets[i][0]) for i in idx],
+                quats=[pick(targets[i][1]) for i in idx], pos_mask=first.pos_mask, rot_mask=first.rot_mask,
+                init_qpos=q if batched else q[0], envs_idx=envs_idx, return_info=True,
+                seed=None if base is None else (base + g) % (2**31 - 1), **keywords)
+            q = np.asarray(result.qpos, float).reshape(len(envs), -1)
+            ok &= np.asarray(result.success, bool).reshape(len(envs))
+        return q, ok
+
+    # the room first; an env with no answer that keeps it takes one that keeps the margin alone
+    q, ok = answers(solver.collision_margin + GOAL_ROOM)
+    if not ok.all():
+        q_tight, ok_tight = answers(solver.collision_margin)
+        q = np.where(ok[:, None], q, q_tight)
+        ok |= ok_tight
     for k in np.flatnonzero(~ok):
         player.fail(envs[k], GOAL_UNREACHABLE, keys[envs[k]], q_now[envs[k]])
     rows = envs[ok]
