@@ -8,7 +8,7 @@ from ..obstacle_kinds import BOX, CAPSULE, PLANE, SPHERE  # the else branch is C
 
 
 @ti.func
-def _sign(v):
+def sign(v):
     out = 1.0
     if v < 0:
         out = -1.0
@@ -34,7 +34,7 @@ def shape_distance(kind, size, p):
         g = size
     elif kind == BOX:
         q = ti.abs(p) - size
-        s = ti.Vector([_sign(p[0]), _sign(p[1]), _sign(p[2])])
+        s = ti.Vector([sign(p[0]), sign(p[1]), sign(p[2])])
         outside = ti.max(q, 0.0)
         gap = outside.norm()
         if gap > 0:
@@ -62,7 +62,7 @@ def shape_distance(kind, size, p):
             radial = ti.Vector([p[0], p[1]]) / rho
         q0 = rho - size[0]
         q1 = ti.abs(p[2]) - size[1]
-        sz = _sign(p[2])
+        sz = sign(p[2])
         if q0 > 0 or q1 > 0:
             a = ti.max(q0, 0.0)
             b = ti.max(q1, 0.0)

@@ -13,6 +13,7 @@ import taichi as ti
 
 from ..collision.gjk import FLAT, ITERATIONS, SAFETY, TINY, TOLERANCE
 from ..obstacle_kinds import BOX, CAPSULE, CYLINDER, PLANE
+from .collide import sign
 from .quat import qconj, qrot
 from .tables import AVOID_HEAD, BOUND_F, HULL_F, LINK_C, bound_row, link_row_c
 
@@ -25,28 +26,20 @@ def _vertex(coll_f: ti.template(), row):
 
 
 @ti.func
-def _sign(v):
-    out = 1.0
-    if v < 0:
-        out = -1.0
-    return out
-
-
-@ti.func
 def _core_support(kind, size, p, q, d):
     """The point of an obstacle's core (posed at p, q) farthest along ``d`` (world)."""
     local = qrot(qconj(q), d)
     s = ti.Vector([0.0, 0.0, 0.0])
     if kind == BOX:
-        s = ti.Vector([_sign(local[0]) * size[0], _sign(local[1]) * size[1], _sign(local[2]) * size[2]])
+        s = ti.Vector([sign(local[0]) * size[0], sign(local[1]) * size[1], sign(local[2]) * size[2]])
     elif kind == CYLINDER:
         rho = ti.sqrt(local[0] * local[0] + local[1] * local[1])
         if rho > 1e-12:
             s[0] = local[0] / rho * size[0]
             s[1] = local[1] / rho * size[0]
-        s[2] = _sign(local[2]) * size[1]
+        s[2] = sign(local[2]) * size[1]
     elif kind == CAPSULE:
-        s[2] = _sign(local[2]) * size[1]
+        s[2] = sign(local[2]) * size[1]
     return p + qrot(q, s)
 
 
