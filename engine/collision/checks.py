@@ -48,8 +48,8 @@ from .world import KINDS, scene_obstacles, world_links, world_tables
 class AvoidTables:
     """Collision tables: ``coll_i``, ``coll_f`` (robot and obstacle shapes) and ``shape_pose``
     (n_sel, max(O, 1), 7), refreshed by :meth:`update` before each use; ``self_pairs`` / ``world`` /
-    ``hulls``: whether they hold the counted self pairs / the obstacles / the links' hulls. An IK plan without a COLLIDE task
-    keeps the placeholders (one zero row each), which the kernel never reads."""
+    ``hulls``: whether they hold the counted self pairs / the obstacles / the links' hulls. An IK plan
+    without a COLLIDE task keeps the placeholders (one zero row each), which the kernel never reads."""
 
     def __init__(self, n_sel: int, dtype, self_pairs: bool = True, world: bool = True, hulls: bool = True):
         self.dtype = dtype

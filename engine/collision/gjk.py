@@ -44,7 +44,8 @@ def hull_support(vertices: np.ndarray, pos, quat):
 
     def support(d):
         local = quat_rotate_unit(inverse, np.asarray(d, float))
-        return np.asarray(pos, float) + quat_rotate_unit(np.asarray(quat, float), vertices[int(np.argmax(vertices @ local))])
+        far = vertices[int(np.argmax(vertices @ local))]
+        return np.asarray(pos, float) + quat_rotate_unit(np.asarray(quat, float), far)
     return support
 
 
@@ -201,5 +202,5 @@ def shape_bound(hull, pose: np.ndarray, code: int, size, shape_pose: np.ndarray)
     return _separated(low - radius - hull.radius - SAFETY)
 
 
-__all__ = ["FLAT", "ITERATIONS", "SAFETY", "TOLERANCE", "closest_on_simplex", "core_support", "hull_support", "lower_bound",
-           "pair_bound", "shape_bound"]
+__all__ = ["FLAT", "ITERATIONS", "SAFETY", "TOLERANCE", "closest_on_simplex", "core_support", "hull_support",
+           "lower_bound", "pair_bound", "shape_bound"]

@@ -2,8 +2,9 @@
 time-parametrised paths instead of solving its targets frame by frame.
 
 When an env's targets move (and have settled, or kept moving for :data:`CHASE_AFTER` s) and the env
-is at rest, the runner solves the targets with collision-aware IK (the full restart search, keeping :data:`GOAL_ROOM` more than the margin)
-and plans a path from where the env stands to that answer with ``robot.plan_path(..., return_trajectory=True)``:
+is at rest, the runner solves the targets with collision-aware IK (the full restart search, keeping
+:data:`GOAL_ROOM` more than the margin) and plans a path from where the env stands to that answer with
+``robot.plan_path(..., return_trajectory=True)``:
 a certified path played within the velocity limits (``solver.max_joint_velocity``, by default the
 robot file's) and the default acceleration limits. A moving env finishes its path before it plans
 again (it never stops short), unless the obstacles moved: then every env that is moving or failed
