@@ -23,16 +23,20 @@ from ..errors import InvalidValueError, OutOfMemoryError
 from ..kernels import answers, generic, per_robot
 from ..kernels.avoid import ROUNDING
 from ..kernels.kinds import on_demand_mask
-from ..kernels.tables import BEST_I, CHOICE_I, RESUME_I, SOLVE_I, START_BLOCKS, TARGET
+from ..kernels.tables import BEST_I, CHOICE_I, QPOS_REST_F, RESUME_I, SOLVE_I, START_BLOCKS, TARGET, rest_row
 from ..runtime import dispatch, memory, span
+from . import window
 from .limits import box
-from .plan import IKPlan
+from .plan import CONTINUITY_WINDOW, IKPlan
 from .request import IKRequest, as_seed
 from .result import IKResult
 
 __all__ = ["run"]
 
 
+# restarts beyond the continuity window an avoiding solve runs plain (and checks) for an env whose
+# window gave no clear answer, before it solves that env with the avoidance task (engine.ik.window)
+BEYOND_SAMPLES = 8
 FAR = 1e9  # m: world position targets farther than this are solved toward at this distance (far_targets)
 
 
@@ -68,6 +72,9 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed, distances: b
     plan.update_avoidance(entity)  # the current pair set and obstacle poses
     dist, pairs, clear = _check_answers(entity, plan, first.qpos, np.arange(plan.n_sel), distances)
     kept = first.success & clear
+    if not kept.all() and not request.boxed:
+        first, dist, pairs, kept = _window(entity, plan, plain, targets[:avoiding] + targets[avoiding + 1:], first,
+                                           dist, pairs, kept, init_qpos, seed, distances)
     if kept.all():
         out = replace(first, min_distance=dist, min_pair=pairs)
     else:
@@ -86,6 +93,74 @@ def run(entity, request: IKRequest, targets: list, init_qpos, seed, distances: b
             out = _polish(entity, plan, plain, targets[:avoiding] + targets[avoiding + 1:], out, init_qpos, seed,
                           distances)
     return _unbatched(entity, out)
+
+
+def _window(entity, plan: IKPlan, plain: IKRequest, targets: list, first: IKResult, dist, pairs, kept, init_qpos,
+            seed: int, distances: bool):
+    """The envs whose plain answer reached the targets but is not clear: their restarts solved
+    plain and checked (:mod:`engine.ik.window`): the continuity window's (the clear success
+    nearest the start), then for the envs still without one the next :data:`BEYOND_SAMPLES` (the
+    lowest clear success). Returns ``first, dist, pairs, kept`` with those envs' answers in. Not
+    for a boxed request (its box is about the caller's start, which the restarts leave), nor one
+    with a posture pull (its plain solve ran every restart already)."""
+    rows = np.flatnonzero(first.success & ~kept)
+    if not len(rows) or plain.rest_weight > 0:
+        return first, dist, pairs, kept
+    n_qs = entity.tree.n_qs
+    picked = {}  # row -> (qpos, error, iterations, step, sample, distance, pair)
+    chunks = ((1, CONTINUITY_WINDOW - 1, True), (CONTINUITY_WINDOW, BEYOND_SAMPLES, False))
+    for first_sample, count, nearest in chunks:
+        rows = rows[[r not in picked for r in rows.tolist()]]
+        count = min(count, plain.max_samples - first_sample)
+        if not len(rows) or count <= 0:
+            break
+        solo, origin, far = _prepare(entity, plain, targets, init_qpos, seed, (first_sample, count))
+        if far:  # a target beyond FAR is never met (far_targets)
+            break
+        start = solo.q0[:, :n_qs].astype(np.float64)  # the caller's starts, within the limits
+        skip = np.ones(plan.n_sel, bool)
+        skip[rows] = False
+        q, error, success, iterations = _each_restart(entity, solo, _run_kernel(entity, solo, skip), rows)
+        m = len(rows)
+        got, names, clear = _check_rows(entity, plan, q.reshape(count * m, -1), np.tile(rows, count), distances)
+        good = success & clear.reshape(count, m)
+        if nearest:
+            weights = solo.task_f[rest_row(solo.n_tasks, 0):rest_row(solo.n_tasks, n_qs), QPOS_REST_F.span]
+            pick = window.nearest_clear(q, good, start[rows], weights.astype(np.float64))
+        else:
+            pick = window.first_clear(good)
+        scalar = list(solo.scalar_qs)
+        for i in np.flatnonzero(pick >= 0).tolist():
+            k, r = int(pick[i]), int(rows[i])
+            step = np.abs(q[k, i, scalar] - origin[r, scalar]).max() if scalar else 0.0
+            picked[r] = (q[k, i], error[k, i], iterations[k, i], step, first_sample + k, got[k * m + i],
+                         names[k * m + i])
+    if not picked:
+        return first, dist, pairs, kept
+    qpos, err, its = first.qpos.copy(), first.error.copy(), first.iterations.copy()
+    step, warm, sample, dist = first.step.copy(), first.warm_start_success.copy(), first.sample.copy(), dist.copy()
+    pairs, kept = list(pairs), kept.copy()
+    for r, (q_r, e_r, i_r, s_r, k, d, name) in picked.items():
+        qpos[r], err[r], its[r], step[r], sample[r], dist[r], pairs[r] = q_r, e_r, i_r, s_r, k, d, name
+        warm[r], kept[r] = False, True
+    return (replace(first, qpos=qpos, error=err, iterations=its, sample=sample, step=step, warm_start_success=warm),
+            dist, pairs, kept)
+
+
+def _each_restart(entity, plan: IKPlan, s: dict, rows: np.ndarray) -> tuple:
+    """Each thread's kept answer of a solve of some restarts only (``plan.K`` restarts, one thread
+    each: :func:`engine.ik.plan.pack`), for the envs ``rows (m,)``: ``qpos (K, m, n_qs)``, ``error
+    (K, m, n_tasks, 6)``, ``success (K, m)`` bool, ``iterations (K, m)``."""
+    n_qs, B, K = entity.tree.n_qs, plan.n_sel, plan.K
+
+    def host(a):
+        return a.to_numpy() if hasattr(a, "to_numpy") else a
+
+    best_q = host(s["best_q"]).reshape(K, B, -1)[:, rows, :n_qs]
+    best_i = host(s["best_i"]).reshape(K, B, -1)[:, rows]
+    error = host(s["best_err"]).reshape((K, B) + s["best_err"].shape[1:])[:, rows]
+    q = entity.tree.apply_mimic_inplace(best_q.reshape(K * len(rows), n_qs).copy()).reshape(K, len(rows), n_qs)
+    return q, error.copy(), best_i[..., BEST_I.success] >= 0, best_i[..., BEST_I.iters].copy()
 
 
 def _polish(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult, init_qpos, seed: int,
@@ -121,12 +196,34 @@ def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip
     """One solve of ``request`` (the answers batched, ``(n_sel, ...)``); ``skip`` ``(n_sel,)`` bool:
     envs left unsolved (their rows are meaningless). A request that avoids collisions finds its
     plan's tables updated by :func:`run` (the pair set and the obstacle poses of this call)."""
-    cfg = entity.configuration
-    plan = entity.ik_state.plans.get(entity, request)
+    plan, start, far = _prepare(entity, request, targets, init_qpos, seed)
+    return _launch(entity, plan, start, far, skip, distances)
+
+
+def _prepare(entity, request: IKRequest, targets: list, init_qpos, seed: int,
+             samples: tuple[int, int] | None = None) -> tuple:
+    """``request``'s plan (``samples``: of those restarts only, :func:`engine.ik.plan.pack`) with
+    this call's seed, targets and starts written in: ``(plan, the start as given (n_sel, n_qs), the
+    far targets' offsets (far_targets))``."""
+    plan = entity.ik_state.plans.get(entity, request, samples)
     plan.task_i[0, SOLVE_I.seed] = seed
-    fill_targets(plan, targets, cfg.batched)
+    fill_targets(plan, targets, entity.configuration.batched)
     far = far_targets(plan)
-    start = fill_start(plan, entity, init_qpos)
+    return plan, fill_start(plan, entity, init_qpos), far
+
+
+def _launch(entity, plan: IKPlan, start: np.ndarray, far: dict | None, skip: np.ndarray | None = None,
+            distances: bool = True) -> IKResult:
+    """Solve the prepared ``plan`` (:func:`_prepare`) and choose each env's answer; ``skip`` as in
+    :func:`_solve`, ``start`` what the steps are measured from."""
+    return _choose(entity, _run_kernel(entity, plan, skip), plan, start, far, skip, distances)
+
+
+def _run_kernel(entity, plan: IKPlan, skip: np.ndarray | None) -> dict:
+    """Run the solver on the prepared ``plan``; returns the working arrays, each thread's kept
+    answer in ``best_q``, ``best_err``, ``best_i``."""
+    cfg = entity.configuration
+    request = plan.request
     plan.done.fill(generic.BIG)
     if skip is not None:
         plan.done[skip] = -1  # the solver's hint: no sample of these envs is left to run
@@ -149,7 +246,7 @@ def _solve(entity, request: IKRequest, targets: list, init_qpos, seed: int, skip
             plan.kernel(
                 plan.q0, plan.task_i, plan.task_f, plan.targets, s["best_q"], s["best_err"], s["best_i"], plan.done,
                 *plan.avoid.args(), dispatch.serial(n_sel, dispatch.SERIAL_MAX_ENVS), int(request.boxed), offset)
-    return _choose(entity, s, plan, start, far, skip, distances)
+    return s
 
 
 def _run_generic(entity, plan: IKPlan, s: dict) -> None:
@@ -315,30 +412,39 @@ def _choose(entity, s: dict, plan: IKPlan, start: np.ndarray, far: dict | None =
 def _check_answers(entity, plan: IKPlan, q: np.ndarray, rows: np.ndarray, distances: bool = True
                    ) -> tuple[np.ndarray, list, np.ndarray]:
     """The answers ``q (n_sel, n_qs)`` of the envs ``rows`` (indices into the plan's envs) checked
-    as ``collision_distance`` would, over the avoiding ``plan``'s tables: ``(distance (n_sel,) m,
-    NaN where nothing is checked; what sets it; clear (n_sel,) bool: at least the task's margin
-    apart, as the kernel's test, or nothing to check)``; the other rows read NaN, None, False.
-    ``distances`` False: the search stops at the margin, and a distance beyond it reads as the
-    margin's reach (a lower bound)."""
+    as ``collision_distance`` would (:func:`_check_rows`); the other rows read NaN, None, False."""
     n = len(q)
-    margin = plan.request.rows[plan.request.collide_index].margin
-    reach = None if distances else margin + 2 * ROUNDING
-    dist, pairs = np.full(n, np.nan), [None] * n
+    dist, pairs, clear = np.full(n, np.nan, entity.configuration.dtype), [None] * n, np.zeros(n, bool)
     if len(rows) == n:
-        dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid, reach)
-    elif len(rows):
-        got, names = answer_distance(entity, q[rows], plan.envs[rows], plan.avoid.subset(rows), reach)
-        dist[rows] = got
+        return _check_rows(entity, plan, q, rows, distances)
+    if len(rows):
+        got, names, ok = _check_rows(entity, plan, q[rows], rows, distances)
+        dist[rows], clear[rows] = got, ok
         for r, name in zip(rows.tolist(), names):
             pairs[r] = name
+    return dist, pairs, clear
+
+
+def _check_rows(entity, plan: IKPlan, q: np.ndarray, rows: np.ndarray, distances: bool = True
+                ) -> tuple[np.ndarray, list, np.ndarray]:
+    """Configurations ``q (m, n_qs)`` of the envs ``rows (m,)`` (indices into the avoiding
+    ``plan``'s envs, repeats allowed) checked as ``collision_distance`` would, over the plan's
+    tables: ``(distance (m,) m, NaN where nothing is checked; what sets it; clear (m,) bool: at
+    least the task's margin apart, as the kernel's test, or nothing to check)``. ``distances``
+    False: the search stops at the margin, and a distance beyond it reads as the margin's reach
+    (a lower bound)."""
+    margin = plan.request.rows[plan.request.collide_index].margin
+    reach = None if distances else margin + 2 * ROUNDING
+    if len(rows) == plan.n_sel and (rows == np.arange(plan.n_sel)).all():
+        dist, pairs = answer_distance(entity, q, plan.envs, plan.avoid, reach)
+    else:
+        dist, pairs = answer_distance(entity, q, plan.envs[rows], plan.avoid.subset(rows), reach)
     if reach is not None and plan.avoid.has_checks():  # inf: every pair beyond the reach
         dist = np.where(np.isinf(dist), reach, dist)
     measured = np.isfinite(dist)
-    checked = np.zeros(n, bool)
-    checked[rows] = True
-    if not measured[rows].all():  # nothing to keep apart: said once, and no distance is made up
+    if not measured.all():  # nothing to keep apart: said once, and no distance is made up
         _warn_nothing_to_avoid(entity)
-    clear = checked & (~measured | (dist >= margin + ROUNDING))
+    clear = ~measured | (dist >= margin + ROUNDING)
     return np.where(measured, dist, np.nan).astype(entity.configuration.dtype), pairs, clear
 
 

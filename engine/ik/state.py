@@ -49,23 +49,33 @@ class Scratch:
     solutions and (generic solver) working set, which never leave the device on a GPU
     (:func:`engine.runtime.memory.scratch`), and the per-env answers the host reads."""
 
+    KEPT = 3  # sets of arrays kept (an avoiding solve uses up to three shapes in turn: engine.ik.window)
+
     def __init__(self):
-        self.key = None
-        self.arrays: dict = {}
+        self._sets: OrderedDict = OrderedDict()
 
     def get(self, n_envs: int, K: int, n_tasks: int, n_qs: int, pose_rows: int, n_dofs: int, dtype,
             generic: bool) -> dict:
         key = (n_envs, K, n_tasks, n_qs, pose_rows, n_dofs, dtype, generic, STATE.generation)
-        if key != self.key:
-            T, m = n_envs * K, 6 * n_tasks
-            shapes = dict(best_q=((T, n_qs + 2), dtype), best_err=((T, n_tasks, 6), dtype),
-                          best_i=((T, BEST_I.width), np.int32))
-            if generic:  # the per-robot kernel keeps its working set in registers
-                shapes.update(q=((T, n_qs), dtype), pose=((T, pose_rows, 7), dtype), J=((T, m, n_dofs), dtype),
-                              A=((T, m, m), dtype), vec=((T, 2 * m + 2 * n_dofs), dtype),
-                              resume_i=((T, RESUME_I.width), np.int32), resume_f=((T, RESUME_F.width), dtype))
-            self.arrays = {k: memory.scratch(shape, dt) for k, (shape, dt) in shapes.items()}
-            self.arrays.update(q_out=np.zeros((n_envs, n_qs), dtype), err_out=np.zeros((n_envs, n_tasks, 6), dtype),
-                               info_out=np.zeros((n_envs, CHOICE_I.width), np.int32))
-            self.key = key
-        return self.arrays
+        arrays = self._sets.get(key)
+        if arrays is not None:
+            self._sets.move_to_end(key)
+            return arrays
+        while len(self._sets) >= self.KEPT:
+            self._sets.popitem(last=False)
+        T, m = n_envs * K, 6 * n_tasks
+        shapes = dict(best_q=((T, n_qs + 2), dtype), best_err=((T, n_tasks, 6), dtype),
+                      best_i=((T, BEST_I.width), np.int32))
+        if generic:  # the per-robot kernel keeps its working set in registers
+            shapes.update(q=((T, n_qs), dtype), pose=((T, pose_rows, 7), dtype), J=((T, m, n_dofs), dtype),
+                          A=((T, m, m), dtype), vec=((T, 2 * m + 2 * n_dofs), dtype),
+                          resume_i=((T, RESUME_I.width), np.int32), resume_f=((T, RESUME_F.width), dtype))
+        try:
+            arrays = {k: memory.scratch(shape, dt) for k, (shape, dt) in shapes.items()}
+        except MemoryError:  # the kept sets first
+            self._sets.clear()
+            arrays = {k: memory.scratch(shape, dt) for k, (shape, dt) in shapes.items()}
+        arrays.update(q_out=np.zeros((n_envs, n_qs), dtype), err_out=np.zeros((n_envs, n_tasks, 6), dtype),
+                      info_out=np.zeros((n_envs, CHOICE_I.width), np.int32))
+        self._sets[key] = arrays
+        return arrays

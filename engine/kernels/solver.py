@@ -1,7 +1,8 @@
 """The batched IK algorithm, written once: samples, iterations, the step, the bookkeeping.
 
 One thread per (env, restart slot): thread ``t`` serves env ``e = t % B`` and slot ``k = t // B``
-and runs samples ``k, k + K, k + 2K, ...``. Sample 0 starts from the env's initial qpos, the
+and runs samples ``k, k + K, k + 2K, ...`` (a solve of some restarts only, :mod:`engine.ik.window`:
+sample ``SOLVE_I.first + k`` alone). Sample 0 starts from the env's initial qpos, the
 others from a uniform draw within the joint limits made by a counter-based hash of (seed, env,
 sample, qpos index), so results do not depend on thread scheduling. A thread stops at its own
 first success; ``done[e]`` is a hint shared by env e's threads: some sample index that met the
@@ -403,7 +404,11 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
     exhaustive = task_i[0, SOLVE_I.exhaustive]
     continuity = task_i[0, SOLVE_I.continuity]
     rest_weight = task_f[0, SOLVE_F.rest_weight]
-    s = t // B
+    first_sample = task_i[0, SOLVE_I.first]
+    s = first_sample + t // B
+    end = n_samples
+    if first_sample > 0:  # a solve of some restarts only: each thread runs one
+        end = ti.min(n_samples, first_sample + K)
     it = 0
     lag1 = 1e30  # scores of the two previous iterations, for the stall test
     lag2 = 1e30
@@ -421,7 +426,7 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
             lag2 = resume[1][t, RESUME_F.lag2]
     S = form.new_state(ctx)
     work = 0
-    while s < n_samples:
+    while s < end:
         if budget > 0 and work >= budget:
             break  # the next launch carries on from here
         if it == 0:  # a new sample
@@ -454,6 +459,8 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
             step(form, ctx, S, t, it, task_i, task_f)
             it += 1
             work += 1
+    if s >= end:
+        s = n_samples  # finished (a later launch of a budgeted solve reads it so)
     if ti.static(resumable(resume)):
         resume[0][t, RESUME_I.sample] = s
         resume[0][t, RESUME_I.iter] = it

@@ -87,8 +87,10 @@ def qpos_row_f(L, J, i):
 # iterations per sample, samples per env, restart slots per env, hash seed (set per call), joint
 # limits respected (0/1), every sample runs for the posture choice (0/1), no task needs its rows
 # transformed (every task a plain full world pose and every dof active: the fast path), continuity's
-# window (0: off; W: when sample 0 fails, the success among samples 1 .. W-1 nearest the start wins)
-SOLVE_I = Columns(max_iters=1, n_samples=1, slots=1, seed=1, respect_limits=1, exhaustive=1, plain=1, continuity=1)
+# window (0: off; W: when sample 0 fails, the success among samples 1 .. W-1 nearest the start wins),
+# the first sample run (0, or a later one: a solve of some restarts only, engine.ik.window)
+SOLVE_I = Columns(max_iters=1, n_samples=1, slots=1, seed=1, respect_limits=1, exhaustive=1, plain=1, continuity=1,
+                  first=1)
 # damping of the Levenberg-Marquardt term, largest dof step (rad or m), posture pull weight
 SOLVE_F = Columns(damping=1, max_step=1, rest_weight=1)
 # task kind (FRAME, COM), link (-1 for COM), reference link (-1: the world), has a position

@@ -1,0 +1,127 @@
+"""An avoiding solve's restarts solved plain first (:mod:`engine.ik.window`).
+
+An env whose plain answer reaches its target but is not clear gets, before any solve with the
+avoidance task, its continuity window's restarts (samples 1 .. 7) solved plain and checked: the
+clear success nearest the start wins; failing that, the lowest clear success of the next
+restarts. The reference here solves each restart on its own, through the public API, from the
+start the solver draws for it (``tests/_tracking.restart_starts``, the solver's hash written
+again in numpy), and applies the rule by hand. Every answer is judged by coal too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _backend import active, init_engine
+from _coal import MeshJudge
+from _tracking import restart_starts
+
+import engine as gs
+from engine.collision.robot import sample_qpos
+from engine.scenefile import io
+from engine.scenefile.obstacles import add_obstacles
+
+SCENE = Path(__file__).resolve().parent.parent / "scenes" / "panda_clutter.yaml"
+HAND = "panda_hand"
+ARM = list(range(7))  # the qpos entries a hand target moves (the fingers keep their start)
+WINDOW = 8  # engine.ik.plan.CONTINUITY_WINDOW
+BEYOND = 8  # engine.ik.run.BEYOND_SAMPLES
+SEED = 5
+
+
+@pytest.fixture(scope="module", autouse=True)
+def f32(backend):
+    init_engine(precision="32")
+
+
+@pytest.fixture(scope="module")
+def clutter(f32):
+    """The Panda among the clutter, with hand targets of configurations coal finds free and whose
+    plain answers (from the default start) often collide."""
+    n = 64 if active() == "cpu" else 32
+    scene = gs.Scene()
+    panda = scene.add_entity(gs.morphs.URDF(file="erd:panda", fixed=True))
+    morphs = [b.morph for b in add_obstacles(io.load(SCENE), scene)]
+    scene.build(n_envs=n)
+    judge = MeshJudge(panda, morphs)
+    kept, k = [], 0
+    while len(kept) < n:
+        for q in sample_qpos(panda.tree, 64, seed=300 + k):
+            hit, d = judge.judge(q)
+            if not hit and 0.0 < d <= 0.04:
+                kept.append(q)
+        k += 1
+        assert k < 100
+    pose = panda.configuration.fk_poses(np.ascontiguousarray(np.array(kept[:n]), panda.configuration.dtype))
+    hand = panda.get_link(HAND).idx_local
+    return panda, judge, pose[:, hand, :3].astype(float), pose[:, hand, 3:].astype(float)
+
+
+def _restart_answers(panda, pos, quat, q0, samples, margin):
+    """Each restart of ``samples`` solved plain on its own from its drawn start: ``(answers (S, n,
+    n_qs), success (S, n), clear (S, n))`` (clear: the engine's check, as the solve's)."""
+    starts = restart_starts(panda, q0, SEED, max(samples) + 1, ARM)
+    out, ok, clear = [], [], []
+    for s in samples:
+        # two samples, so that the first may give up when it stalls, as a restart among many does;
+        # only the first's answer counts (sample 0: the given start)
+        r = panda.inverse_kinematics(HAND, pos, quat, init_qpos=starts[s], seed=SEED, max_samples=2,
+                                     return_info=True)
+        good = r.success & (r.sample == 0)
+        out.append(r.qpos)
+        ok.append(good)
+        clear.append(panda.collision_distance(r.qpos) >= margin + 2e-6)
+    return np.array(out), np.array(ok), np.array(clear)
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.03])
+def test_a_colliding_plain_answer_gives_way_to_the_nearest_clear_restart(clutter, margin):
+    """With a margin of 3 cm fewer restarts are clear, and some envs find theirs only beyond the
+    window."""
+    panda, judge, pos, quat = clutter
+    q0 = np.asarray(panda.get_qpos(), np.float32)
+    plain = panda.inverse_kinematics(HAND, pos, quat, seed=SEED, return_info=True)
+    r = panda.inverse_kinematics(HAND, pos, quat, seed=SEED, return_info=True, avoid_collisions=True,
+                                 collision_margin=margin)
+    assert judge.count(r.qpos, r.success) == 0
+    redo = plain.success & (panda.collision_distance(plain.qpos) < margin + 2e-6)
+    assert redo.sum() >= 4, redo.sum()  # the clutter is in the way of many plain answers
+
+    answers, ok, clear = _restart_answers(panda, pos, quat, q0, range(1, WINDOW + BEYOND), margin)
+    good = ok & clear
+    lo, hi = (np.asarray(v, float) for v in panda.configuration.q_limits)
+    weights = np.zeros(panda.tree.n_qs)
+    weights[ARM] = 1.0 / (hi[ARM] - lo[ARM]) ** 2
+    window = good[:WINDOW - 1]
+    dist = np.einsum("snq,q->sn", (answers[:WINDOW - 1] - q0[None]) ** 2, weights)
+    nearest = np.argmin(np.where(window, dist, np.inf), axis=0) + 1
+    lowest = np.argmax(good[WINDOW - 1:], axis=0) + WINDOW
+    in_window = redo & window.any(axis=0)
+    beyond = redo & ~window.any(axis=0) & good[WINDOW - 1:].any(axis=0)
+    assert in_window.sum() >= 3, in_window.sum()
+    if margin > 0:
+        assert beyond.any()
+    print(f"{active()}, margin {margin}: {redo.sum()} plain answers collide; {in_window.sum()} answered in the window, "
+          f"{beyond.sum()} beyond it, {(redo & ~in_window & ~beyond).sum()} left to the avoidance task")
+    for e in np.flatnonzero(in_window | beyond):
+        want = nearest[e] if in_window[e] else lowest[e]
+        assert r.sample[e] == want, (e, r.sample[e], want)
+        np.testing.assert_allclose(r.qpos[e], answers[want - 1, e], atol=1e-5)
+        assert r.success[e] and not r.warm_start_success[e]
+        assert r.step[e] == pytest.approx(np.abs(r.qpos[e, :7] - q0[e, :7]).max(), abs=1e-5)
+    # the envs whose plain answer was clear keep it; the others are clear and reach the target
+    keep = plain.success & ~redo
+    np.testing.assert_array_equal(r.qpos[keep], plain.qpos[keep])
+    assert (r.min_distance[r.success] >= margin).all()
+    assert (r.pos_error[r.success] <= 5e-4).all()
+
+
+def test_one_sample_skips_the_plain_restarts(clutter):
+    """``max_samples=1``: there are no restarts, so an env whose plain answer collides goes to the
+    avoidance task from its start (its warm start) and nowhere else."""
+    panda, judge, pos, quat = clutter
+    r = panda.inverse_kinematics(HAND, pos, quat, seed=SEED, max_samples=1, return_info=True, avoid_collisions=True)
+    assert (r.sample[r.success] == 0).all()
+    assert judge.count(r.qpos, r.success) == 0
