@@ -1,11 +1,12 @@
-"""An avoiding solve's restarts solved plain first (:mod:`engine.ik.window`).
+"""The stages of an avoiding solve (:mod:`engine.ik.avoiding`): restarts solved plain first.
 
-An env whose plain answer reaches its target but is not clear gets, before any solve with the
-avoidance task, its continuity window's restarts (samples 1 .. 7) solved plain and checked: the
-clear success nearest the start wins; failing that, the lowest clear success of the next
-restarts. The reference here solves each restart on its own, through the public API, from the
-start the solver draws for it (``tests/_tracking.restart_starts``, the solver's hash written
-again in numpy), and applies the rule by hand. Every answer is judged by coal too.
+An env whose plain answer reaches its target but is not clear is first solved with the avoidance
+task from its warm start alone (where that answer came from it, a little in contact); failing
+that, its continuity window's restarts (samples 1 .. 7) are solved plain and checked: the clear
+success nearest the start wins; failing that, the lowest clear success of the next restarts.
+The reference here solves each restart on its own, through the public API, from the start the
+solver draws for it (``tests/_tracking.restart_starts``, the solver's hash written again in
+numpy), and applies the rule by hand. Every answer is judged by coal too.
 """
 
 from __future__ import annotations
@@ -100,12 +101,15 @@ def test_a_colliding_plain_answer_gives_way_to_the_nearest_clear_restart(clutter
     lowest = np.argmax(good[WINDOW - 1:], axis=0) + WINDOW
     in_window = redo & window.any(axis=0)
     beyond = redo & ~window.any(axis=0) & good[WINDOW - 1:].any(axis=0)
-    assert in_window.sum() >= 3, in_window.sum()
+    warm = redo & (r.sample == 0)  # stage 2: the warm start kept clear by the avoidance task
+    assert (r.success & (panda.collision_distance(r.qpos) >= margin))[warm].all()
+    print(f"{active()}, margin {margin}: {redo.sum()} plain answers collide; {warm.sum()} kept their warm start, "
+          f"{(in_window & ~warm).sum()} answered in the window, {(beyond & ~warm).sum()} beyond it, "
+          f"{(redo & ~in_window & ~beyond & ~warm).sum()} left to the avoidance task")
+    assert (in_window & ~warm).sum() >= 3, (in_window & ~warm).sum()
     if margin > 0:
-        assert beyond.any()
-    print(f"{active()}, margin {margin}: {redo.sum()} plain answers collide; {in_window.sum()} answered in the window, "
-          f"{beyond.sum()} beyond it, {(redo & ~in_window & ~beyond).sum()} left to the avoidance task")
-    for e in np.flatnonzero(in_window | beyond):
+        assert (beyond & ~warm).any()
+    for e in np.flatnonzero((in_window | beyond) & ~warm):
         want = nearest[e] if in_window[e] else lowest[e]
         assert r.sample[e] == want, (e, r.sample[e], want)
         np.testing.assert_allclose(r.qpos[e], answers[want - 1, e], atol=1e-5)
@@ -119,8 +123,9 @@ def test_a_colliding_plain_answer_gives_way_to_the_nearest_clear_restart(clutter
 
 
 def test_one_sample_skips_the_plain_restarts(clutter):
-    """``max_samples=1``: there are no restarts, so an env whose plain answer collides goes to the
-    avoidance task from its start (its warm start) and nowhere else."""
+    """``max_samples=1``: there are no restarts, so an env whose plain answer collides is solved
+    with the avoidance task from its warm start (when that answer is a little in contact) and
+    nowhere else."""
     panda, judge, pos, quat = clutter
     r = panda.inverse_kinematics(HAND, pos, quat, seed=SEED, max_samples=1, return_info=True, avoid_collisions=True)
     assert (r.sample[r.success] == 0).all()

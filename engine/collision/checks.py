@@ -41,7 +41,7 @@ from ..kernels.tables import (
     shape_row_i,
 )
 from ..obstacle_kinds import shape
-from .hulls import hull_rows
+from .hulls import hull_rows, protrusion
 from .world import KINDS, scene_obstacles, world_links, world_tables
 
 
@@ -132,6 +132,12 @@ def pack(entity, robot_tables, shapes: np.ndarray, hulls: list | None = None) ->
     coll_f[:S, :SPHERE_F.width] = spheres
     coll_f[bound_row(S, 0):bound_row(S, L), :BOUND_F.hull_radius] = bounds
     coll_f[bound_row(S, 0):bound_row(S, L), BOUND_F.hull_radius] = grown
+    if hulls is not None:
+        leaf = spheres[:, SPHERE_F.count] == 0  # the spheres, not their groups' balls
+        for l in range(L):
+            own = leaf & (link == l)
+            centers = spheres[own, SPHERE_F.center:SPHERE_F.center + 3].astype(float)
+            coll_f[bound_row(S, l), BOUND_F.protrusion] = protrusion(hulls[l], centers, spheres[own, SPHERE_F.radius])
     if O:
         rows = coll_f[shape_row_f(S, L, 0):shape_row_f(S, L, O)]
         rows[:, SHAPE_F.size:SHAPE_F.size + 3] = shapes[:, 1:4]

@@ -83,6 +83,29 @@ def _reduced(vertices: np.ndarray) -> Hull | None:
     return Hull(np.ascontiguousarray(np.asarray(small.vertices, float)), radius)
 
 
+def protrusion(hull: Hull | None, centers: np.ndarray, radii: np.ndarray) -> float:
+    """How far (m) the spheres ``centers (n, 3)`` (link frame), ``radii (n,)`` stand out of
+    ``hull`` at most, by its face planes: the largest ``r + max_f (n_f . c - o_f)`` (exact for a
+    centre inside the hull, an underestimate for one outside; 0 without a hull or spheres).
+
+    Two spheres that overlap by more than twice the larger protrusion of their links share a point
+    inside both hulls (a ball about it of that radius lies in each sphere, so within both hulls
+    grown by the protrusion, so its centre lies in both), and the hulls cannot prove the pair
+    apart: the solver skips their GJK there (:func:`engine.kernels.avoid._refine_slots`). Where
+    the estimate is short it only costs a bound that might have been tighter, never soundness."""
+    if hull is None or not len(radii):
+        return 0.0
+    import trimesh
+
+    try:
+        solid = trimesh.convex.convex_hull(hull.vertices)
+    except Exception:
+        return 0.0
+    normals = solid.face_normals
+    offsets = np.einsum("ij,ij->i", normals, solid.vertices[solid.faces[:, 0]])
+    return float(max(0.0, (radii + (centers @ normals.T - offsets).max(axis=1)).max()))
+
+
 def link_hulls(geometry) -> list[Hull | None]:
     """Each link's hull (:func:`link_hull`) for ``geometry`` (``[n_links]`` lists of ``Visual``)."""
     return [link_hull(geoms) for geoms in geometry]
@@ -106,4 +129,4 @@ def hull_rows(hulls: list[Hull | None], first_row: int) -> tuple[np.ndarray, np.
     return (np.concatenate(stacked) if stacked else np.zeros((0, 3))), ranges, radii
 
 
-__all__ = ["MAX_VERTICES", "Hull", "hull_rows", "link_hull", "link_hulls"]
+__all__ = ["MAX_VERTICES", "Hull", "hull_rows", "link_hull", "link_hulls", "protrusion"]

@@ -127,8 +127,8 @@ class PlanCache:
         """The kept plans, least recently used first."""
         return list(self._plans.values())
 
-    def get(self, entity, request: IKRequest, samples: tuple[int, int] | None = None) -> IKPlan:
-        """``request``'s plan; ``samples``: a plan that runs those restarts only (:func:`pack`)."""
+    def get(self, entity, request: IKRequest, samples: tuple[int, int | None] | None = None) -> IKPlan:
+        """``request``'s plan; ``samples``: a plan that runs some restarts only (:func:`pack`)."""
         key = request if samples is None else (request, samples)
         plan = self._plans.get(key)
         if plan is not None:
@@ -163,14 +163,15 @@ def continuity_weights(tree, active: np.ndarray) -> np.ndarray:
     return out
 
 
-def pack(entity, request: IKRequest, samples: tuple[int, int] | None = None) -> IKPlan:
+def pack(entity, request: IKRequest, samples: tuple[int, int | None] | None = None) -> IKPlan:
     """The kernel tables of ``request`` on ``entity`` (validated already).
 
-    ``samples`` ``(first, count)``: a solve of the restarts ``first .. first + count - 1`` only
-    (``first`` > 0, ``first + count`` at most ``request.max_samples``; a request without a posture
-    pull), one thread each (``K = count``), so that each thread's kept answer is its restart's
-    (:mod:`engine.ik.window`); the continuity window spans them all, so that no success skips
-    another.
+    ``samples`` (the later solves of an avoiding request, :mod:`engine.ik.avoiding`; a request
+    without a posture pull): ``(first, count)``: the restarts ``first .. first + count - 1`` alone
+    (within ``request.max_samples``), one thread each (``K = count``), so that each thread's kept
+    answer is its restart's; the continuity window spans them all, so that no success skips
+    another. ``(first, None)``: the restarts from ``first`` on, as a whole solve runs them
+    (``first`` at least the continuity window: the lowest success wins).
 
     The solver moves only the dofs that move a link the tasks use (within ``request.dofs``): a
     restart draws them alone, and every other dof, the posture pull included, keeps its start
@@ -181,7 +182,8 @@ def pack(entity, request: IKRequest, samples: tuple[int, int] | None = None) -> 
     envs = entity.configuration.envs(None if request.envs is None else list(request.envs))
     n_sel, Lt = len(envs), request.n_tasks
     n_qs_k, n_dofs_k = max(tree.n_qs, 1), max(tree.n_dofs, 1)
-    K = dispatch.restart_slots(n_sel, request.max_samples) if samples is None else samples[1]
+    first, count = samples or (0, None)
+    K = dispatch.restart_slots(n_sel, request.max_samples - first) if count is None else count
     moving = tree.moving_dofs(used_links(tree, request.rows))
     active = np.zeros(n_dofs_k, np.int32)  # the dofs the solver moves: those that move a task ...
     active[list(moving)] = 1
@@ -201,8 +203,9 @@ def pack(entity, request: IKRequest, samples: tuple[int, int] | None = None) -> 
     head[SOLVE_I.respect_limits] = int(request.respect_limits or request.boxed)  # a box is enforced as limits are
     head[SOLVE_I.exhaustive] = int(request.rest_weight > 0)
     head[SOLVE_I.continuity] = CONTINUITY_WINDOW if request.rest_weight == 0 else 0
-    if samples is not None:
-        head[SOLVE_I.first], head[SOLVE_I.continuity] = samples[0], samples[0] + samples[1]
+    head[SOLVE_I.first], head[SOLVE_I.end] = first, request.max_samples
+    if count is not None:
+        head[SOLVE_I.continuity] = head[SOLVE_I.end] = first + count
     head[SOLVE_I.plain] = int(plain)
     task_f = np.zeros((1 + Lt + n_qs_k, TASK_F_WIDTH), dtype)
     task_f[0, SOLVE_F.damping], task_f[0, SOLVE_F.max_step] = request.damping, request.max_step

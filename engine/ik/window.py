@@ -1,14 +1,11 @@
-"""Choosing among restarts solved plain, for an avoiding solve's envs whose plain answer collides.
+"""Choosing among restarts solved plain, stage 3 of an avoiding request (:mod:`engine.ik.avoiding`).
 
-An avoiding request is solved plain first (:func:`engine.ik.run.run`). An env whose plain answer
-reached its targets but is not clear had its warm start succeed, so the plain solve ran none of
-the continuity window's restarts (samples 1 .. W-1, :data:`engine.ik.plan.CONTINUITY_WINDOW`).
-Those restarts are then solved plain, one thread each in one launch (a plan of some restarts
-only, :func:`engine.ik.plan.pack`), and their answers checked together: the clear success
-nearest the start (:func:`nearest_clear`, continuity's weighted distance) is the env's answer, as
-the window chooses. For the envs without one, the next restarts are solved the same way and the
-lowest clear success wins (:func:`first_clear`), as beyond the window. Only the envs left without
-a clear answer are solved with the avoidance task, whose every iteration searches every pair.
+An env whose plain answer reached its targets but is not clear gets the continuity window's
+restarts (samples 1 .. W-1, :data:`engine.ik.plan.CONTINUITY_WINDOW`) solved plain, one thread
+each, and their answers checked together: the clear success nearest the start
+(:func:`nearest_clear`, continuity's weighted distance) is its answer, as the window chooses.
+Failing that, the next restarts are solved the same way and the lowest clear success wins
+(:func:`first_clear`), as beyond the window.
 """
 
 from __future__ import annotations

@@ -331,7 +331,9 @@ def _distance_row(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
 def _refine_slots(form: ti.template(), ctx: ti.template(), S: ti.template(), t, e, slots: ti.template(), reach):
     """Raise each kept pair's sphere distance to its hulls' bound (:func:`engine.kernels.gjk.bound`,
     all pairs together within :data:`HULL_WORK` loop iterations); a pair the hulls prove at least
-    ``reach`` apart leaves the slots (no row). Returns the smallest distance of the pairs kept
+    ``reach`` apart leaves the slots (no row). A pair whose spheres overlap by more than twice its
+    links' larger protrusion (:func:`engine.collision.hulls.protrusion`) is in contact by its hulls
+    too, and keeps its sphere distance without a GJK. Returns the smallest distance of the pairs kept
     (NO_PAIR: none). One run-time loop over the slots: one copy of GJK in the solver."""
     coll_i, coll_f, shape_pose = ti.static(ctx.coll[0], ctx.coll[1], ctx.coll[2])
     n_pairs = coll_i[0, AVOID_HEAD.n_pairs]
@@ -341,9 +343,16 @@ def _refine_slots(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
     near = NO_PAIR
     for k in range(ROWS):
         d = slots[k, SLOT_D]
+        la = ti.cast(slots[k, SLOT_A], ti.i32)
+        lb = ti.cast(slots[k, SLOT_B], ti.i32)
+        deep = -NO_PAIR  # spheres overlapping by more than this share a point inside both hulls
         if d < reach:
-            la = ti.cast(slots[k, SLOT_A], ti.i32)
-            lb = ti.cast(slots[k, SLOT_B], ti.i32)
+            deep = -2.0 * coll_f[bound_row(n_spheres, la), BOUND_F.protrusion]
+            if lb >= 0:
+                deep = ti.min(deep, -2.0 * coll_f[bound_row(n_spheres, lb), BOUND_F.protrusion])
+        if d < reach and d < deep:
+            near = ti.min(near, d)  # GJK cannot prove such a pair apart (hulls.protrusion)
+        elif d < reach:
             pa, qa = form.link_pose_at(ctx, S, t, la)
             pb = ti.Vector([0.0, 0.0, 0.0])
             qb = ti.Vector([1.0, 0.0, 0.0, 0.0])

@@ -1,8 +1,9 @@
 """The batched IK algorithm, written once: samples, iterations, the step, the bookkeeping.
 
 One thread per (env, restart slot): thread ``t`` serves env ``e = t % B`` and slot ``k = t // B``
-and runs samples ``k, k + K, k + 2K, ...`` (a solve of some restarts only, :mod:`engine.ik.window`:
-sample ``SOLVE_I.first + k`` alone). Sample 0 starts from the env's initial qpos, the
+and runs samples ``k, k + K, k + 2K, ...``, each plus ``SOLVE_I.first``, below ``SOLVE_I.end``
+(0 and ``n_samples`` but in the later solves of an avoiding request, :mod:`engine.ik.avoiding`;
+a sample may stall but the request's last). Sample 0 starts from the env's initial qpos, the
 others from a uniform draw within the joint limits made by a counter-based hash of (seed, env,
 sample, qpos index), so results do not depend on thread scheduling. A thread stops at its own
 first success; ``done[e]`` is a hint shared by env e's threads: some sample index that met the
@@ -404,11 +405,8 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
     exhaustive = task_i[0, SOLVE_I.exhaustive]
     continuity = task_i[0, SOLVE_I.continuity]
     rest_weight = task_f[0, SOLVE_F.rest_weight]
-    first_sample = task_i[0, SOLVE_I.first]
-    s = first_sample + t // B
-    end = n_samples
-    if first_sample > 0:  # a solve of some restarts only: each thread runs one
-        end = ti.min(n_samples, first_sample + K)
+    s = task_i[0, SOLVE_I.first] + t // B
+    end = task_i[0, SOLVE_I.end]  # n_samples, but in a solve of some restarts only
     it = 0
     lag1 = 1e30  # scores of the two previous iterations, for the stall test
     lag2 = 1e30
@@ -432,7 +430,7 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
         if it == 0:  # a new sample
             kept = best_i[t, BEST_I.success]
             if exhaustive == 0 and ((kept >= 0 and (kept == 0 or s >= continuity)) or done[e] < s):
-                s = n_samples  # this thread succeeded (within the continuity window: at sample 0), or the hint
+                s = end  # this thread succeeded (within the continuity window: at sample 0), or the hint
                 break
             best_i[t, BEST_I.samples] += 1
             form.start(ctx, S, t, e, s, q0, task_i, seed)
@@ -459,8 +457,6 @@ def run_thread(form: ti.template(), ctx: ti.template(), t, B, n_qs, q0: ti.templ
             step(form, ctx, S, t, it, task_i, task_f)
             it += 1
             work += 1
-    if s >= end:
-        s = n_samples  # finished (a later launch of a budgeted solve reads it so)
     if ti.static(resumable(resume)):
         resume[0][t, RESUME_I.sample] = s
         resume[0][t, RESUME_I.iter] = it

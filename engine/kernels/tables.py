@@ -88,9 +88,10 @@ def qpos_row_f(L, J, i):
 # limits respected (0/1), every sample runs for the posture choice (0/1), no task needs its rows
 # transformed (every task a plain full world pose and every dof active: the fast path), continuity's
 # window (0: off; W: when sample 0 fails, the success among samples 1 .. W-1 nearest the start wins),
-# the first sample run (0, or a later one: a solve of some restarts only, engine.ik.window)
+# the samples run: first .. end - 1 (0 .. n_samples - 1 but in the later solves of an avoiding
+# request, engine.ik.avoiding)
 SOLVE_I = Columns(max_iters=1, n_samples=1, slots=1, seed=1, respect_limits=1, exhaustive=1, plain=1, continuity=1,
-                  first=1)
+                  first=1, end=1)
 # damping of the Levenberg-Marquardt term, largest dof step (rad or m), posture pull weight
 SOLVE_F = Columns(damping=1, max_step=1, rest_weight=1)
 # task kind (FRAME, COM), link (-1 for COM), reference link (-1: the world), has a position
@@ -183,9 +184,10 @@ SHAPE_I = Columns(kind=1)  # the obstacle code (engine.kernels.collide; engine.o
 # a robot sphere: its link (as a float), centre (link frame, m), radius; count > 0: the bounding
 # ball of the next ``count`` rows, a group of the link's spheres (engine.collision.groups)
 SPHERE_F = Columns(link=1, center=3, radius=1, count=1)
-# a link's bounding ball of its spheres (link frame; radius < 0: none), and how far its convex hull
-# (HULL_F rows) is grown (m; 0: the hull as it is)
-BOUND_F = Columns(center=3, radius=1, hull_radius=1)
+# a link's bounding ball of its spheres (link frame; radius < 0: none), how far its convex hull
+# (HULL_F rows) is grown (m; 0: the hull as it is), and how far its spheres stand out of the hull
+# at most (m; engine.collision.hulls.protrusion: the solver's cue that GJK cannot help)
+BOUND_F = Columns(center=3, radius=1, hull_radius=1, protrusion=1)
 # box half extents; sphere radius; cylinder radius, half height; plane unit normal; the radius of a
 # ball about the shape's origin that holds it (m; 1e30 for a plane)
 SHAPE_F = Columns(size=3, bound=1)
