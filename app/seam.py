@@ -35,6 +35,6 @@ CONTROLLER_FIELDS = frozenset({
 
 # engine modules that launch kernels or hold the scene: only the sim side imports them
 # (the GUI may read data: scene-file models, the catalog, the camera's and the meshes' plain maths)
-ENGINE_CALLING = ("engine.ik.api", "engine.ik.run", "engine.collision", "engine.kernels", "engine.scene",
-                  "engine.entity", "engine.runtime.launch", "engine.vis.visualizer", "engine.vis.renderer",
-                  "engine.vis.viewer", "engine.vis.recorder")
+ENGINE_CALLING = ("engine.ik.api", "engine.ik.run", "engine.ik.solve", "engine.ik.avoiding", "engine.collision",
+                  "engine.kernels", "engine.scene", "engine.entity", "engine.runtime.launch", "engine.vis.visualizer",
+                  "engine.vis.renderer", "engine.vis.viewer", "engine.vis.recorder")

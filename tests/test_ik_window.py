@@ -28,7 +28,7 @@ SCENE = Path(__file__).resolve().parent.parent / "scenes" / "panda_clutter.yaml"
 HAND = "panda_hand"
 ARM = list(range(7))  # the qpos entries a hand target moves (the fingers keep their start)
 WINDOW = 8  # engine.ik.plan.CONTINUITY_WINDOW
-BEYOND = 8  # engine.ik.run.BEYOND_SAMPLES
+BEYOND = 8  # engine.ik.avoiding.BEYOND_SAMPLES
 SEED = 5
 
 

@@ -71,7 +71,7 @@ def run_avoiding(entity, request: IKRequest, targets: list, init_qpos, seed: int
     if not kept.all() and not request.boxed and request.rest_weight == 0:
         warm = ~kept & first.success & (first.sample == 0) & (dist >= -WARM_DEPTH)
         if warm.any():  # 2: the warm start, avoiding
-            entity.ik_state.plans.get(entity, request, (0, 1)).update_avoidance(entity)
+            entity.ik_state.plans.get(entity, request, (0, 1)).share_avoidance(plan)
             got = solve(entity, request, targets, init_qpos, seed, skip=~warm, distances=distances, samples=(0, 1))
             out, kept = _take(out, got, warm & got.success), kept | (warm & got.success)
         out, kept = _window(entity, plan, plain, plain_targets, out, kept, first.success, init_qpos, seed,
@@ -79,7 +79,7 @@ def run_avoiding(entity, request: IKRequest, targets: list, init_qpos, seed: int
         later = CONTINUITY_WINDOW + BEYOND_SAMPLES
     if not kept.all() and later < request.max_samples:  # 4: the rest, avoiding
         if later:
-            entity.ik_state.plans.get(entity, request, (later, None)).update_avoidance(entity)
+            entity.ik_state.plans.get(entity, request, (later, None)).share_avoidance(plan)
         got = solve(entity, request, targets, init_qpos, seed, skip=kept, distances=distances,
                     samples=(later, None) if later else None)
         out, kept = _take(out, got, ~kept), kept | got.success

@@ -85,6 +85,14 @@ class IKPlan:
         if self.budget_sizes is not None:
             self.budget = dispatch.solver_budget(*self.budget_sizes, self.avoid.solver_loops)
 
+    def share_avoidance(self, base: IKPlan) -> None:
+        """Before a solve that avoids collisions, for a plan of some of ``base``'s restarts (same
+        request, :func:`pack`'s ``samples``): ``base``'s tables, just updated, and the launch
+        budget for their search."""
+        self.avoid = base.avoid
+        if self.budget_sizes is not None:
+            self.budget = dispatch.solver_budget(*self.budget_sizes, self.avoid.solver_loops)
+
     @property
     def n_sel(self) -> int:
         return len(self.envs)
