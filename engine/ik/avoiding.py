@@ -125,7 +125,15 @@ def _window(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult
         skip[rows] = False
         q, error, ok, iterations = _each_restart(entity, solo, run_kernel(entity, solo, skip), rows)
         m = len(rows)
-        got, names, clear = check_rows(entity, plan, q.reshape(count * m, -1), np.tile(rows, count), distances)
+        reached_k = np.flatnonzero(ok.reshape(-1))  # (sample, row) pairs that met the targets: only those checked
+        got, names = np.full(count * m, np.nan), [None] * (count * m)
+        clear = np.zeros(count * m, bool)
+        if len(reached_k):
+            got_k, names_k, clear[reached_k] = check_rows(entity, plan, q.reshape(count * m, -1)[reached_k],
+                                                          np.tile(rows, count)[reached_k], distances)
+            got[reached_k] = got_k
+            for flat, name in zip(reached_k.tolist(), names_k):
+                names[flat] = name
         good = ok & clear.reshape(count, m)
         if nearest:
             weights = solo.task_f[rest_row(solo.n_tasks, 0):rest_row(solo.n_tasks, n_qs), QPOS_REST_F.span]
