@@ -186,13 +186,6 @@ def _polish(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult
     origin = fill_start(plan, entity, init_qpos)  # the caller's start, as choose took it
     scalar = list(plan.scalar_qs)
     step = np.abs(third.qpos[:, scalar] - origin[:, scalar]).max(axis=1) if scalar else np.zeros(len(good))
-    pick = good[:, None]
-    return IKResult(qpos=np.where(pick, third.qpos, out.qpos),
-                    error=np.where(pick[:, :, None], third.error, out.error),
-                    success=out.success | good,
-                    iterations=np.where(good, third.iterations, out.iterations),
-                    sample=np.where(good, third.sample, out.sample),
-                    min_distance=np.where(good, dist, out.min_distance),
-                    min_pair=[a if g else b for g, a, b in zip(good, pairs, out.min_pair)],
-                    step=np.where(good, step.astype(out.step.dtype), out.step),
-                    warm_start_success=np.where(good, False, out.warm_start_success))
+    third = replace(third, success=good, min_distance=dist, min_pair=pairs, step=step.astype(out.step.dtype),
+                    warm_start_success=np.zeros_like(good))
+    return _take(out, third, good)
