@@ -18,7 +18,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT / "tests"))  # the coal reference of the tests
-from _coal import MeshJudge  # noqa: E402
+from _coal import MeshJudge, near_free_configurations  # noqa: E402
 
 SCENE = ROOT / "scenes" / "panda_clutter.yaml"
 NEAR = 0.04  # m
@@ -43,18 +43,7 @@ def near_configurations(panda, judge: MeshJudge, n: int, seed: int, near: float 
                         beyond: float = 0.0) -> np.ndarray:
     """``(n, n_qs)`` mesh-free configurations whose nearest obstacle is within ``near`` and
     farther than ``beyond`` (m; seeded)."""
-    from engine.collision.robot import sample_qpos
-
-    kept, k = [], 0
-    while len(kept) < n:
-        for q in sample_qpos(panda.tree, 256, seed=seed + k):
-            hit_self, d = judge.judge(q)
-            if not hit_self and max(beyond, 0.0) < d <= near:
-                kept.append(q)
-        k += 1
-        if k > 400:
-            raise RuntimeError(f"only {len(kept)} near-obstacle configurations in {k * 256} samples")
-    return np.array(kept[:n])
+    return near_free_configurations(panda, judge, n, seed, near, beyond)
 
 
 def hand_poses(panda, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

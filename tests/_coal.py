@@ -97,3 +97,22 @@ class MeshJudge:
     def count(self, qpos, which) -> int:
         """How many of ``qpos[which]`` collide at mesh level (self or an obstacle)."""
         return sum(self.collides(q) for q in np.asarray(qpos)[which])
+
+
+def near_free_configurations(robot, judge: MeshJudge, n: int, seed: int, near: float, beyond: float = 0.0,
+                             chunk: int = 256) -> np.ndarray:
+    """``(n, n_qs)`` configurations of ``robot`` that ``judge`` finds free at mesh level, with the
+    nearest obstacle within ``near`` and farther than ``beyond`` (m): seeded draws, ``chunk`` at a
+    time (seeds ``seed``, ``seed + 1``, ...)."""
+    from engine.collision.robot import sample_qpos
+
+    kept, k = [], 0
+    while len(kept) < n:
+        for q in sample_qpos(robot.tree, chunk, seed=seed + k):
+            hit_self, d = judge.judge(q)
+            if not hit_self and max(beyond, 0.0) < d <= near:
+                kept.append(q)
+        k += 1
+        if k * chunk > 102_400:
+            raise RuntimeError(f"only {len(kept)} near-obstacle configurations in {k * chunk} samples")
+    return np.array(kept[:n])

@@ -16,10 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _backend import active, init_engine
-from _coal import MeshJudge
+from _coal import MeshJudge, near_free_configurations
 
 import engine as gs
-from engine.collision.robot import sample_qpos
 from engine.scenefile import io
 from engine.scenefile.obstacles import add_obstacles
 
@@ -40,15 +39,7 @@ def near(f32):
     morphs = [b.morph for b in add_obstacles(io.load(SCENE), scene)]
     scene.build(n_envs=n)
     judge = MeshJudge(panda, morphs)
-    kept, k = [], 0
-    while len(kept) < n:
-        for q in sample_qpos(panda.tree, 64, seed=100 + k):
-            hit, d = judge.judge(q)
-            if not hit and 0.0 < d <= NEAR:
-                kept.append(q)
-        k += 1
-        assert k < 100, f"only {len(kept)} near-obstacle configurations"
-    qs = np.array(kept[:n])
+    qs = near_free_configurations(panda, judge, n, 100, near=NEAR, chunk=64)
     pose = panda.configuration.fk_poses(np.ascontiguousarray(qs, panda.configuration.dtype))
     hand = panda.get_link("panda_hand").idx_local
     return panda, judge, pose[:, hand, :3].astype(float), pose[:, hand, 3:].astype(float)

@@ -16,11 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _backend import active, init_engine
-from _coal import MeshJudge
+from _coal import MeshJudge, near_free_configurations
 from _tracking import restart_starts
 
 import engine as gs
-from engine.collision.robot import sample_qpos
 from engine.scenefile import io
 from engine.scenefile.obstacles import add_obstacles
 
@@ -47,15 +46,8 @@ def clutter(f32):
     morphs = [b.morph for b in add_obstacles(io.load(SCENE), scene)]
     scene.build(n_envs=n)
     judge = MeshJudge(panda, morphs)
-    kept, k = [], 0
-    while len(kept) < n:
-        for q in sample_qpos(panda.tree, 64, seed=300 + k):
-            hit, d = judge.judge(q)
-            if not hit and 0.0 < d <= 0.04:
-                kept.append(q)
-        k += 1
-        assert k < 100
-    pose = panda.configuration.fk_poses(np.ascontiguousarray(np.array(kept[:n]), panda.configuration.dtype))
+    qs = near_free_configurations(panda, judge, n, 300, near=0.04, chunk=64)
+    pose = panda.configuration.fk_poses(np.ascontiguousarray(qs, panda.configuration.dtype))
     hand = panda.get_link(HAND).idx_local
     return panda, judge, pose[:, hand, :3].astype(float), pose[:, hand, 3:].astype(float)
 
