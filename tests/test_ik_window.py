@@ -122,3 +122,45 @@ def test_one_sample_skips_the_plain_restarts(clutter):
     r = panda.inverse_kinematics(HAND, pos, quat, seed=SEED, max_samples=1, return_info=True, avoid_collisions=True)
     assert (r.sample[r.success] == 0).all()
     assert judge.count(r.qpos, r.success) == 0
+
+
+def test_a_warm_start_a_little_in_contact_keeps_its_branch(clutter):
+    """Stage 2 (the tracking case): each env starts at a configuration an arm link of which passes
+    5-15 mm from an obstacle, its hand target where the hand already is, and the margin asked is
+    2 cm. The plain answer (the start itself) is within the margin, a little in contact; the
+    avoidance task from the warm start moves the elbow off while the hand holds, so most answers
+    are the warm start's (sample 0), a small step away, and keep the margin (coal agrees).
+
+    The generic solver: the per-robot one fails this case from the same starts (0 of 32 on the
+    CPU, a known fault that predates the stages, left open in docs/collision.md)."""
+    from engine.collision.robot import sample_qpos
+
+    panda, judge, _pos, _quat = clutter
+    n = panda.configuration.n_envs
+    hand_links = {"panda_hand", "panda_leftfinger", "panda_rightfinger", "panda_link7"}
+    kept, k = [], 0
+    while len(kept) < n:
+        q = sample_qpos(panda.tree, n, seed=700 + k)
+        d, pairs = panda.collision_distance(q, return_pair=True)
+        for qi, di, pair in zip(q, d, pairs):
+            if 0.005 < di < 0.015 and pair is not None and not hand_links & set(pair) and not judge.collides(qi):
+                kept.append(qi)
+        k += 1
+        assert k < 200, len(kept)
+    q0 = np.array(kept[:n])
+    pose = panda.configuration.fk_poses(np.ascontiguousarray(q0, panda.configuration.dtype))
+    hand = panda.get_link(HAND).idx_local
+    pos, quat = pose[:, hand, :3].astype(float), pose[:, hand, 3:].astype(float)
+    r = panda.inverse_kinematics(HAND, pos, quat, init_qpos=q0, seed=SEED, return_info=True, avoid_collisions=True,
+                                 collision_margin=0.02, kernel="generic")
+    warm = r.success & (r.sample == 0)
+    assert warm.mean() >= 0.5, warm.mean()
+    print(f"{active()}: {warm.sum()} of {n} kept their warm start's branch, steps up to {r.step[warm].max():.3f} rad")
+    assert r.warm_start_success[warm].all()
+    # a small step: the branch kept, where a restart lands anywhere in the joint limits
+    restart = r.success & (r.sample > 0)
+    print(f"median steps: warm start {np.median(r.step[warm]):.3f} rad, restarts "
+          f"{np.median(r.step[restart]) if restart.any() else float('nan'):.3f} rad")
+    assert np.median(r.step[warm]) < 0.6 and r.step[warm].max() < np.pi / 2
+    assert (r.min_distance[r.success] >= 0.02).all()
+    assert judge.count(r.qpos, r.success) == 0
