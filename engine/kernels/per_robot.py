@@ -189,10 +189,13 @@ def _build(spec: RobotSpec, structure):
     @ti.func
     def ancestors(link):
         """The ancestor mask of a link given at run time (:meth:`RobotSpec.ancestor_mask`)."""
+        masks = ti.static(spec.ancestor_masks)
         mask = 0
         for l in ti.static(range(spec.n_links)):
             if link == l:
-                mask = ti.static(spec.ancestor_mask(l))
+                # a store into the run-time mask; ``mask = ti.static(...)`` would bind a compile-time
+                # name local to this branch and leave the returned mask 0 (no row would move a dof)
+                mask = masks[l]
         return mask
 
     def at(ctx, P, Q, AX, AN, lp):
