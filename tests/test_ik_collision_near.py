@@ -16,11 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _backend import active, init_engine
-from _coal import MeshJudge, near_free_configurations
-
-import engine as gs
-from engine.scenefile import io
-from engine.scenefile.obstacles import add_obstacles
+from _near_targets import clutter_panda, near_hand_targets
 
 SCENE = Path(__file__).resolve().parent.parent / "scenes" / "panda_clutter.yaml"
 NEAR = 0.04  # m
@@ -34,15 +30,8 @@ def f32(backend):
 @pytest.fixture(scope="module")
 def near(f32):
     n = 48 if active() == "cpu" else 24
-    scene = gs.Scene()
-    panda = scene.add_entity(gs.morphs.URDF(file="erd:panda", fixed=True))
-    morphs = [b.morph for b in add_obstacles(io.load(SCENE), scene)]
-    scene.build(n_envs=n)
-    judge = MeshJudge(panda, morphs)
-    qs = near_free_configurations(panda, judge, n, 100, near=NEAR, chunk=64)
-    pose = panda.configuration.fk_poses(np.ascontiguousarray(qs, panda.configuration.dtype))
-    hand = panda.get_link("panda_hand").idx_local
-    return panda, judge, pose[:, hand, :3].astype(float), pose[:, hand, 3:].astype(float)
+    _scene, panda, judge = clutter_panda(n)
+    return (panda, judge, *near_hand_targets(panda, judge, n, 100, near=NEAR))
 
 
 def _solve(panda, judge, pos, quat, **kw):

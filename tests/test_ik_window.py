@@ -11,20 +11,16 @@ numpy), and applies the rule by hand. Every answer is judged by coal too.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from _backend import active, init_engine
-from _coal import MeshJudge, near_free_configurations
+from _near_targets import WINDOW_SEED, avoiding_digest, clutter_panda, near_hand_targets, window_envs
+from _support import in_fresh_process
 from _tracking import restart_starts
 
 import engine as gs
 from engine.runtime.backend import current
-from engine.scenefile import io
-from engine.scenefile.obstacles import add_obstacles
 
-SCENE = Path(__file__).resolve().parent.parent / "scenes" / "panda_clutter.yaml"
 HAND = "panda_hand"
 ARM = list(range(7))  # the qpos entries a hand target moves (the fingers keep their start)
 WINDOW = 8  # engine.ik.plan.CONTINUITY_WINDOW
@@ -41,16 +37,9 @@ def f32(backend):
 def clutter(f32):
     """The Panda among the clutter, with hand targets of configurations coal finds free and whose
     plain answers (from the default start) often collide."""
-    n = 64 if active() == "cpu" else 32
-    scene = gs.Scene()
-    panda = scene.add_entity(gs.morphs.URDF(file="erd:panda", fixed=True))
-    morphs = [b.morph for b in add_obstacles(io.load(SCENE), scene)]
-    scene.build(n_envs=n)
-    judge = MeshJudge(panda, morphs)
-    qs = near_free_configurations(panda, judge, n, 300, near=0.04, chunk=64)
-    pose = panda.configuration.fk_poses(np.ascontiguousarray(qs, panda.configuration.dtype))
-    hand = panda.get_link(HAND).idx_local
-    return panda, judge, pose[:, hand, :3].astype(float), pose[:, hand, 3:].astype(float)
+    n = window_envs()
+    _scene, panda, judge = clutter_panda(n)
+    return (panda, judge, *near_hand_targets(panda, judge, n, WINDOW_SEED))
 
 
 def _restart_answers(panda, pos, quat, q0, samples, margin):
@@ -171,3 +160,15 @@ def test_a_warm_start_a_little_in_contact_keeps_its_branch(clutter, kernel):
     assert np.median(r.step[warm]) < 0.6 and r.step[warm].max() < np.pi / 2
     assert (r.min_distance[r.success] >= 0.02).all()
     assert judge.count(r.qpos, r.success) == 0
+
+
+def test_same_seed_same_avoiding_answers_in_one_process_and_across_processes(clutter, backend, monkeypatch):
+    """Every stage of an avoiding call (plain, warm start, plain restarts, the rest avoiding,
+    polish) gives the same bytes when called again and in a new process: nothing in the stages
+    depends on the process, the order of launches or what ran before."""
+    panda, _judge, pos, quat = clutter
+    here = avoiding_digest(panda, pos, quat)
+    assert avoiding_digest(panda, pos, quat) == here
+    monkeypatch.setenv("IKSTUDIO_TEST_BACKENDS", backend)
+    # a fresh process compiles the avoiding solver again unless the disk cache has it
+    assert in_fresh_process("_near_targets", "avoiding_digest_in_this_process", timeout=1800) == here

@@ -8,8 +8,8 @@ never solved with the avoidance task at all:
 1. **Plain.** The request without its COLLIDE task; an env whose answer succeeds and is at least
    the margin clear (by the collision model, as every answer is checked) keeps it.
 2. **The warm start, avoiding.** An env whose plain answer came from its warm start (sample 0)
-   but is not clear (in contact by less than :data:`WARM_DEPTH`) is solved with the avoidance
-   task from that start alone: the answer continuity prefers, kept clear where the branch allows.
+   but is not clear is solved with the avoidance task from that start alone: the answer
+   continuity prefers, kept clear where the branch allows.
 3. **The restarts, plain** (:mod:`engine.ik.window`): an env whose plain answer reached its
    targets but is still not clear gets the continuity window's restarts (samples 1 .. W-1)
    solved plain in one launch, one thread each, and checked: the clear success nearest the start
@@ -46,11 +46,6 @@ __all__ = ["BEYOND_SAMPLES", "run_avoiding"]
 # restarts beyond the continuity window an avoiding solve runs plain (and checks) for an env whose
 # window gave no clear answer, before it solves that env with the avoidance task
 BEYOND_SAMPLES = 8
-# m: stage 2 takes the envs whose plain answer from the warm start is in contact by less than this;
-# one deeper went through an obstacle, and the avoidance task, which pushes each pair apart along
-# its own direction, stalls there (near-obstacle targets: 0 of 116 such envs solved, at a tenth of
-# the whole call's time); a target moved a little into contact, as when tracking, is within it
-WARM_DEPTH = 0.02
 
 
 def run_avoiding(entity, request: IKRequest, targets: list, init_qpos, seed: int, distances: bool) -> IKResult:
@@ -69,7 +64,7 @@ def run_avoiding(entity, request: IKRequest, targets: list, init_qpos, seed: int
                   warm_start_success=first.warm_start_success & kept)
     later = 0  # the first restart the last stage runs
     if not kept.all() and not request.boxed and request.rest_weight == 0:
-        warm = ~kept & first.success & (first.sample == 0) & (dist >= -WARM_DEPTH)
+        warm = ~kept & first.success & (first.sample == 0)
         if warm.any():  # 2: the warm start, avoiding
             entity.ik_state.plans.get(entity, request, (0, 1)).share_avoidance(plan)
             got = solve(entity, request, targets, init_qpos, seed, skip=~warm, distances=distances, samples=(0, 1))
