@@ -41,36 +41,42 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
         reader.close()
     assert n_frames >= 3
 
-    # single clicks on envs in the view select them, each at once
-    ox, oy = r["view_origin"]
+    # single clicks on envs in the view select them, each at once. An env's centre on screen is the
+    # mean of its robot's link origins, which move as the scene plays: the env to select is the
+    # nearest to the click on a frame between the move and the click's effect, so the pixels are
+    # read again around each click (a list read once goes stale under load)
     w, h = r["view_size"]
-    env_px = np.array(r["env_px"])
 
-    def clear_of_gizmo(k: int) -> bool:
+    def clear_of_gizmo(now: dict, k: int) -> bool:
         """Env ``k``'s centre is away from the gizmo handles as drawn now: the gizmo follows the
         selected env's target, which moves as the scene plays, so a click there could grab it."""
-        now = app.read()
         gizmo = np.array([p for hd in now["handles"] for p in hd["points_px"]])
-        far = len(gizmo) == 0 or np.linalg.norm(gizmo - env_px[k], axis=1).min() > 60
+        far = len(gizmo) == 0 or np.linalg.norm(gizmo - np.array(now["env_px"][k]), axis=1).min() > 60
         return far and k != now["state"]["selected_env"]
 
+    def nearest(report: dict, point) -> int:
+        return int(np.argmin(np.linalg.norm(np.array(report["env_px"]) - point, axis=1)))
+
+    env_px = np.array(r["env_px"])
     inside = [k for k, p in enumerate(env_px) if 40 < p[0] < w - 40 and 40 < p[1] < h - 40]
     spread = [inside[i] for i in np.linspace(0, len(inside) - 1, 25).astype(int)]
     picks = 0
     for k in spread:
         if picks == 5:
             break
-        if not clear_of_gizmo(k):
+        before = app.read()
+        if not clear_of_gizmo(before, k):
             continue
         picks += 1
-        # the env nearest the click (envs are ~10 px apart at 256): the one the app must select
-        px, py = env_px[k]
-        app.xdotool("mousemove", int(round(ox + px)), int(round(oy + py)))
-        app.wait_frames(2)
+        ox, oy = before["view_origin"]
+        point = np.round(before["env_px"][k])  # the pixel the mouse lands on (view pixels)
+        app.xdotool("mousemove", int(ox + point[0]), int(oy + point[1]))
+        moved = app.wait_frames(2)
         app.xdotool("click", 1)
         r = app.wait_frames(3)
-        near = int(np.argmin(np.linalg.norm(env_px - np.round(env_px[k]), axis=1)))
-        assert r["state"]["selected_env"] == near, (k, near, r["state"]["selected_env"])
+        # envs are ~10 px apart at 256: the nearest on the frames around the click
+        candidates = {nearest(before, point), nearest(moved, point), nearest(r, point)}
+        assert r["state"]["selected_env"] in candidates, (k, candidates, r["state"]["selected_env"])
     assert picks == 5, f"only {picks} envs away from the gizmo to click"
 
     # the n_envs box: click, type, Enter
