@@ -143,8 +143,13 @@ def test_margin_is_kept_and_refusal_is_honest(clutter):
     # each refusal is honest: the answer misses its target or comes nearer than the margin
     missed = (r.pos_error[:, 0] > 5e-4) | (r.rot_error[:, 0] > 5e-3) | (r.min_distance < 0.02 + 2e-6)
     assert (~r.success).any() and missed[~r.success].all()
-    inside = np.tile([0.55, 0.0, 0.2], (len(pos), 1))  # in the table: no answer avoids it
-    r = panda.inverse_kinematics(hand, inside, quat, seed=2, return_info=True, avoid_collisions=True)
+    # in the table: no answer avoids it (8 envs: each runs every restart with the avoidance task,
+    # the slowest case there is, a minute on lavapipe for every env of the fixture)
+    few = np.arange(8)
+    inside = np.tile([0.55, 0.0, 0.2], (len(few), 1))
+    r = panda.inverse_kinematics(hand, inside, quat[few], seed=2, return_info=True, avoid_collisions=True,
+                                 envs_idx=few)
+    assert r.success.shape == (len(few),)
     assert not r.success.any() and (r.sample == -1).all()
 
 
