@@ -120,21 +120,15 @@ def _window(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult
         skip[rows] = False
         q, error, ok, iterations = _each_restart(entity, solo, run_kernel(entity, solo, skip), rows)
         m = len(rows)
-        reached_k = np.flatnonzero(ok.reshape(-1))  # (sample, row) pairs that met the targets: only those checked
-        got, names = np.full(count * m, np.nan), [None] * (count * m)
-        clear = np.zeros(count * m, bool)
-        if len(reached_k):
-            got_k, names_k, clear[reached_k] = check_rows(entity, plan, q.reshape(count * m, -1)[reached_k],
-                                                          np.tile(rows, count)[reached_k], distances)
-            got[reached_k] = got_k
-            for flat, name in zip(reached_k.tolist(), names_k):
-                names[flat] = name
-        good = ok & clear.reshape(count, m)
+        check, got, names = _checker(entity, plan, q.reshape(count * m, -1), np.tile(rows, count), distances)
         if nearest:
             weights = solo.task_f[rest_row(solo.n_tasks, 0):rest_row(solo.n_tasks, n_qs), QPOS_REST_F.span]
+            weights = weights.astype(np.float64)
             start = solo.q0[rows, :n_qs].astype(np.float64)  # the caller's starts, within the limits
-            pick = window.nearest_clear(q, good, start, weights.astype(np.float64))
+            good = ok & window.check_best_first(window.from_start(q, start, weights), ok, check)
+            pick = window.nearest_clear(q, good, start, weights)
         else:
+            good = ok & window.check_best_first(np.arange(count)[:, None] * np.ones((1, m)), ok, check)
             pick = window.first_clear(good)
         i = np.flatnonzero(pick >= 0)  # into rows
         k, r = pick[i], rows[i]
@@ -147,6 +141,22 @@ def _window(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult
         warm[r], kept[r], success[r] = False, True, True
     return (replace(out, qpos=qpos, error=err, success=success, iterations=its, sample=sample, step=step,
                     warm_start_success=warm, min_distance=dist, min_pair=pairs), kept)
+
+
+def _checker(entity, plan: IKPlan, q: np.ndarray, rows: np.ndarray, distances: bool) -> tuple:
+    """``(check, distance, names)``: ``check(flat) -> clear (k,) bool`` checks the answers ``q[flat]``
+    (``q (k_all, n_qs)`` of the envs ``rows (k_all,)``, :func:`engine.ik.solve.check_rows`) and
+    records their distances into ``distance (k_all,)`` (NaN: not checked) and what sets them into
+    ``names`` (a list of k_all)."""
+    distance, names = np.full(len(rows), np.nan), [None] * len(rows)
+
+    def check(flat: np.ndarray) -> np.ndarray:
+        distance[flat], found, clear = check_rows(entity, plan, q[flat], rows[flat], distances)
+        for f, name in zip(flat.tolist(), found):
+            names[f] = name
+        return clear
+
+    return check, distance, names
 
 
 def _each_restart(entity, plan: IKPlan, s: dict, rows: np.ndarray) -> tuple:
