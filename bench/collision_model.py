@@ -4,16 +4,30 @@ meshes, and conservativeness against Pinocchio + coal.
     python bench/collision_model.py                           # the Panda, every model
     python bench/collision_model.py --robots panda_urdf baxter ur5 --coal 200
     python bench/collision_model.py --all                     # every example-robot-data robot with meshes
+    python bench/collision_model.py --all --points 1000       # the same, quicker (fewer points per link)
 
-Models: ``cluster N`` (``collision_model(spheres_per_link=N)``: N spheres per link, the model
-before issue 29, default N = 8) and ``cover T mm`` (``collision_model(tolerance=T)``: spheres sunk
-into the body, standing out of the surface by about T; the default model, T = 4 mm).
+Models: ``cluster N`` (``collision_model(spheres_per_link=N, hulls=False)``: N spheres per link,
+the model before issue 29, default N = 8), ``cover T mm`` (``collision_model(tolerance=T,
+hulls=False)``: spheres sunk into the body, standing out of the surface by about T, T = 4 mm) and
+``new`` (``collision_model()``, the default: the cover's spheres and, near contact, each link's
+convex hull, :mod:`engine.collision.hulls`; a pair's distance is the larger of the two bounds, so
+a link's effective solid is its sphere union ∩ its hull, the hull grown by its ``radius`` where it
+was reduced).
 
-**Over-coverage** of a link: points spread uniformly over the outer boundary of the union of its
-spheres (points of each sphere's surface, area-weighted, that lie in no other sphere of the link),
-and each point's distance to the link's collision mesh (trimesh, exact point-to-triangle).
-Mean and max over every link of the robot, area-weighted: how far the model reaches beyond the
-mesh, i.e. how much clearance it gives away.
+**Over-coverage** of a link (:mod:`_overcoverage`): ``--points`` points spread uniformly (per unit
+area) over the boundary of the link's solid -- the union of its spheres, or for ``new`` the union
+∩ the hull -- and each point's distance to the link's collision mesh (trimesh, exact
+point-to-triangle, unsigned, as the measure before the hulls: a boundary point inside the mesh
+counts with its distance to the surface). The mesh is the link's geometry as tessellated
+(:func:`engine.collision.spheres.link_mesh` without the primitives' growth). Every link gets the
+same number of points, so the robot's mean and max are over its links pooled, each link weighing
+the same: how far the model reaches beyond the mesh, i.e. how much clearance it gives away.
+
+Points inside the mesh: the cover's spheres hug the surface, so on a large body their union is
+hollow, and the walls of its hollows are boundary too, inside the body, centimetres from the
+surface; the unsigned measure counts them although they give no clearance away. A robot whose new
+mean exceeds the issue's 5 mm gets its mean with the points inside the mesh at 0 (winding number,
+:func:`_overcoverage.inside_zeroed`) and its links listed, worst first.
 
 **Conservativeness** (``--coal N``, robots with an SRDF, loaded by Pinocchio): N seeded random
 configurations; coal's mesh collisions and distances over the same counted pairs (the SRDF's
@@ -40,48 +54,76 @@ sys.path[:0] = [str(HERE.parent), str(HERE), str(HERE.parent / "tests")]  # test
 os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 
 from _common import print_table  # noqa: E402
+from _overcoverage import GrownHull, boundary_points, convexity, inside_zeroed, mesh_distance  # noqa: E402
 
 from engine.assets import list_robots  # noqa: E402
 from engine.collision.geometry import collision_geometry  # noqa: E402
+from engine.collision.hulls import link_hulls  # noqa: E402
 from engine.collision.spheres import link_mesh, sphere_model  # noqa: E402
 from engine.model import load  # noqa: E402
 from engine.morphs import URDF  # noqa: E402
 
-MODELS = {"cluster 8": dict(spheres_per_link=8), "cluster 32": dict(spheres_per_link=32),
-          "cover 4 mm": dict(spheres_per_link=None, tolerance=0.004)}
-POINTS = 3000  # boundary points per link
+# the sphere fit of each model (collision_model's arguments) and whether the checks read the hulls
+MODELS = {"cluster 8": dict(spheres_per_link=8, hulls=False), "cluster 32": dict(spheres_per_link=32, hulls=False),
+          "cover 4 mm": dict(tolerance=0.004, hulls=False), "new": dict(tolerance=0.004, hulls=True)}
+DEFAULT_MODELS = ["cluster 8", "cover 4 mm", "new"]
+POINTS = 3000  # boundary points per link (--points)
+GOAL = 0.005  # m: the issue's mean over-coverage
+WORST_LINKS = 6  # links listed for a robot over the goal
 
 
-def boundary_points(centres: np.ndarray, radii: np.ndarray, n: int, rng) -> np.ndarray:
-    """Points ``(<= n, 3)`` spread uniformly over the outer boundary of the union of the spheres."""
-    pick = rng.choice(len(radii), n, p=radii ** 2 / (radii ** 2).sum())
-    u = rng.normal(size=(n, 3))
-    u /= np.linalg.norm(u, axis=1, keepdims=True)
-    pts = centres[pick] + u * radii[pick, None]
-    inside = np.linalg.norm(pts[:, None] - centres[None], axis=-1) < radii[None] * (1 - 1e-9)
-    inside[np.arange(n), pick] = False
-    return pts[~inside.any(1)]
-
-
-def over_coverage(tree, geometry, model, seed: int = 0) -> np.ndarray:
-    """Distances (m) of the model's boundary points to the link meshes, every link pooled."""
-    import trimesh
-
-    rng = np.random.default_rng(seed)
-    out = []
-    for i, geoms in enumerate(geometry):
+def over_coverage(meshes: list, model, hulls: list | None, points: int, seed: int) -> tuple[dict, dict]:
+    """``({link: distances (points,)}, {link: (points (points, 3), on_spheres (points,))})``: each
+    measured link's boundary points of its solid (link frame, m; :func:`_overcoverage.boundary_points`)
+    and their distances (m) to its mesh (``meshes``: ``[n_links]`` trimesh or None). The solid: the
+    spheres of ``model`` (:class:`~engine.collision.spheres.SphereModel`), intersected with
+    ``hulls[link]`` (:class:`_overcoverage.GrownHull` or None) where ``hulls`` is given. Links
+    without a mesh or without spheres are left out."""
+    out, samples = {}, {}
+    for i, mesh in enumerate(meshes):
         idx = model.of_link(i)
-        mesh = link_mesh(geoms, grow=False)
         if mesh is None or not len(idx):
             continue
-        pts = boundary_points(model.centers[idx], model.radii[idx], POINTS, rng)
-        out.append(trimesh.proximity.closest_point(mesh, pts)[1])
-    return np.concatenate(out) if out else np.zeros(0)
+        rng = np.random.default_rng([seed, i])  # the same points whatever the models measured before
+        pts, on_spheres = boundary_points(model.centers[idx], model.radii[idx], hulls[i] if hulls else None,
+                                          points, rng)
+        out[i], samples[i] = mesh_distance(mesh, pts), (pts, on_spheres)
+    return out, samples
+
+
+def pooled(per_link: dict[int, np.ndarray]) -> tuple[float, float]:
+    """(mean, max) in mm over every link's points."""
+    d = np.concatenate(list(per_link.values())) if per_link else np.zeros(1)
+    return float(d.mean() * 1e3), float(d.max() * 1e3)
 
 
 def with_meshes() -> list:
-    return [e for e in list_robots() if e.source == "example-robot-data" and e.name != "falcon"
+    """Every example-robot-data robot of the catalog whose file has collision elements (those that
+    fail to load included: the tables report them)."""
+    return [e for e in list_robots() if e.source == "example-robot-data"
             and re.search(r"<collision\b", e.path.read_text(errors="ignore"))]
+
+
+def measure(entry, names: list[str], points: int, seed: int) -> dict:
+    """One robot: ``{"links": link names, "hulls": [Hull | None], "meshes": [mesh | None],
+    model name: {"spheres", "fit_s", "per_link", "samples"}}`` (the last two: :func:`over_coverage`)."""
+    morph = URDF(file=str(entry.path), fixed=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        tree = load(morph)
+        geometry = collision_geometry(tree, morph)
+    hulls = link_hulls(geometry)  # as RobotCollision.link_hulls gives the kernels
+    grown = [None if h is None else GrownHull(h.vertices, h.radius) for h in hulls]
+    out = {"links": tree.link_names(), "hulls": hulls, "meshes": [link_mesh(g, grow=False) for g in geometry]}
+    for name in names:
+        fit = MODELS[name]
+        t0 = time.perf_counter()
+        model = sphere_model(tree, geometry, fit.get("spheres_per_link"), tolerance=fit.get("tolerance"))
+        fit_s = time.perf_counter() - t0
+        per_link, samples = over_coverage(out["meshes"], model, grown if fit["hulls"] else None, points, seed)
+        out[name] = dict(spheres=model.n_spheres, fit_s=fit_s, per_link=per_link, samples=samples)
+        print(f"  {entry.name} {name} done", file=sys.stderr, flush=True)
+    return out
 
 
 def coal_check(entry, fit: dict, n: int, seed: int) -> dict | None:
@@ -116,11 +158,38 @@ def coal_check(entry, fit: dict, n: int, seed: int) -> dict | None:
                 else float("nan"), free=float(free.mean()), mesh_free=float((~mesh_hit).mean()))
 
 
+def inside_split(got: dict) -> dict[int, tuple[np.ndarray, float]]:
+    """The new model's per-link distances with the boundary points inside the mesh set to 0, and
+    the share of such points (:func:`_overcoverage.inside_zeroed`): the part of the unsigned
+    over-coverage that is the spheres' hollows inside the body, not reach beyond it."""
+    out = {}
+    for i, dist in got["new"]["per_link"].items():
+        points, on_spheres = got["new"]["samples"][i]
+        out[i] = inside_zeroed(got["meshes"][i], points, dist, on_spheres)
+    return out
+
+
+def worst_links(name: str, got: dict, split: dict) -> list[list]:
+    """Rows of the table of a robot's links, worst new mean first (:data:`WORST_LINKS` of them)."""
+    new, cover = got["new"]["per_link"], got.get("cover 4 mm", {}).get("per_link", {})
+    rows = []
+    for i in sorted(new, key=lambda i: -new[i].mean())[:WORST_LINKS]:
+        hull = got["hulls"][i]
+        rows.append([name, got["links"][i], f"{new[i].mean() * 1e3:.1f}", f"{new[i].max() * 1e3:.1f}",
+                     f"{split[i][1]:.0%}", f"{split[i][0].mean() * 1e3:.1f}",
+                     f"{cover[i].mean() * 1e3:.1f}" if i in cover else "-",
+                     "-" if hull is None else len(hull.vertices),
+                     "-" if hull is None else f"{hull.radius * 1e3:.2f}",
+                     convexity(got["meshes"][i])])
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--robots", nargs="*", default=["panda_urdf"], help="catalog names (default: the Panda)")
     parser.add_argument("--all", action="store_true", help="every example-robot-data robot with collision meshes")
-    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--models", nargs="*", default=DEFAULT_MODELS, choices=list(MODELS))
+    parser.add_argument("--points", type=int, default=POINTS, help=f"boundary points per link (default {POINTS})")
     parser.add_argument("--coal", type=int, default=0, help="random configurations judged by coal (0: none)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -131,31 +200,61 @@ def main(argv=None) -> None:
         import engine
 
         engine.init(backend="cpu", precision="32")
-    rows = []
+    rows, summary, links, failed = [], [], [], 0
+    t_start = time.perf_counter()
     for entry in entries:
-        morph = URDF(file=str(entry.path), fixed=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            tree = load(morph)
-            geometry = collision_geometry(tree, morph)
+        try:
+            got = measure(entry, args.models, args.points, args.seed)
+        except Exception as err:  # a robot that does not load is reported, not fatal
+            text = str(err).replace(str(entry.path), entry.path.name).splitlines()
+            reason = f"{type(err).__name__}: {text[0] if text else ''}"[:120]
+            print(f"  {entry.name} failed: {reason}", file=sys.stderr, flush=True)
+            summary.append([entry.name] + ["-"] * (2 + 2 * len(args.models)) + [f"failed: {reason}"])
+            failed += 1
+            continue
+        cells = [entry.name, sum(h is not None for h in got["hulls"])]
         for name in args.models:
-            fit = MODELS[name]
-            t0 = time.perf_counter()
-            model = sphere_model(tree, geometry, fit["spheres_per_link"], tolerance=fit.get("tolerance"))
-            fit_s = time.perf_counter() - t0
-            d = over_coverage(tree, geometry, model, args.seed)
-            row = [entry.name, name, model.n_spheres, f"{fit_s:.1f}", f"{d.mean() * 1e3:.1f}", f"{d.max() * 1e3:.1f}"]
+            m = got[name]
+            mean, top = pooled(m["per_link"])
+            row = [entry.name, name, m["spheres"], len(m["per_link"]), f"{m['fit_s']:.1f}", f"{mean:.1f}", f"{top:.1f}"]
             if args.coal:
-                c = coal_check(entry, fit, args.coal, args.seed)
+                c = coal_check(entry, MODELS[name], args.coal, args.seed)
                 row += ["-"] * 4 if c is None else [c["missed"], f"{c['gap'] * 1e3:.1f}", f"{c['free']:.0%}",
                                                     f"{c['mesh_free']:.0%}"]
             rows.append(row)
-            print(f"  {entry.name} {name} done", file=sys.stderr, flush=True)
-    head = ["robot", "model", "spheres", "fit s", "over mean mm", "over max mm"]
+            cells += [f"{mean:.1f}", f"{top:.1f}"]
+        radii = [h.radius for h in got["hulls"] if h is not None]
+        over = "new" in args.models and pooled(got["new"]["per_link"])[0] > GOAL * 1e3
+        cells.insert(1, got[args.models[-1]]["spheres"])
+        note = [f"hull radius <= {max(radii) * 1e3:.1f} mm"] if radii and max(radii) > 0 else []
+        if over:
+            split = inside_split(got)
+            inner = pooled({i: d for i, (d, _) in split.items()})[0]
+            note.append(f"over 5 mm ({inner:.1f} mm with points inside the mesh at 0)")
+            links += worst_links(entry.name, got, split)
+        summary.append(cells + ["; ".join(note)])
+    head = ["robot", "model", "spheres", "links", "fit s", "over mean mm", "over max mm"]
     if args.coal:
         head += [f"missed (of {args.coal})", "gap mm", "free (model)", "free (mesh)"]
-    print("over-coverage: model boundary to collision mesh (fit s: 0.0 when cached)")
+    print(f"over-coverage: model boundary to collision mesh, {args.points} points per link, seed {args.seed} "
+          f"(fit s: 0.0 when cached)")
     print_table(head, rows)
+    print()
+    print(f"per robot (mm; spheres: the {args.models[-1]} model's; hulls: links with a hull; new = cover 4 mm "
+          f"spheres ∩ hull)")
+    print_table(["robot", "spheres", "hulls"] + [f"{n} {s}" for n in args.models for s in ("mean", "max")]
+                + ["note"], summary)
+    if "new" in args.models:
+        done = [r for r in summary if not str(r[-1]).startswith("failed")]
+        n_over = sum("over 5 mm" in str(r[-1]) for r in done)
+        print(f"\n{len(done)} robots measured, {failed} failed to load; new mean over {GOAL * 1e3:.0f} mm: {n_over}")
+    if links:
+        print(f"\nlinks of the robots over {GOAL * 1e3:.0f} mm, worst new mean first (mm; inside: the share of the "
+              f"new boundary's points inside the mesh, by winding number, and the mean with them at 0; hull: "
+              f"vertices, radius; convex: mesh volume / hull volume)")
+        print_table(["robot", "link", "new mean", "new max", "inside", "mean, inside 0", "cover mean", "hull verts",
+                     "hull r", "convex"], links, left=2)
+    print(f"\n{time.perf_counter() - t_start:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":
