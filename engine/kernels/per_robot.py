@@ -189,12 +189,10 @@ def _build(spec: RobotSpec, structure):
     @ti.func
     def ancestors(link):
         """The ancestor mask of a link given at run time (:meth:`RobotSpec.ancestor_mask`)."""
-        masks = ti.static(spec.ancestor_masks)
-        mask = 0
+        masks = ti.static(spec.ancestor_masks)  # (``mask = ti.static(..)`` below would bind a new
+        mask = 0  # compile-time name local to the branch and return 0: no row would move a dof)
         for l in ti.static(range(spec.n_links)):
             if link == l:
-                # a store into the run-time mask; ``mask = ti.static(...)`` would bind a compile-time
-                # name local to this branch and leave the returned mask 0 (no row would move a dof)
                 mask = masks[l]
         return mask
 
