@@ -29,7 +29,7 @@ import statistics
 import time
 
 import numpy as np
-from _near import NEAR, MeshJudge, clutter_scene, hand_poses, near_configurations
+from _near import NEAR, clutter_scene, hand_poses, near_configurations
 
 HAND = "panda_hand"
 FITS = {"new": {}, "cover": dict(hulls=False), "old": dict(spheres_per_link=8, hulls=False)}
@@ -51,9 +51,8 @@ def bench_collision(n_envs: int, args, kind: str = "near", model: str = "new") -
     """Plain and avoiding IK over ``ceil(min_targets / n_envs)`` batches of ``n_envs`` targets of
     ``kind`` with the collision ``model``: ``{plain, avoid}`` each with ``s`` (median seconds per
     call), ``ok``, ``good``, ``false`` (shares of all targets); ``batches``."""
-    scene, panda, morphs = clutter_scene(n_envs)
+    scene, panda, judge = clutter_scene(n_envs)  # judge: coal on the meshes, whatever the model
     panda.collision_model(**FITS[model])
-    judge = MeshJudge(panda, morphs)
     n_batches = max(1, -(-args.min_targets // n_envs))
     qs = target_configurations(panda, judge, kind, n_batches * n_envs, args.seed)
     batches = [hand_poses(panda, qs[b * n_envs:(b + 1) * n_envs]) for b in range(n_batches)]

@@ -19,24 +19,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.append(str(ROOT / "tests"))  # the coal reference of the tests
 from _coal import MeshJudge, near_free_configurations  # noqa: E402
+from _near_targets import clutter_panda  # noqa: E402
 
-SCENE = ROOT / "scenes" / "panda_clutter.yaml"
 NEAR = 0.04  # m
 HAND = "panda_hand"
 
 
 def clutter_scene(n_envs: int):
-    """(scene, panda, obstacle morphs) of :data:`SCENE`, built with ``n_envs`` envs."""
-    import engine
-    from engine.scenefile import io
-    from engine.scenefile.obstacles import add_obstacles
-
-    spec = io.load(SCENE)
-    scene = engine.Scene()
-    panda = scene.add_entity(engine.morphs.URDF(file="erd:panda", fixed=True))
-    bodies = add_obstacles(spec, scene)
-    scene.build(n_envs=n_envs)
-    return scene, panda, [b.morph for b in bodies]
+    """(scene, panda, judge) of :data:`SCENE`, built with ``n_envs`` envs; ``judge`` the coal
+    reference over its obstacles (the tests' own scene: ``tests/_near_targets.clutter_panda``)."""
+    return clutter_panda(n_envs)
 
 
 def near_configurations(panda, judge: MeshJudge, n: int, seed: int, near: float = NEAR,

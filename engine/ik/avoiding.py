@@ -134,7 +134,7 @@ def _window(entity, plan: IKPlan, plain: IKRequest, targets: list, out: IKResult
             good = ok & window.check_best_first(window.from_start(q, start, weights), ok, check)
             pick = window.nearest_clear(q, good, start, weights)
         else:
-            good = ok & window.check_best_first(np.arange(count)[:, None] * np.ones((1, m)), ok, check)
+            good = ok & window.check_best_first(np.broadcast_to(np.arange(count)[:, None], (count, m)), ok, check)
             pick = window.first_clear(good)
         i = np.flatnonzero(pick >= 0)  # into rows
         k, r = pick[i], rows[i]
