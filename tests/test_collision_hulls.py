@@ -21,7 +21,7 @@ import pinocchio as pin
 import pytest
 import trimesh
 from _backend import active, init_engine
-from _coal import MeshJudge, coal_mesh, pin_coal
+from _coal import coal_mesh, pin_coal
 
 import engine as gs
 from engine.assets import erd_robots_dir
@@ -166,8 +166,7 @@ def test_checks_are_within_a_tenth_of_a_millimetre_near_contact():
     within 4 cm of an obstacle: the distance to the obstacles is at most coal's, and within 0.1 mm
     of it for nearly all of them; the spheres alone stand millimetres off."""
     n = 64 if active() == "cpu" else 16
-    scene, panda, morphs = clutter_scene(n)
-    judge = MeshJudge(panda, morphs)
+    scene, panda, judge = clutter_scene(n)
     qs = near_configurations(panda, judge, n, seed=3)
     mesh = np.array([judge.judge(q)[1] for q in qs])
     assert (mesh > 0).all() and (mesh <= NEAR).all()
