@@ -108,12 +108,15 @@ class GrownHull:
             out.append(v + self.radius * u)
         return np.concatenate(out)
 
-    def contains(self, points: np.ndarray) -> np.ndarray:
-        """``(m,)`` bool: ``points (m, 3)`` lie in the grown hull (within ``radius`` of the hull)."""
+    def contains(self, points: np.ndarray, strict: bool = False) -> np.ndarray:
+        """``(m,)`` bool: ``points (m, 3)`` lie in the grown hull (within ``radius`` of the hull;
+        ``strict``: in its interior, by more than a 1e-9 relative margin)."""
         import trimesh
 
         s = (points @ self.normals.T - self.offsets).max(axis=1)  # a lower bound of the distance outside
         tol = 1e-9 * max(1.0, float(np.abs(self.offsets).max()))
+        if strict:
+            tol = -tol
         inside = s <= tol
         near = ~inside & (s <= self.radius + tol)
         if near.any():
@@ -122,27 +125,43 @@ class GrownHull:
         return inside
 
 
-def boundary_points(centres: np.ndarray, radii: np.ndarray, hull: GrownHull | None, n: int,
+def in_pieces(points: np.ndarray, pieces: list, skip: int = -1, strict: bool = False) -> np.ndarray:
+    """``(m,)`` bool: ``points (m, 3)`` lie in some of ``pieces`` (:class:`GrownHull`), piece
+    ``skip`` not counted (``strict``: in its interior)."""
+    out = np.zeros(len(points), bool)
+    for k, piece in enumerate(pieces):
+        if k != skip and not out.all():
+            out[~out] = piece.contains(points[~out], strict)
+    return out
+
+
+def boundary_points(centres: np.ndarray, radii: np.ndarray, pieces: list | None, n: int,
                     rng) -> tuple[np.ndarray, np.ndarray]:
     """``(points (n, 3), on_spheres (n,) bool)``: points uniform over the boundary of the union of
-    the spheres ``centres (k, 3)``, ``radii (k,)``, intersected with ``hull`` where one is given
-    (fewer if ``MAX_CANDIDATES * n`` candidates do not give ``n``), and which of them lie on a
-    sphere (the others on the hull)."""
+    the spheres ``centres (k, 3)``, ``radii (k,)``, intersected with the union of ``pieces`` (a
+    link's convex pieces, :class:`GrownHull`) where they are given (fewer if ``MAX_CANDIDATES * n``
+    candidates do not give ``n``), and which of them lie on a sphere (the others on a piece). A
+    piece's point counts where the spheres hold it and no other piece holds it in its interior."""
+    pieces = list(pieces or [])
     sphere_area = 4 * np.pi * radii ** 2
-    areas = np.array([sphere_area.sum(), 0.0 if hull is None else hull.area])
+    areas = np.array([sphere_area.sum()] + [p.area for p in pieces])
     kept, source, drawn, batch = [], [], 0, 2 * n
     while sum(len(k) for k in kept) < n and drawn < MAX_CANDIDATES * n:
-        n_sphere, n_hull = rng.multinomial(batch, areas / areas.sum())
-        pick = rng.choice(len(radii), n_sphere, p=sphere_area / sphere_area.sum())
-        pts = centres[pick] + _unit(rng, n_sphere) * radii[pick, None]
+        counts = rng.multinomial(batch, areas / areas.sum())
+        pick = rng.choice(len(radii), counts[0], p=sphere_area / sphere_area.sum())
+        pts = centres[pick] + _unit(rng, counts[0]) * radii[pick, None]
         keep = ~in_spheres(pts, centres, radii, own=pick, strict=True)
-        if hull is not None:
-            keep[keep] = hull.contains(pts[keep])
+        if pieces:
+            keep[keep] = in_pieces(pts[keep], pieces)
         kept.append(pts[keep])
         source.append(np.ones(int(keep.sum()), bool))
-        if n_hull:
-            pts = hull.sample(n_hull, rng)
+        for k, piece in enumerate(pieces):
+            if not counts[1 + k]:
+                continue
+            pts = piece.sample(counts[1 + k], rng)
             keep = in_spheres(pts, centres, radii)
+            if len(pieces) > 1:
+                keep[keep] = ~in_pieces(pts[keep], pieces, skip=k, strict=True)
             kept.append(pts[keep])
             source.append(np.zeros(int(keep.sum()), bool))
         drawn += batch

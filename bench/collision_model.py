@@ -85,8 +85,8 @@ def over_coverage(meshes: list, model, hulls: list | None, points: int, seed: in
         if mesh is None or not len(idx):
             continue
         rng = np.random.default_rng([seed, i])  # the same points whatever the models measured before
-        pts, on_spheres = boundary_points(model.centers[idx], model.radii[idx], hulls[i] if hulls else None,
-                                          points, rng)
+        pieces = [hulls[i]] if hulls and hulls[i] is not None else None
+        pts, on_spheres = boundary_points(model.centers[idx], model.radii[idx], pieces, points, rng)
         out[i], samples[i] = mesh_distance(mesh, pts), (pts, on_spheres)
     return out, samples
 
