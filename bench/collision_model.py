@@ -5,6 +5,7 @@ meshes, and conservativeness against Pinocchio + coal.
     python bench/collision_model.py --robots panda_urdf baxter ur5 --coal 200
     python bench/collision_model.py --all                     # every example-robot-data robot with meshes
     python bench/collision_model.py --all --points 1000       # the same, quicker (fewer points per link)
+    python bench/collision_model.py --robots hyq --pieces 16 64   # hulls cut into K pieces (not in the kernels)
 
 Models: ``cluster N`` (``collision_model(spheres_per_link=N, hulls=False)``: N spheres per link,
 the model before issue 29, default N = 8), ``cover T mm`` (``collision_model(tolerance=T,
@@ -28,6 +29,11 @@ hollow, and the walls of its hollows are boundary too, inside the body, centimet
 surface; the unsigned measure counts them although they give no clearance away. A robot whose new
 mean exceeds the issue's 5 mm gets its mean with the points inside the mesh at 0 (winding number,
 :func:`_overcoverage.inside_zeroed`) and its links listed, worst first.
+
+**Pieces** (``--pieces K ...``): the new model as it would be with each hulled link's hull
+replaced by the union of K convex pieces, the hulls of K patches of its surface
+(:mod:`_pieces`): a measure of what a convex decomposition per link would buy. The kernels take
+one hull per link; this is not what the checks do today.
 
 **Conservativeness** (``--coal N``, robots with an SRDF, loaded by Pinocchio): N seeded random
 configurations; coal's mesh collisions and distances over the same counted pairs (the SRDF's
@@ -55,6 +61,7 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 
 from _common import print_table  # noqa: E402
 from _overcoverage import GrownHull, boundary_points, convexity, inside_zeroed, mesh_distance  # noqa: E402
+from _pieces import surface_pieces  # noqa: E402
 
 from engine.assets import list_robots  # noqa: E402
 from engine.collision.geometry import collision_geometry  # noqa: E402
@@ -72,21 +79,21 @@ GOAL = 0.005  # m: the issue's mean over-coverage
 WORST_LINKS = 6  # links listed for a robot over the goal
 
 
-def over_coverage(meshes: list, model, hulls: list | None, points: int, seed: int) -> tuple[dict, dict]:
+def over_coverage(meshes: list, model, pieces: list | None, points: int, seed: int) -> tuple[dict, dict]:
     """``({link: distances (points,)}, {link: (points (points, 3), on_spheres (points,))})``: each
     measured link's boundary points of its solid (link frame, m; :func:`_overcoverage.boundary_points`)
     and their distances (m) to its mesh (``meshes``: ``[n_links]`` trimesh or None). The solid: the
-    spheres of ``model`` (:class:`~engine.collision.spheres.SphereModel`), intersected with
-    ``hulls[link]`` (:class:`_overcoverage.GrownHull` or None) where ``hulls`` is given. Links
-    without a mesh or without spheres are left out."""
+    spheres of ``model`` (:class:`~engine.collision.spheres.SphereModel`), intersected with the
+    union of ``pieces[link]`` (a list of :class:`_overcoverage.GrownHull`, or None) where ``pieces``
+    is given. Links without a mesh or without spheres are left out."""
     out, samples = {}, {}
     for i, mesh in enumerate(meshes):
         idx = model.of_link(i)
         if mesh is None or not len(idx):
             continue
         rng = np.random.default_rng([seed, i])  # the same points whatever the models measured before
-        pieces = [hulls[i]] if hulls and hulls[i] is not None else None
-        pts, on_spheres = boundary_points(model.centers[idx], model.radii[idx], pieces, points, rng)
+        pts, on_spheres = boundary_points(model.centers[idx], model.radii[idx], pieces[i] if pieces else None,
+                                          points, rng)
         out[i], samples[i] = mesh_distance(mesh, pts), (pts, on_spheres)
     return out, samples
 
@@ -104,16 +111,18 @@ def with_meshes() -> list:
             and re.search(r"<collision\b", e.path.read_text(errors="ignore"))]
 
 
-def measure(entry, names: list[str], points: int, seed: int) -> dict:
+def measure(entry, names: list[str], points: int, seed: int, pieces: tuple = ()) -> dict:
     """One robot: ``{"links": link names, "hulls": [Hull | None], "meshes": [mesh | None],
-    model name: {"spheres", "fit_s", "per_link", "samples"}}`` (the last two: :func:`over_coverage`)."""
+    model name: {"spheres", "fit_s", "per_link", "samples"}}`` (the last two: :func:`over_coverage`);
+    for each K of ``pieces`` also ``"new, K pieces"``: the new model's spheres ∩ the union of K
+    surface patches' hulls per hulled link (:func:`_pieces.surface_pieces`), with ``"n_vertices"``."""
     morph = URDF(file=str(entry.path), fixed=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         tree = load(morph)
         geometry = collision_geometry(tree, morph)
     hulls = link_hulls(geometry)  # as RobotCollision.link_hulls gives the kernels
-    grown = [None if h is None else GrownHull(h.vertices, h.radius) for h in hulls]
+    grown = [None if h is None else [GrownHull(h.vertices, h.radius)] for h in hulls]
     out = {"links": tree.link_names(), "hulls": hulls, "meshes": [link_mesh(g, grow=False) for g in geometry]}
     for name in names:
         fit = MODELS[name]
@@ -123,6 +132,15 @@ def measure(entry, names: list[str], points: int, seed: int) -> dict:
         per_link, samples = over_coverage(out["meshes"], model, grown if fit["hulls"] else None, points, seed)
         out[name] = dict(spheres=model.n_spheres, fit_s=fit_s, per_link=per_link, samples=samples)
         print(f"  {entry.name} {name} done", file=sys.stderr, flush=True)
+    if pieces:
+        model = sphere_model(tree, geometry, None, tolerance=MODELS["new"]["tolerance"])
+        for k in pieces:
+            cut = [None if h is None else surface_pieces(link_mesh(g), k) for h, g in zip(hulls, geometry)]
+            per_link, samples = over_coverage(out["meshes"], model, [None if c is None else [GrownHull(v) for v in c]
+                                                                     for c in cut], points, seed)
+            out[f"new, {k} pieces"] = dict(spheres=model.n_spheres, per_link=per_link, samples=samples,
+                                           n_vertices=sum(len(v) for c in cut if c for v in c))
+            print(f"  {entry.name} {k} pieces done", file=sys.stderr, flush=True)
     return out
 
 
@@ -192,6 +210,8 @@ def main(argv=None) -> None:
     parser.add_argument("--points", type=int, default=POINTS, help=f"boundary points per link (default {POINTS})")
     parser.add_argument("--coal", type=int, default=0, help="random configurations judged by coal (0: none)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pieces", type=int, nargs="*", default=[],
+                        help="also the new model with each hulled link cut into K convex pieces (surface patches)")
     args = parser.parse_args(argv)
     entries = with_meshes()
     if not args.all:
@@ -200,11 +220,11 @@ def main(argv=None) -> None:
         import engine
 
         engine.init(backend="cpu", precision="32")
-    rows, summary, links, failed = [], [], [], 0
+    rows, summary, links, cut_rows, failed = [], [], [], [], 0
     t_start = time.perf_counter()
     for entry in entries:
         try:
-            got = measure(entry, args.models, args.points, args.seed)
+            got = measure(entry, args.models, args.points, args.seed, tuple(args.pieces))
         except Exception as err:  # a robot that does not load is reported, not fatal
             text = str(err).replace(str(entry.path), entry.path.name).splitlines()
             reason = f"{type(err).__name__}: {text[0] if text else ''}"[:120]
@@ -233,6 +253,12 @@ def main(argv=None) -> None:
             note.append(f"over 5 mm ({inner:.1f} mm with points inside the mesh at 0)")
             links += worst_links(entry.name, got, split)
         summary.append(cells + ["; ".join(note)])
+        for k in args.pieces:
+            m = got[f"new, {k} pieces"]
+            zeroed = {i: inside_zeroed(got["meshes"][i], m["samples"][i][0], d, m["samples"][i][1])[0]
+                      for i, d in m["per_link"].items()}
+            cut_rows.append([entry.name, k, m["n_vertices"], *(f"{x:.1f}" for x in pooled(m["per_link"])),
+                             f"{pooled(zeroed)[0]:.1f}"])
     head = ["robot", "model", "spheres", "links", "fit s", "over mean mm", "over max mm"]
     if args.coal:
         head += [f"missed (of {args.coal})", "gap mm", "free (model)", "free (mesh)"]
@@ -254,6 +280,10 @@ def main(argv=None) -> None:
               f"vertices, radius; convex: mesh volume / hull volume)")
         print_table(["robot", "link", "new mean", "new max", "inside", "mean, inside 0", "cover mean", "hull verts",
                      "hull r", "convex"], links, left=2)
+    if cut_rows:
+        print("\nthe new model with each hulled link cut into K convex pieces (mm; beyond: points inside the "
+              "mesh at 0; vertices: all pieces' together)")
+        print_table(["robot", "K", "vertices", "mean", "max", "mean beyond"], cut_rows)
     print(f"\n{time.perf_counter() - t_start:.0f} s", file=sys.stderr)
 
 
