@@ -154,6 +154,11 @@ def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monk
     assert len(used) in (4, 5)
     for (dk, wk), (dn, wn) in zip(kernel, numpy):
         # near contact GJK bounds, each within TOLERANCE where it converged; float32's steps may
-        # stall short of that within the 32 steps (a lower bound still, 0.07 mm short at worst here)
-        np.testing.assert_allclose(dk, dn, atol=1e-4)
+        # stall short of that within the 32 steps: a lower bound still (never above the float64
+        # bound by more than float32's rounding), 0.07 mm short at worst on an Intel machine,
+        # 0.11 mm on an AMD EPYC one, and rare
+        dk, dn = np.asarray(dk, float), np.asarray(dn, float)
+        assert np.all(dk <= dn + 5e-5), np.max(dk - dn)
+        assert np.all(dk >= dn - 5e-4), np.min(dk - dn)
+        assert np.mean(np.abs(dk - dn) <= 1e-4) >= 0.98, np.sort(np.abs(dk - dn))[-5:]
         assert np.mean([a == b for a, b in zip(wk, wn)]) > 0.95  # float32 ties may pick another pair
