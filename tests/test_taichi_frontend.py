@@ -21,7 +21,8 @@ def cpu():
 def test_installed_on_the_pinned_taichi():
     assert frontend.install()
     originals = frontend.originals()
-    assert set(originals) == {"get_pos_info", "getsourcelines", "getsourcefile"}
+    assert set(originals) == {"get_pos_info", "getsourcelines", "getsourcefile", "_inside_class"}
+    assert kernel_impl._inside_class is not originals["_inside_class"]
     assert ast_transformer_utils.ASTTransformerContext.get_pos_info is not originals["get_pos_info"]
     assert kernel_impl.getsourcelines is not originals["getsourcelines"]
 
@@ -126,3 +127,40 @@ def test_a_compile_error_still_points_at_its_source_line():
     text = str(info.value)
     assert "undefined_name_here" in text
     assert "test_taichi_frontend.py" in text and "^" in text
+
+
+def test_the_class_probe_gives_taichis_answers_and_skips_inspect_without_a_source(monkeypatch):
+    """Taichi asks, for every ti.func and ti.kernel defined, whether the frame ``level`` up runs a
+    class statement; the quick probe answers as taichi's own, from real files and from code
+    without a source file (there without ``inspect``, whose module scan was the cost)."""
+    quick, own = kernel_impl._inside_class, frontend.originals()["_inside_class"]
+    pairs = []
+
+    class Holder:  # noqa: F841  (this function's frame runs "class Holder:" meanwhile)
+        for level in range(1, 4):
+            pairs.append((quick(level), own(level)))
+
+    assert [q for q, _ in pairs] == [o for _, o in pairs] and pairs[1] == (True, True), pairs
+    looked_up = []
+    real = inspect.getframeinfo
+    monkeypatch.setattr(inspect, "getframeinfo", lambda *a, **k: looked_up.append(a) or real(*a, **k))
+    found = {}
+    exec(compile("found['quick'] = quick(1)\nclass C:\n    found['own'] = own(2)\n", "<generated>", "exec"),
+         {"quick": quick, "own": own, "found": found})
+    assert found == {"quick": False, "own": False}
+    assert len(looked_up) == 1  # taichi's own looked it up; the quick probe did not
+
+
+def test_the_memos_are_in_place_once_the_engine_is_imported():
+    """Installed with ``import engine``, before its kernels are defined (not first at engine.init)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parent.parent)  # this checkout's engine, not an installed one
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    code = ("import engine; from taichi.lang import kernel_impl; from engine.runtime import frontend; "
+            "print(kernel_impl._inside_class is not frontend.originals()['_inside_class'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.stdout.split()[-1:] == ["True"], out.stdout + out.stderr

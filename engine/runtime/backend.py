@@ -28,6 +28,8 @@ import taichi as ti  # noqa: E402  (the environment must be set first)
 from . import devices, frontend, locking, memory, randomness  # noqa: E402
 from .state import LOCK, STATE  # noqa: E402
 
+frontend.install()  # before the engine's kernels are defined: their definitions ask taichi a costly question
+
 BACKENDS = ("gpu", "cuda", "vulkan", "cpu")
 # Genesis' and Python's level names -> taichi's
 LOGGING_LEVELS = {"debug": "debug", "info": "info", "warning": "warn", "warn": "warn", "error": "error",

@@ -21,6 +21,14 @@ The walk also reads each ``ti.func``'s source anew at each call site (``inspect.
 tokenises the whole function each time, ~10 % of the walk). :func:`install` memoises taichi's two
 source readers per function object too: a function's source does not change while it lives.
 
+Defining a ``ti.func`` or ``ti.kernel`` asks whether it is defined in a class body: taichi reads
+the statement its decorator stands in (``inspect.getframeinfo``). Where that frame has no source
+file (``<frozen importlib._bootstrap>``: most module-level definitions), ``inspect`` looks the file
+up by scanning every module in ``sys.modules``, and then answers "no source", so taichi's answer
+is "not in a class". That scan, ~200 times per ``import engine`` and again for the kernels a scene
+defines, was ~0.25 s of each process's start (the app and each IK child). :func:`install` answers
+those frames at once, as taichi does, and leaves every other frame to taichi's own function.
+
 This reaches into taichi's internals: taichi is pinned to 1.7.4 (pyproject). On any other version,
 or if the method is missing, :func:`install` changes nothing and says so by returning False.
 """
@@ -28,6 +36,8 @@ or if the method is missing, :func:`install` changes nothing and says so by retu
 from __future__ import annotations
 
 import hashlib
+import linecache
+import sys
 import weakref
 
 import taichi
@@ -82,6 +92,24 @@ def _memo_per_function(read):
     return remembered
 
 
+def _quick_class_probe(original):
+    """Taichi's ``_inside_class(level)``, answered without ``inspect`` where the frame has no source
+    file (see the module doc): its answer there is always False."""
+
+    def _inside_class(level_of_class_stackframe):
+        try:
+            frame = sys._getframe(level_of_class_stackframe)
+        except ValueError:
+            return False  # taichi's own: any failure is "not in a class"
+        name = frame.f_code.co_filename
+        if name.startswith("<") and name.endswith(">") and name not in linecache.cache:
+            return False  # inspect finds no source for it, and taichi says False
+        return original(level_of_class_stackframe + 1)  # (one frame deeper: this one)
+
+    _inside_class.__doc__ = original.__doc__
+    return _inside_class
+
+
 def install() -> bool:
     """Memoise taichi's source-position messages (see the module doc). Idempotent; returns whether the
     memo is in place (False on a taichi other than :data:`TAICHI_VERSION`)."""
@@ -114,10 +142,14 @@ def install() -> bool:
         if callable(reader):
             _ORIGINALS[name] = reader
             setattr(kernel_impl, name, _memo_per_function(reader))
+    probe = getattr(kernel_impl, "_inside_class", None)
+    if callable(probe):
+        _ORIGINALS["_inside_class"] = probe
+        kernel_impl._inside_class = _quick_class_probe(probe)
     return True
 
 
 def originals() -> dict:
     """Taichi's own functions the memos wrap, by name (``get_pos_info``, ``getsourcelines``,
-    ``getsourcefile``); empty before :func:`install`: for the tests."""
+    ``getsourcefile``, ``_inside_class``); empty before :func:`install`: for the tests."""
     return dict(_ORIGINALS)
