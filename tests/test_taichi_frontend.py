@@ -21,7 +21,7 @@ def cpu():
 def test_installed_on_the_pinned_taichi():
     assert frontend.install()
     originals = frontend.originals()
-    assert set(originals) == {"get_pos_info", "getsourcelines", "getsourcefile", "_inside_class"}
+    assert set(originals) == {"get_pos_info", "getsourcelines", "getsourcefile", "_inside_class", "textwrap"}
     assert kernel_impl._inside_class is not originals["_inside_class"]
     assert ast_transformer_utils.ASTTransformerContext.get_pos_info is not originals["get_pos_info"]
     assert kernel_impl.getsourcelines is not originals["getsourcelines"]
@@ -112,6 +112,20 @@ def test_source_readers_give_inspects_answers():
         assert kernel_impl.getsourcelines(fn) == inspect.getsourcelines(fn)
         assert kernel_impl.getsourcelines(fn) is kernel_impl.getsourcelines(fn)  # remembered
         assert kernel_impl.getsourcefile(fn) == inspect.getsourcefile(fn)
+
+
+def test_taichis_textwrap_answers_as_textwrap_and_remembers():
+    import textwrap
+
+    frontend.install()
+    wrap = kernel_impl.textwrap
+    assert wrap is not textwrap and wrap.TextWrapper is textwrap.TextWrapper
+    src = inspect.getsource(_nested)
+    for line in src.splitlines() + ["\tx = 1  # a tab", "    y = " + "a + " * 40 + "b"]:
+        assert wrap.fill(line, tabsize=4, width=9999) == textwrap.fill(line, tabsize=4, width=9999)
+    indented = textwrap.indent(src, "    ")
+    assert wrap.dedent(indented) == textwrap.dedent(indented) == src
+    assert wrap.dedent(indented) is wrap.dedent(indented)  # remembered
 
 
 def test_a_compile_error_still_points_at_its_source_line():
