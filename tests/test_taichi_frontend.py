@@ -178,3 +178,68 @@ def test_the_memos_are_in_place_once_the_engine_is_imported():
             "print(kernel_impl._inside_class is not frontend.originals()['_inside_class'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.stdout.split()[-1:] == ["True"], out.stdout + out.stderr
+
+
+def _new_kernel():
+    """A new kernel object of the same source at each call: taichi walks its source anew."""
+
+    @ti.kernel
+    def nested_and_twice(a: ti.types.ndarray(), out: ti.types.ndarray()):
+        for i in range(a.shape[0]):
+            out[i] = _nested(a[i]) + _twice(a[i])
+
+    return nested_and_twice
+
+
+@pytest.fixture
+def fresh_memo(monkeypatch):
+    """The message memo emptied, as in a new process, and nothing saved anywhere yet (restored after)."""
+    frontend.install()
+    memo = frontend._STORE["memo"]
+    kept = dict(memo)
+    memo.clear()
+    monkeypatch.setattr(frontend, "_SAVED", {})
+    monkeypatch.setattr(frontend, "_STORE", {**frontend._STORE, "path": None, "built": 0, "exit_hook": True})
+    yield memo
+    memo.clear()
+    memo.update(kept)
+
+
+def test_a_later_process_builds_none_of_the_messages_an_earlier_one_saved(fresh_memo, tmp_path, monkeypatch):
+    a = np.linspace(-1, 1, 8).astype(np.float32)
+    first, again = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    assert frontend.remember_messages(tmp_path) == 0  # nothing saved in this cache folder yet
+    _new_kernel()(a, first)
+    built = frontend.stats()["built"]
+    assert built > 20
+    assert frontend.save_messages() and frontend.messages_file(tmp_path).is_file()
+    fresh_memo.clear()  # the next process
+    assert frontend.remember_messages(tmp_path) == built
+    messages: list = []
+    _, both = _checked(messages)
+    monkeypatch.setattr(ast_transformer_utils.ASTTransformerContext, "get_pos_info", both)
+    _new_kernel()(a, again)
+    assert frontend.stats() == {"built": 0, "unused_saved": 0}  # every message came from the file
+    assert len(messages) > built and all(mine == theirs for mine, theirs in messages)  # taichi's own
+    np.testing.assert_array_equal(again, first)
+    assert not frontend.save_messages()  # nothing new: the file is left as it is
+
+
+def test_a_bad_or_full_messages_file_is_replaced_not_trusted(fresh_memo, tmp_path, monkeypatch):
+    path = frontend.messages_file(tmp_path)
+    path.write_bytes(b"not marshal data")
+    assert frontend.remember_messages(tmp_path) == 0
+    out = np.zeros(4, np.float32)
+    _new_kernel()(np.ones(4, np.float32), out)
+    assert frontend.save_messages() and frontend.remember_messages(tmp_path) == len(fresh_memo)
+    others = {("elsewhere.py", k): "another program's message" for k in range(10)}
+    import marshal
+
+    path.write_bytes(marshal.dumps({**others, **fresh_memo}))
+    monkeypatch.setattr(frontend, "MAX_SAVED", len(fresh_memo) + 5)  # room for this process's, not all
+    fresh_memo.clear()
+    frontend.remember_messages(tmp_path)
+    _new_kernel()(np.ones(4, np.float32), out)
+    frontend._STORE["built"] += 1  # (as if one message were new: a write is due)
+    assert frontend.save_messages()
+    assert set(marshal.loads(path.read_bytes())) == set(fresh_memo)  # this process's only

@@ -178,6 +178,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
                 warnings.warn("init: " + "; ".join(notes) + "; running on the CPU", RuntimeWarning, stacklevel=2)
         device = dict(candidates).get(chosen)
         STATE.initialised = True
+        frontend.remember_messages(ti.lang.impl.current_cfg().offline_cache_file_path)  # (see its doc)
         STATE.arch = {ti.cuda: "cuda", ti.vulkan: "vulkan"}.get(chosen, "cpu")
         STATE.device = devices.cpu_name() if chosen == ti.cpu else (device.name if device else "unknown device")
         STATE.software = bool(device is not None and getattr(device, "software", False))
