@@ -243,3 +243,33 @@ def test_a_bad_or_full_messages_file_is_replaced_not_trusted(fresh_memo, tmp_pat
     frontend._STORE["built"] += 1  # (as if one message were new: a write is due)
     assert frontend.save_messages()
     assert set(marshal.loads(path.read_bytes())) == set(fresh_memo)  # this process's only
+
+
+def test_inspect_answers_for_importlibs_frozen_frames_as_before():
+    """engine.runtime.backend tells inspect at once that importlib's frozen code has no module (it
+    scanned every module loaded to find that out): the answers stay "no source"."""
+    import sys
+
+    from engine.runtime import backend
+
+    frames = []
+
+    class Finder:  # a meta path hook runs inside importlib's frozen frames: keep one
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            frames.append(sys._getframe(1))
+
+    sys.meta_path.insert(0, Finder)
+    try:
+        import ikstudio_no_such_module  # noqa: F401
+    except ImportError:
+        pass
+    finally:
+        sys.meta_path.remove(Finder)
+    frame = frames[0]
+    assert frame.f_code.co_filename in backend.FROZEN_IMPORTLIB
+    assert inspect.getmodule(frame) is None and inspect.getmodule(frame.f_code) is None
+    assert inspect.getsourcefile(frame) is None
+    assert inspect.getframeinfo(frame).code_context is None  # what taichi reads: no statement
+    with pytest.raises(OSError):
+        inspect.findsource(frame)

@@ -11,6 +11,7 @@ anything is reset.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import warnings
@@ -22,6 +23,13 @@ from ..errors import InvalidTypeError, InvalidValueError, StateError
 
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
+# While taichi is imported, each ti.func it defines asks inspect for the source of the frame that
+# imports it: importlib's frozen code, which has none. inspect then scans every module loaded, ~90
+# times (~60 ms of CPU per process), to answer "no module". These entries give that same answer at once:
+# no module has such a file, and only objects without a __module__ (frames, code) are looked up by it.
+FROZEN_IMPORTLIB = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+for _name in FROZEN_IMPORTLIB:
+    inspect.modulesbyfile.setdefault(_name, "<frozen importlib: no module>")
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
