@@ -30,10 +30,7 @@ from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, CliError, init_engine
 os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
-# No GL in mujoco (it only compiles MJCF models here; the app draws with pyrender): importing it with
-# GL enabled probes GLFW, ~0.1 s of CPU in this process and again in each IK child. A user's own
-# MUJOCO_GL is kept. Set before anything imports mujoco; the IK children inherit it (solver_proc).
-os.environ.setdefault("MUJOCO_GL", "disable")
+os.environ.setdefault("MUJOCO_GL", "disable")  # mujoco only compiles models: no GLFW probe (~0.1 s); a user's is kept
 
 DEFAULT_SCENE = Path(__file__).resolve().parents[1] / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 COMMANDS = ("record", "check", "robots", "bench", "solve", "gui")

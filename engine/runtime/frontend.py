@@ -51,6 +51,7 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
+import inspect
 import linecache
 import marshal
 import os
@@ -131,9 +132,10 @@ def _quick_class_probe(original):
     file (see the module doc): its answer there is always False."""
 
     def _inside_class(level_of_class_stackframe):
-        try:
-            frame = sys._getframe(level_of_class_stackframe)
-        except ValueError:
+        frame = inspect.currentframe()  # this call's: taichi counts the levels from its own function's
+        for _ in range(level_of_class_stackframe):
+            frame = frame.f_back if frame is not None else None
+        if frame is None:
             return False  # taichi's own: any failure is "not in a class"
         name = frame.f_code.co_filename
         if name.startswith("<") and name.endswith(">") and name not in linecache.cache:
