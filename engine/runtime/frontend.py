@@ -38,9 +38,12 @@ Defining a ``ti.func`` or ``ti.kernel`` asks whether it is defined in a class bo
 the statement its decorator stands in (``inspect.getframeinfo``). Where that frame has no source
 file (``<frozen importlib._bootstrap>``: most module-level definitions), ``inspect`` looks the file
 up by scanning every module in ``sys.modules``, and then answers "no source", so taichi's answer
-is "not in a class". That scan, ~200 times per ``import engine`` and again for the kernels a scene
-defines, was ~0.25 s of each process's start (the app and each IK child). :func:`install` answers
-those frames at once, as taichi does, and leaves every other frame to taichi's own function.
+is "not in a class". That scan ran ~120 times per ``import engine`` and ~30 more for the kernels a
+scene defines: ~0.25 s of CPU in each process's start (the app and each IK child, on a busy 2-core
+machine). :func:`install` answers such frames at once, as taichi does, and leaves every other frame
+to taichi's own function; the ~90 definitions made while taichi itself is imported, before this
+module can be installed, are answered through inspect's own file table
+(:mod:`engine.runtime.backend`).
 
 This reaches into taichi's internals: taichi is pinned to 1.7.4 (pyproject). On any other version,
 or if the method is missing, :func:`install` changes nothing and says so by returning False.
