@@ -135,6 +135,15 @@ def test_the_child_is_started_where_it_finds_the_app():
     assert solver_proc.child_env()["PYTHONPATH"].split(os.pathsep)[0] == str(solver_proc.PACKAGE_ROOT)
 
 
+def test_children_turn_mujocos_gl_off_unless_the_user_set_it(monkeypatch):
+    """A solver child only compiles models with mujoco: its GL (a GLFW probe at import) is off, unless
+    the user's MUJOCO_GL says otherwise."""
+    monkeypatch.delenv("MUJOCO_GL", raising=False)
+    assert solver_proc.child_env()["MUJOCO_GL"] == "disable"
+    monkeypatch.setenv("MUJOCO_GL", "egl")
+    assert solver_proc.child_env()["MUJOCO_GL"] == "egl"
+
+
 def test_the_child_prepares_the_first_frames_kernels_before_they_are_asked_for(pool):
     """A new child solves frame 0 once on its own after the build and goes back to time 0, so the
     parent's first steps load no kernel (frame 1, tracked, runs the same compiled solver) and give

@@ -52,3 +52,23 @@ def test_compiled_is_said_only_when_the_kernel_cache_was_empty():
     assert "compiled" in note(stub)
     stub.startup = {"build_s": 0.3, "cache_empty": True, "image_s": 1.1}  # not solved yet
     assert note(stub) is None
+
+
+def test_solving_waits_for_an_image_that_shows_the_answers():
+    """The "solving" line is the first image with IK answers on screen, not the solve itself: after
+    the first solve, the image of the robots at rest drawn before it does not count; the next
+    image, of the solved state, does."""
+    from app.control.controller import AppController
+
+    ik.init(backend="cpu")
+    c = AppController(res=(320, 180))  # inline: the test runs the sim's steps itself
+    try:
+        assert c.wait_frame() is not None  # the robots at rest, before any solve
+        assert c.sim.first_answers_image() is None and not c.answers_shown
+        assert c.sim.tick() is not None  # the first solve (the scene plays)
+        assert c.sim.startup_note() is not None  # what used to be said here already
+        assert c.sim.first_answers_image() is None and not c.answers_shown
+        c.wait_frame()  # an image of the solved state, handed to the GUI
+        assert c.answers_shown and c.sim.first_answers_image() == c.sim.latest_image()[0]
+    finally:
+        c.close()

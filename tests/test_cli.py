@@ -187,3 +187,18 @@ def test_bench_reports_solves_per_second_and_fk_verified_success():
     assert "solves/s" in out and "verified by FK" in out
     verified = float(out.split("reported by IK, ")[1].split("%")[0])
     assert verified >= 90.0, out
+
+
+@pytest.mark.parametrize("user_value", [None, "egl"])
+def test_ikstudio_turns_mujocos_gl_off_unless_the_user_set_it(user_value):
+    """The command line sets MUJOCO_GL=disable before anything imports mujoco (importing it with GL
+    probes GLFW: CPU spent at every start); a user's own MUJOCO_GL stays as set."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("MUJOCO_GL", None)
+    if user_value is not None:
+        env["MUJOCO_GL"] = user_value
+    code = ("import os, sys; import app.cli.commands; "
+            "print(os.environ.get('MUJOCO_GL'), 'mujoco' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env,
+                         timeout=120).stdout.split()
+    assert out == [user_value or "disable", "False"], out

@@ -30,6 +30,7 @@ from .common import EXIT_FAIL, EXIT_OK, EXIT_USAGE, CliError, init_engine
 os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
+os.environ.setdefault("MUJOCO_GL", "disable")  # mujoco only compiles models: no GLFW probe (~0.1 s); a user's is kept
 
 DEFAULT_SCENE = Path(__file__).resolve().parents[1] / "scenes" / "batched_panda.yaml"  # the repo's scenes/ links here
 COMMANDS = ("record", "check", "robots", "bench", "solve", "gui")

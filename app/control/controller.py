@@ -126,6 +126,12 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
             return "drawing the robots"  # built; its first image is on its way
         return None
 
+    @property
+    def answers_shown(self) -> bool:
+        """:meth:`poll_frame` has handed over an image of the current scene that shows solved answers."""
+        seq = self.sim.first_answers_image()
+        return seq is not None and self._image_seen >= seq
+
     # the engine objects: for the inline mode (tests) and the sim thread only
     @property
     def scene(self):

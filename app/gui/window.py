@@ -226,13 +226,14 @@ class App:
             _keep_last(self._image_times, t0)
             if self.t_first_image is None:
                 self.t_first_image, self._first_image_frame = t0, self.n_frames
-                self._note_startup()
             self.view.show_image(img)
-        if self._startup_said == 1 and self.controller.sim.startup_note() is not None:
-            self._note_startup()  # the first solve's image is on screen
         self.view.draw_overlay()
         self.panels.refresh()
         dpg.render_dearpygui_frame()
+        if self._startup_said == 0 and self.t_first_image is not None:
+            self._note_startup()  # the robots were just drawn
+        if self._startup_said == 1 and c.answers_shown and c.sim.startup_note() is not None:
+            self._note_startup()  # the first image with IK answers was just drawn
         self.work_ms = (time.perf_counter() - t0) * 1e3
         rest = 1.0 / (STARTING_FPS if self.starting else MAX_FPS) - (time.perf_counter() - t0)
         self._slept = max(rest, 0.0)
@@ -241,7 +242,8 @@ class App:
 
     def _note_startup(self) -> None:
         """Say (stderr and the status line) when the robots reached the screen and, later, when the
-        IK first solved, counted from the process's start (the ``ikstudio`` command)."""
+        first image with the IK's answers did (each said after the frame that drew it), counted
+        from the process's start (the ``ikstudio`` command)."""
         age = process_age()
         since = (f"{age:.1f} s after start" if age is not None
                  else f"{time.perf_counter() - self.t_start:.1f} s after the app began")

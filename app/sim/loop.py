@@ -80,6 +80,7 @@ class Sim:
         self.published: Snapshot | None = None
         self.last_frame = None
         self.pending = None  # Future of the image being rendered
+        self._pending_answers = False  # ... which shows this scene's solved answers (not robots at rest)
         self._image: tuple | None = None  # (sequence number, image, render ms, generation) of the newest
         self._image_seq = 0
         self._requested = None  # (version, camera) of the last image requested
@@ -96,7 +97,8 @@ class Sim:
         self._first_image_done = False
         self._installed_at = 0.0
         self.stage: str | None = None  # what a long step is doing (the GUI's progress note), or None
-        self.startup: dict = {}  # how the current scene's first frame went: build_s, solve_s, kernels, image_s
+        self.startup: dict = {}  # how the current scene's first frame went: build_s, solve_s, kernels, image_s,
+        # answers_seq (the sequence number of its first image showing solved answers)
         self.pool = None  # a solver_proc.SolverPool: the IK solves run in a child process (the GUI's sim)
         self.solver = None  # ... the current scene's solver process
 
@@ -400,6 +402,7 @@ class Sim:
             self.startup.setdefault("image_t0", time.perf_counter())
         fut = self.visualizer.request_frame()
         self.pending, self._requested, self._stepped_unrendered = fut, key, False
+        self._pending_answers = self._warm  # the state it shows was solved at least once
         if self.on_image is not None:
             fut.add_done_callback(lambda f: self.on_image())
         return True
@@ -428,11 +431,18 @@ class Sim:
         self._image_seq += 1
         if "image_t0" in self.startup:
             self.startup["image_s"] = time.perf_counter() - self.startup.pop("image_t0")
+        if self._pending_answers:
+            self.startup.setdefault("answers_seq", self._image_seq)
         ms = float(self.visualizer.last_timing.get("total_ms", 0.0))
         self._image = (self._image_seq, image, ms, self.generation)
         recorder = self.c.recorder
         if recorder is not None:
             recorder.offer(image)
+
+    def first_answers_image(self) -> int | None:
+        """The sequence number (as in :meth:`latest_image`) of the current scene's first image that
+        shows solved answers, or None before one was collected."""
+        return self.startup.get("answers_seq")
 
     def latest_image(self) -> tuple | None:
         """(sequence number, image (H, W, 3) uint8, its render ms, scene generation) of the newest

@@ -11,6 +11,7 @@ anything is reset.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import warnings
@@ -22,11 +23,20 @@ from ..errors import InvalidTypeError, InvalidValueError, StateError
 
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
+# While taichi is imported, each ti.func it defines asks inspect for the source of the frame that
+# imports it: importlib's frozen code, which has none. inspect then scans every module loaded, ~90
+# times (~60 ms of CPU per process), to answer "no module". These entries give that same answer at once:
+# no module has such a file, and only objects without a __module__ (frames, code) are looked up by it.
+FROZEN_IMPORTLIB = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+for _name in FROZEN_IMPORTLIB:
+    inspect.modulesbyfile.setdefault(_name, "<frozen importlib: no module>")
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
 from . import devices, frontend, locking, memory, randomness  # noqa: E402
 from .state import LOCK, STATE  # noqa: E402
+
+frontend.install()  # before the engine's kernels are defined: their definitions ask taichi a costly question
 
 BACKENDS = ("gpu", "cuda", "vulkan", "cpu")
 # Genesis' and Python's level names -> taichi's
@@ -176,6 +186,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
                 warnings.warn("init: " + "; ".join(notes) + "; running on the CPU", RuntimeWarning, stacklevel=2)
         device = dict(candidates).get(chosen)
         STATE.initialised = True
+        frontend.remember_messages(ti.lang.impl.current_cfg().offline_cache_file_path)  # (see its doc)
         STATE.arch = {ti.cuda: "cuda", ti.vulkan: "vulkan"}.get(chosen, "cpu")
         STATE.device = devices.cpu_name() if chosen == ti.cpu else (device.name if device else "unknown device")
         STATE.software = bool(device is not None and getattr(device, "software", False))
