@@ -132,7 +132,7 @@ def measure(entry, names: list[str], points: int, seed: int, pieces: tuple = ())
         per_link, samples = over_coverage(out["meshes"], model, grown if fit["hulls"] else None, points, seed)
         out[name] = dict(spheres=model.n_spheres, fit_s=fit_s, per_link=per_link, samples=samples)
         print(f"  {entry.name} {name} done", file=sys.stderr, flush=True)
-    if pieces:
+    if pieces:  # the new model's spheres (fitted above when "new" was measured, else read from the disk cache)
         model = sphere_model(tree, geometry, None, tolerance=MODELS["new"]["tolerance"])
         for k in pieces:
             cut = [None if h is None else surface_pieces(link_mesh(g), k) for h, g in zip(hulls, geometry)]
