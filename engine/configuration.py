@@ -23,7 +23,7 @@ from .kernels import fk as fk_kernels
 from .kernels.layout import pack_tree
 from .kernels.spec import robot_spec
 from .model.tree import KinematicTree
-from .runtime import memory, span, threads
+from .runtime import dispatch, memory, span, threads
 from .runtime.state import STATE, float_dtype
 
 # the per-env arrays (what state_nbytes counts); the init_* ones are what reset restores
@@ -156,6 +156,21 @@ class Configuration:
         if kept is None or kept.shape[0] != n:
             kept = self._jac_pose = memory.scratch((n, self.packed.pose_rows, 7), self.dtype)
         return kept
+
+
+def prepare_fk() -> None:
+    """Compile, or load from taichi's cache, the FK kernel in each form a launch may take (serial
+    and parallel on the CPU; one on a GPU), on a one-body tree: the kernel is the same for every
+    robot (its tables are arguments), so no later build or pose read compiles it. For a process
+    that must not stop for a compile later: taichi holds the GIL while it compiles, so the app's
+    GUI thread would wait (0.2-0.6 s on a busy 2-core machine) if its first scene compiled it."""
+    from .model import load
+    from .morphs import Box
+
+    config = Configuration(load(Box(size=(0.1, 0.1, 0.1)), None), 1, False, False)  # runs FK once
+    q = kernel_array(config.qpos)
+    for serial in {dispatch.serial(1), dispatch.serial(dispatch.SERIAL_MAX_ROWS + 1)}:
+        fk_kernels.forward_kinematics(q, *config.robot_args, config.pose, serial, 0)
 
 
 def kernel_array(arr: np.ndarray) -> np.ndarray:

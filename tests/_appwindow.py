@@ -182,7 +182,25 @@ class AppProcess:
             self.proc.kill()
             self.proc.wait(timeout=120)  # SIGKILL: no work left, but on a loaded machine (load 18
             # seen) freeing ~1.5 GB and its threads took over 10 s
+        cache = self.env.get("TI_OFFLINE_CACHE_FILE_PATH")
+        if cache and Path(cache).is_relative_to(self.folder):  # the test's own kernel cache: its warm-up goes too
+            end_warmups(cache)
         self.out.close()
+
+
+def end_warmups(cache_dir) -> int:
+    """Kill the generic solver's warm-up children (``--warm-generic``: they outlive the app on
+    purpose) that fill taichi's cache folder ``cache_dir``, a test's own; returns how many."""
+    want, ended = f"TI_OFFLINE_CACHE_FILE_PATH={cache_dir}".encode(), 0
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+            if b"--warm-generic" in (proc / "cmdline").read_bytes() and want in environ:
+                os.kill(int(proc.name), 9)
+                ended += 1
+        except (OSError, ValueError):
+            continue
+    return ended
 
 
 def _summary(r: dict | None) -> str:

@@ -5,11 +5,14 @@ empty), and how long each part took."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 import engine as ik
 from app.sim.loop import Sim, kernel_cache_files
 
+ROOT = Path(__file__).resolve().parent.parent
 BAR = np.array([90, 160, 255])  # the progress bar's sweep (app.view)
 
 
@@ -72,3 +75,28 @@ def test_solving_waits_for_an_image_that_shows_the_answers():
         assert c.answers_shown and c.sim.first_answers_image() == c.sim.latest_image()[0]
     finally:
         c.close()
+
+
+def test_fk_is_compiled_before_the_window_draws_and_never_again():
+    """The app's own process compiles FK (both forms: serial, and parallel past 256 rows) in its sim
+    thread before the window shows (:func:`engine.configuration.prepare_fk`; taichi holds the GIL
+    while it compiles, which stopped the GUI's frames 3-5 for 0.2-0.6 s in a cold start). After
+    it, building scenes of 16 and 1024 envs and reading their poses prepares no kernel (a new
+    process: this one has FK already)."""
+    import subprocess
+    import sys
+
+    code = ("import engine; from engine.runtime import launch; engine.init(backend='cpu');"
+            "from engine.configuration import prepare_fk; from engine import scenefile;\n"
+            "def built(n):\n"
+            "    before = launch.kernels_prepared()\n"
+            "    _, runner = scenefile.build(scenefile.load('scenes/batched_panda.yaml'), n_envs=n)\n"
+            "    runner.robot.set_qpos(runner.robot.get_qpos()); runner.robot.get_links_pos()\n"
+            "    return launch.kernels_prepared() - before\n"
+            "print('unprepared', built(1024)); engine.init(backend='cpu'); prepare_fk();"
+            "print('prepared', built(16), built(1024))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+    assert int(lines["unprepared"]) >= 1, out.stdout  # without it, the build compiles FK
+    assert lines["prepared"].split() == ["0", "0"], out.stdout

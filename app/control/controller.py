@@ -408,6 +408,12 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.latest_image = latest[1]
         return self.latest_image
 
+    def wait_kernels(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for the sim thread's own kernels (FK) to be compiled, before the
+        window draws its first frame: taichi holds the GIL while it compiles, which would stop the
+        GUI's frames. True when they are (or nothing runs in a thread)."""
+        return self.worker is None or self.worker.kernels_ready.wait(timeout)
+
     def wait_frame(self, timeout: float = 30.0) -> np.ndarray:
         """Block until an image of the current state is ready (for tests and headless use)."""
         if self.worker is None:

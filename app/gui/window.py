@@ -26,6 +26,7 @@ from .view import View
 SIDE_W = 330          # width of the left and right panels, px
 STATUS_H = 36         # the status line under the view (two lines of text), px
 MAX_FPS = 30.0        # the GUI sleeps out the rest of a faster frame (its software GL would take the renderer's CPU)
+KERNELS_WAIT_S = 20.0  # the longest the window waits to show for the sim thread's FK compile (cold: ~0.7 s)
 STARTING_FPS = 20.0   # ... and slower while the first scene loads and nobody touches it: the CPU goes to loading
 KEY_CODES = {"F1": dpg.mvKey_F1, "space": dpg.mvKey_Spacebar, **{k: getattr(dpg, f"mvKey_{k}") for k in
              "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"}}
@@ -83,6 +84,7 @@ class App:
         self.dialogs = menu.file_dialogs(self, self.panels.recording.set_path)
         dpg.set_primary_window("main", True)
         dpg.setup_dearpygui()
+        self.controller.wait_kernels(KERNELS_WAIT_S)  # the window's frames never wait on a compile of FK
         dpg.show_viewport()
         self.t_window = time.perf_counter()
         self.startup_text = ""

@@ -13,6 +13,7 @@ import time
 
 from pydantic import ValidationError
 
+from engine.configuration import prepare_fk
 from engine.scenefile.errors import one_line
 
 from .tuning import freeze_heap, quick_compiles
@@ -28,7 +29,9 @@ class SimThread:
     message, None on success); an error outside the commands comes as ``on_done("sim", text)``.
     ``solver_process``: the IK solves run in child processes (:mod:`app.sim.solver_proc`: taichi holds
     the GIL while it compiles or loads a kernel, which would stop the GUI thread), and the generic
-    solver is compiled into taichi's cache in the background."""
+    solver is compiled into taichi's cache in the background; the thread first compiles this
+    process's FK (:func:`engine.configuration.prepare_fk`, once per process: every robot's is the same
+    kernel) and then sets :attr:`kernels_ready`, for which the window waits before its first frame."""
 
     def __init__(self, sim, on_done, name: str = "ikstudio-sim", solver_process: bool = True):
         self.sim = sim
@@ -39,6 +42,8 @@ class SimThread:
             sim.pool = SolverPool()
             quick_compiles()
             freeze_heap()
+        self.prepare = solver_process  # compile this process's FK before the first command (see kernels_ready)
+        self.kernels_ready = threading.Event()  # set once that is done (or failed: the build says why)
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stop = False
@@ -65,6 +70,13 @@ class SimThread:
     def _run(self) -> None:
         sim = self.sim
         last = 0.0
+        try:
+            if self.prepare:
+                prepare_fk()
+        except Exception:  # the first build meets the same error and reports it
+            pass
+        finally:
+            self.kernels_ready.set()
         while not self._stop:
             self._wake.wait(IDLE_WAIT_S)
             self._wake.clear()
