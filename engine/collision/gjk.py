@@ -212,7 +212,8 @@ def _least(gaps: np.ndarray, piece_bound, stop: float) -> float:
     if not len(gaps) or gaps.min() >= best:
         return _separated(best)
     first = int(np.argmin(gaps))
-    for m in [first, *(k for k in range(len(gaps)) if k != first)]:
+    near = np.flatnonzero(gaps < best)  # best only falls: the others never qualify
+    for m in [first, *near[near != first].tolist()]:
         if gaps[m] < best:
             best = min(best, max(float(gaps[m]), piece_bound(m, best)))
             if best <= 0:

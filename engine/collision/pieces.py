@@ -48,9 +48,17 @@ def surface_pieces(mesh, k: int, seed: int = 0) -> list[np.ndarray]:
     triangle lies in one patch, so in that patch's hull: the union holds the surface exactly. A
     patch too flat for qhull keeps its points with :data:`THICKNESS` either side along its mean
     normal (still holding its triangles)."""
+    import warnings
+
     import trimesh
     from scipy.cluster.vq import kmeans2
 
+    with warnings.catch_warnings():  # trimesh's volume of a flat patch divides by 0 (the patch is kept flat)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _surface_pieces(mesh, k, seed, trimesh, kmeans2)
+
+
+def _surface_pieces(mesh, k: int, seed: int, trimesh, kmeans2) -> list[np.ndarray]:
     extent = float(np.linalg.norm(mesh.bounds[1] - mesh.bounds[0]))
     v, f = trimesh.remesh.subdivide_to_size(mesh.vertices, mesh.faces, max_edge=extent / (2 * np.sqrt(k)),
                                             max_iter=20)
