@@ -149,7 +149,7 @@ def pack(entity, robot_tables, shapes: np.ndarray, pieces: list | None = None) -
         if pieces[l]:
             centre = bounds[l, :3].astype(float)
             coll_f[bound_row(S, l), BOUND_F.reach] = max(
-                np.linalg.norm(ball(p)[0] - centre) + ball(p)[1] for p in pieces[l]) * (1 + 1e-6)
+                np.linalg.norm(ball(p)[0] - centre) + ball(p)[1] for p in pieces[l]) * (1 + 1e-6) + 1e-6
             own = leaf & (link == l)
             centers = spheres[own, SPHERE_F.center:SPHERE_F.center + 3].astype(float)
             coll_f[bound_row(S, l), BOUND_F.protrusion] = pieces_protrusion(pieces[l], centers,

@@ -5,7 +5,10 @@ millimetres out of it; its convex hull contains it too and, for the convex colli
 robot descriptions ship (example-robot-data's Panda: every link), is the geometry itself. Both are
 lower bounds of the mesh distance, so the checks take the larger of the two per pair
 (:mod:`engine.kernels.gjk`): the spheres cull and settle every pair that is clear anyway, and the
-hulls decide the pairs within a few millimetres, to :data:`engine.collision.gjk.TOLERANCE`.
+hulls decide the pairs within a few millimetres, to :data:`engine.collision.gjk.TOLERANCE`. A
+link whose hull stands off its geometry (a non-convex link) is cut into several convex pieces
+instead (:mod:`engine.collision.pieces`); the kernels read each link's pieces, a tight link's
+hull its one piece.
 
 A hull is the convex hull of the link's collision geometry as the sphere fit reads it
 (:func:`engine.collision.spheres.link_mesh`: every geometry posed in the link frame, curved

@@ -232,10 +232,11 @@ def unpack(per_link, sizes, radii, vertices) -> list[list[Hull]]:
 
 
 def ball(piece: Hull) -> tuple[np.ndarray, float]:
-    """``(centre (3,), radius)`` (link frame, m): a ball holding ``piece`` grown by its radius."""
+    """``(centre (3,), radius)`` (link frame, m): a ball holding ``piece`` grown by its radius, with
+    1 micrometre to spare (the kernels read the centre in float32: a few 1e-8 m off)."""
     v = piece.vertices
     centre = 0.5 * (v.min(axis=0) + v.max(axis=0))
-    return centre, float(np.linalg.norm(v - centre, axis=1).max() * (1 + 1e-6) + piece.radius + 1e-9)
+    return centre, float(np.linalg.norm(v - centre, axis=1).max() * (1 + 1e-6) + piece.radius + 1e-6)
 
 
 def balls(pieces: list[Hull]) -> tuple[np.ndarray, np.ndarray]:
