@@ -5,15 +5,18 @@ meshes, and conservativeness against Pinocchio + coal.
     python bench/collision_model.py --robots panda_urdf baxter ur5 --coal 200
     python bench/collision_model.py --all                     # every example-robot-data robot with meshes
     python bench/collision_model.py --all --points 1000       # the same, quicker (fewer points per link)
-    python bench/collision_model.py --robots hyq --pieces 16 64   # hulls cut into K pieces (not in the kernels)
+    python bench/collision_model.py --robots hyq --models "one hull" new   # one hull per link against the pieces
+    python bench/collision_model.py --robots hyq --pieces 16 64   # every hulled link cut into K pieces
 
 Models: ``cluster N`` (``collision_model(spheres_per_link=N, hulls=False)``: N spheres per link,
 the model before issue 29, default N = 8), ``cover T mm`` (``collision_model(tolerance=T,
-hulls=False)``: spheres sunk into the body, standing out of the surface by about T, T = 4 mm) and
-``new`` (``collision_model()``, the default: the cover's spheres and, near contact, each link's
-convex hull, :mod:`engine.collision.hulls`; a pair's distance is the larger of the two bounds, so
-a link's effective solid is its sphere union ∩ its hull, the hull grown by its ``radius`` where it
-was reduced).
+hulls=False)``: spheres sunk into the body, standing out of the surface by about T, T = 4 mm),
+``one hull`` (the cover's spheres and, near contact, each link's one convex hull: the model
+before the pieces) and ``new`` (``collision_model()``, the default: the cover's spheres and, near
+contact, each link's pieces, :mod:`engine.collision.pieces`: its one hull where that is tight, else
+convex pieces of its surface; a pair's distance is the larger of the two bounds, so a link's
+effective solid is its sphere union ∩ the union of its pieces, each grown by its ``radius`` where
+it was reduced).
 
 **Over-coverage** of a link (:mod:`_overcoverage`): ``--points`` points spread uniformly (per unit
 area) over the boundary of the link's solid -- the union of its spheres, or for ``new`` the union
@@ -30,10 +33,9 @@ surface; the unsigned measure counts them although they give no clearance away. 
 mean exceeds the issue's 5 mm gets its mean with the points inside the mesh at 0 (winding number,
 :func:`_overcoverage.inside_zeroed`) and its links listed, worst first.
 
-**Pieces** (``--pieces K ...``): the new model as it would be with each hulled link's hull
-replaced by the union of K convex pieces, the hulls of K patches of its surface
-(:mod:`_pieces`): a measure of what a convex decomposition per link would buy. The kernels take
-one hull per link; this is not what the checks do today.
+**Pieces** (``--pieces K ...``): the new model with every hulled link (loose or not) cut into K
+surface patches' hulls (:func:`engine.collision.pieces.surface_pieces`, not reduced): what a fixed
+K would give, against ``new``'s K chosen per link.
 
 **Conservativeness** (``--coal N``, robots with an SRDF, loaded by Pinocchio): N seeded random
 configurations; coal's mesh collisions and distances over the same counted pairs (the SRDF's
@@ -61,18 +63,20 @@ os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
 
 from _common import print_table  # noqa: E402
 from _overcoverage import GrownHull, boundary_points, convexity, inside_zeroed, mesh_distance  # noqa: E402
-from _pieces import surface_pieces  # noqa: E402
 
 from engine.assets import list_robots  # noqa: E402
 from engine.collision.geometry import collision_geometry  # noqa: E402
 from engine.collision.hulls import link_hulls  # noqa: E402
+from engine.collision.pieces import robot_pieces, surface_pieces  # noqa: E402
 from engine.collision.spheres import link_mesh, sphere_model  # noqa: E402
 from engine.model import load  # noqa: E402
 from engine.morphs import URDF  # noqa: E402
 
 # the sphere fit of each model (collision_model's arguments) and whether the checks read the hulls
 MODELS = {"cluster 8": dict(spheres_per_link=8, hulls=False), "cluster 32": dict(spheres_per_link=32, hulls=False),
-          "cover 4 mm": dict(tolerance=0.004, hulls=False), "new": dict(tolerance=0.004, hulls=True)}
+          "cover 4 mm": dict(tolerance=0.004, hulls=False), "one hull": dict(tolerance=0.004, hulls=True),
+          "new": dict(tolerance=0.004, hulls=True)}
+ONE_HULL = "one hull"  # the model before the pieces: one convex hull per link (its coal check is not available)
 DEFAULT_MODELS = ["cluster 8", "cover 4 mm", "new"]
 POINTS = 3000  # boundary points per link (--points)
 GOAL = 0.005  # m: the issue's mean over-coverage
@@ -115,21 +119,26 @@ def measure(entry, names: list[str], points: int, seed: int, pieces: tuple = ())
     """One robot: ``{"links": link names, "hulls": [Hull | None], "meshes": [mesh | None],
     model name: {"spheres", "fit_s", "per_link", "samples"}}`` (the last two: :func:`over_coverage`);
     for each K of ``pieces`` also ``"new, K pieces"``: the new model's spheres ∩ the union of K
-    surface patches' hulls per hulled link (:func:`_pieces.surface_pieces`), with ``"n_vertices"``."""
+    surface patches' hulls per hulled link (:func:`engine.collision.pieces.surface_pieces`), with
+    ``"n_vertices"``; ``"pieces"``: the new model's pieces per link."""
     morph = URDF(file=str(entry.path), fixed=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         tree = load(morph)
         geometry = collision_geometry(tree, morph)
-    hulls = link_hulls(geometry)  # as RobotCollision.link_hulls gives the kernels
-    grown = [None if h is None else [GrownHull(h.vertices, h.radius)] for h in hulls]
-    out = {"links": tree.link_names(), "hulls": hulls, "meshes": [link_mesh(g, grow=False) for g in geometry]}
+    hulls = link_hulls(geometry)  # each link's one hull (RobotCollision.link_hulls)
+    one = [None if h is None else [GrownHull(h.vertices, h.radius)] for h in hulls]
+    cut = robot_pieces(tree, geometry)  # as RobotCollision.link_pieces gives the kernels (disk cache)
+    grown = [[GrownHull(p.vertices, p.radius) for p in c] or None for c in cut]
+    out = {"links": tree.link_names(), "hulls": hulls, "meshes": [link_mesh(g, grow=False) for g in geometry],
+           "pieces": [len(c) for c in cut]}
     for name in names:
         fit = MODELS[name]
         t0 = time.perf_counter()
         model = sphere_model(tree, geometry, fit.get("spheres_per_link"), tolerance=fit.get("tolerance"))
         fit_s = time.perf_counter() - t0
-        per_link, samples = over_coverage(out["meshes"], model, grown if fit["hulls"] else None, points, seed)
+        per_link, samples = over_coverage(out["meshes"], model, (one if name == ONE_HULL else grown) if fit["hulls"]
+                                          else None, points, seed)
         out[name] = dict(spheres=model.n_spheres, fit_s=fit_s, per_link=per_link, samples=samples)
         print(f"  {entry.name} {name} done", file=sys.stderr, flush=True)
     if pieces:  # the new model's spheres (fitted above when "new" was measured, else read from the disk cache)
@@ -229,16 +238,16 @@ def main(argv=None) -> None:
             text = str(err).replace(str(entry.path), entry.path.name).splitlines()
             reason = f"{type(err).__name__}: {text[0] if text else ''}"[:120]
             print(f"  {entry.name} failed: {reason}", file=sys.stderr, flush=True)
-            summary.append([entry.name] + ["-"] * (2 + 2 * len(args.models)) + [f"failed: {reason}"])
+            summary.append([entry.name] + ["-"] * (3 + 2 * len(args.models)) + [f"failed: {reason}"])
             failed += 1
             continue
-        cells = [entry.name, sum(h is not None for h in got["hulls"])]
+        cells = [entry.name, sum(h is not None for h in got["hulls"]), sum(got["pieces"])]
         for name in args.models:
             m = got[name]
             mean, top = pooled(m["per_link"])
             row = [entry.name, name, m["spheres"], len(m["per_link"]), f"{m['fit_s']:.1f}", f"{mean:.1f}", f"{top:.1f}"]
             if args.coal:
-                c = coal_check(entry, MODELS[name], args.coal, args.seed)
+                c = None if name == ONE_HULL else coal_check(entry, MODELS[name], args.coal, args.seed)
                 row += ["-"] * 4 if c is None else [c["missed"], f"{c['gap'] * 1e3:.1f}", f"{c['free']:.0%}",
                                                     f"{c['mesh_free']:.0%}"]
             rows.append(row)
@@ -266,9 +275,9 @@ def main(argv=None) -> None:
           f"(fit s: 0.0 when cached)")
     print_table(head, rows)
     print()
-    print(f"per robot (mm; spheres: the {args.models[-1]} model's; hulls: links with a hull; new = cover 4 mm "
-          f"spheres ∩ hull)")
-    print_table(["robot", "spheres", "hulls"] + [f"{n} {s}" for n in args.models for s in ("mean", "max")]
+    print(f"per robot (mm; spheres: the {args.models[-1]} model's; hulls: links with a hull; pieces: the new model's; "
+          f"one hull = cover 4 mm spheres ∩ hull; new = cover 4 mm spheres ∩ pieces)")
+    print_table(["robot", "spheres", "hulls", "pieces"] + [f"{n} {s}" for n in args.models for s in ("mean", "max")]
                 + ["note"], summary)
     if "new" in args.models:
         done = [r for r in summary if not str(r[-1]).startswith("failed")]

@@ -29,6 +29,26 @@ def pin_coal(tree):
     return ref, geom
 
 
+def counted_mesh_distances(robot, qpos):
+    """coal's smallest mesh distance ``(n,)`` and collision ``(n,)`` over the link pairs the
+    robot's model counts (Pinocchio's pairs after the SRDF, less any the model does not count),
+    at configurations ``qpos (n, n_qs)``."""
+    ref, geom = pin_coal(robot.tree)
+    link = [ref.model.frames[obj.parentFrame].name for obj in geom.geometryObjects]
+    ours = {frozenset(p) for p in robot.collision_pairs()}
+    keep = [k for k, cp in enumerate(geom.collisionPairs) if frozenset((link[cp.first], link[cp.second])) in ours]
+    assert keep, "no pair in common with Pinocchio's"
+    data, gdata = ref.model.createData(), pin.GeometryData(geom)
+    dist, hit = np.empty(len(qpos)), np.zeros(len(qpos), bool)
+    for i, q in enumerate(qpos):
+        pq = ref.pin_q(q)
+        pin.computeDistances(ref.model, data, geom, gdata, pq)
+        dist[i] = min(gdata.distanceResults[k].min_distance for k in keep)
+        pin.computeCollisions(ref.model, data, geom, gdata, pq, False)
+        hit[i] = any(gdata.collisionResults[k].isCollision() for k in keep)
+    return dist, hit
+
+
 def coal_shape(morph, world: bool = False):
     """coal's shape of a single-body morph in its body frame. A Plane is the half-space behind it:
     through the body origin, or with ``world`` through the morph's ``pos`` (for a plane placed

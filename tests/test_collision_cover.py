@@ -13,10 +13,9 @@ and two more catalog robots:
 from __future__ import annotations
 
 import numpy as np
-import pinocchio as pin
 import pytest
 from _backend import init_engine
-from _coal import pin_coal
+from _coal import counted_mesh_distances
 
 import engine as gs
 from engine.collision import spheres as spheres_mod
@@ -35,25 +34,6 @@ def f32(backend):
     init_engine(precision="32")
 
 
-def _mesh_distances(robot, qpos):
-    """coal's smallest mesh distance ``(n,)`` and collision ``(n,)`` over the link pairs the
-    robot's model counts (Pinocchio's pairs after the SRDF, less any the model does not count)."""
-    ref, geom = pin_coal(robot.tree)
-    link = [ref.model.frames[obj.parentFrame].name for obj in geom.geometryObjects]
-    ours = {frozenset(p) for p in robot.collision_pairs()}
-    keep = [k for k, cp in enumerate(geom.collisionPairs) if frozenset((link[cp.first], link[cp.second])) in ours]
-    assert keep, "no pair in common with Pinocchio's"
-    data, gdata = ref.model.createData(), pin.GeometryData(geom)
-    dist, hit = np.empty(len(qpos)), np.zeros(len(qpos), bool)
-    for i, q in enumerate(qpos):
-        pq = ref.pin_q(q)
-        pin.computeDistances(ref.model, data, geom, gdata, pq)
-        dist[i] = min(gdata.distanceResults[k].min_distance for k in keep)
-        pin.computeCollisions(ref.model, data, geom, gdata, pq, False)
-        hit[i] = any(gdata.collisionResults[k].isCollision() for k in keep)
-    return dist, hit
-
-
 @pytest.mark.parametrize("name", list(ROBOTS))
 def test_cover_model_is_conservative_and_tighter_than_the_old(name):
     n = ROBOTS[name]
@@ -64,7 +44,7 @@ def test_cover_model_is_conservative_and_tighter_than_the_old(name):
     assert model.spheres_per_link is None and model.tolerance == pytest.approx(0.004)
     qpos = sample_qpos(robot.tree, n, seed=5)
     dist = np.asarray(robot.collision_distance(qpos, world=False), float)
-    mesh_dist, mesh_hit = _mesh_distances(robot, qpos)
+    mesh_dist, mesh_hit = counted_mesh_distances(robot, qpos)
     free = dist > 0
     assert not np.any(free & mesh_hit), f"mesh collisions read free: {np.flatnonzero(free & mesh_hit)}"
     # a lower bound (float32 FK against coal's float64)

@@ -34,8 +34,9 @@ class CollisionMethods:
         default 1000) different from the current model's make a new one too (pair edits are lost).
         ``hulls`` (default True): the checks (``in_collision``, ``collision_distance``, each IK
         answer's, the planner's) settle the pairs the spheres find within a few millimetres on
-        the links' convex hulls (:mod:`engine.collision.hulls`), to a few hundredths of a
-        millimetre on convex meshes; False: the spheres alone."""
+        the links' pieces (:mod:`engine.collision.pieces`: each link's convex hull, or convex
+        pieces of a link that its hull fits loosely), to a few hundredths of a millimetre on
+        convex meshes; False: the spheres alone."""
         if spheres_per_link is not None and tolerance is not None:
             raise InvalidValueError(f"spheres_per_link, tolerance: one fit or the other (the cluster fit's count or "
                                     f"the cover fit's tolerance), got both: {spheres_per_link!r}, {tolerance!r}")
@@ -86,11 +87,11 @@ class CollisionMethods:
     def collision_distance(self, qpos=None, envs_idx=None, return_pair: bool = False, world: bool = True,
                            self_collision: bool = True):
         """Smallest collision distance ``([n_envs,])`` m, from the collision model (the spheres, and
-        for pairs near contact the larger of theirs and the links' hulls', :mod:`engine.collision.hulls`):
+        for pairs near contact the larger of theirs and the links' pieces', :mod:`engine.collision.pieces`):
         with ``self_collision`` over the counted self-collision pairs and, with ``world``, to the
         scene's fixed Box / Sphere / Cylinder / Plane entities (:mod:`engine.collision.world`).
         Negative when they overlap (by the spheres), inf when there is nothing to check. It is at
-        most the distance of the collision meshes (spheres and hulls contain them).
+        most the distance of the collision meshes (spheres and pieces contain them).
 
         ``qpos``: ``([n_envs,] n_qs)`` configurations (of the envs in ``envs_idx``); None: the
         current state. ``return_pair``: also return what sets each distance, ``([n_envs,])``

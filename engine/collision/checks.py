@@ -31,30 +31,33 @@ from ..kernels.tables import (
     HULL_F,
     LINK_C,
     PAIR_I,
+    PIECE_F,
+    PIECE_I,
     SHAPE_F,
     SHAPE_I,
     SPHERE_F,
     bound_row,
     link_row_c,
     pair_row,
+    piece_row_f,
+    piece_row_i,
     shape_row_f,
     shape_row_i,
 )
 from ..obstacle_kinds import shape
-from .hulls import hull_rows, protrusion
 from .world import KINDS, scene_obstacles, world_links, world_tables
 
 
 class AvoidTables:
     """Collision tables: ``coll_i``, ``coll_f`` (robot and obstacle shapes) and ``shape_pose``
     (n_sel, max(O, 1), 7), refreshed by :meth:`update` before each use; ``self_pairs`` / ``world`` /
-    ``hulls``: whether they hold the counted self pairs / the obstacles / the links' hulls. An IK plan
+    ``hulls``: whether they hold the counted self pairs / the obstacles / the links' pieces. An IK plan
     without a COLLIDE task keeps the placeholders (one zero row each), which the kernel never reads."""
 
     def __init__(self, n_sel: int, dtype, self_pairs: bool = True, world: bool = True, hulls: bool = True):
         self.dtype = dtype
         self.self_pairs, self.world = self_pairs, world  # which checks the tables hold
-        self.hulls = hulls  # whether they hold the model's hulls (the checks' exact tier)
+        self.hulls = hulls  # whether they hold the model's pieces (the checks' exact tier)
         self.coll_i = np.zeros((1, COLL_I_WIDTH), np.int32)
         self.coll_f = np.zeros((1, COLL_F_WIDTH), dtype)
         self.shape_pose = np.zeros((n_sel, 1, 7), dtype)
@@ -92,7 +95,7 @@ class AvoidTables:
         if self._key is None or self._key[0] is not model or self._key[1] is not robot_tables or self._key[2] != key:
             spheres, bounds, pairs = robot_tables
             self.coll_i, self.coll_f = pack(entity, (spheres, bounds, pairs if self.self_pairs else pairs[:0]), shapes,
-                                            model.link_hulls() if self.hulls else None)
+                                            model.link_pieces() if self.hulls else None)
             self.loops = loop_count(self.coll_i)
             self.solver_loops = solver_loop_count(self.coll_i)
             self._key = (model, robot_tables, key)  # held, so that a new model or table is never taken for it
@@ -103,41 +106,58 @@ class AvoidTables:
         self.shape_pose[:] = poses
 
 
-def pack(entity, robot_tables, shapes: np.ndarray, hulls: list | None = None) -> tuple[np.ndarray, np.ndarray]:
+def pack(entity, robot_tables, shapes: np.ndarray, pieces: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(coll_i, coll_f)`` for the sphere model's tables ``robot_tables`` (spheres, bounds, pairs:
-    :meth:`RobotCollision.kernel_tables`), the obstacles' ``shapes`` (O, 4) and the links' convex
-    ``hulls`` (``[n_links]`` vertex arrays or None: :meth:`RobotCollision.link_hulls`; None: no hull)."""
+    :meth:`RobotCollision.kernel_tables`), the obstacles' ``shapes`` (O, 4) and the links'
+    ``pieces`` (``[n_links]`` lists of :class:`~engine.collision.hulls.Hull`:
+    :meth:`RobotCollision.link_pieces`; None: none, the spheres alone)."""
+    from .pieces import ball
+    from .pieces import protrusion as pieces_protrusion
+
     spheres, bounds, pairs = robot_tables
     S, L, P, O = len(spheres), entity.tree.n_links, len(pairs), len(shapes)
     dtype = spheres.dtype
-    vertices, ranges, grown = hull_rows(hulls if hulls is not None else [None] * L, S + L + O)
-    coll_i = np.zeros((1 + P + L + O, COLL_I_WIDTH), np.int32)
+    pieces = pieces if pieces is not None else [[]] * L
+    flat = [p for link in pieces for p in link]
+    N, V = len(flat), sum(len(p.vertices) for p in flat)
+    coll_i = np.zeros((1 + P + L + O + N, COLL_I_WIDTH), np.int32)
     coll_i[0, AVOID_HEAD.n_pairs], coll_i[0, AVOID_HEAD.n_links] = P, L
     coll_i[0, AVOID_HEAD.n_shapes], coll_i[0, AVOID_HEAD.n_spheres] = O, S
+    coll_i[0, AVOID_HEAD.n_pieces] = N
     if P:
         coll_i[pair_row(0):pair_row(P), :PAIR_I.width] = pairs
     link = spheres[:, SPHERE_F.link].astype(np.int64)
     checked = world_links(entity.tree, not entity.is_free)
+    coll_f = np.zeros((max(S + L + O + N + V, 1), COLL_F_WIDTH), dtype)
+    piece, row = 0, S + L + O + N  # the next piece, and its first vertex row
+    leaf = spheres[:, SPHERE_F.count] == 0  # the spheres, not their groups' balls
     for l in range(L):
         idx = np.flatnonzero(link == l)
-        row = coll_i[link_row_c(P, l)]
+        out = coll_i[link_row_c(P, l)]
         if len(idx):
-            row[LINK_C.s0], row[LINK_C.s1] = idx[0], idx[-1] + 1
-        row[LINK_C.world] = int(checked[l] and len(idx) > 0)
-        row[LINK_C.h0], row[LINK_C.h1] = ranges[l]
-    if O:
-        coll_i[shape_row_i(P, L, 0):shape_row_i(P, L, O), SHAPE_I.kind] = shapes[:, 0].astype(np.int32)
-    coll_f = np.zeros((max(S + L + O + len(vertices), 1), COLL_F_WIDTH), dtype)
-    coll_f[S + L + O:S + L + O + len(vertices), HULL_F.vertex:HULL_F.vertex + 3] = vertices
-    coll_f[:S, :SPHERE_F.width] = spheres
-    coll_f[bound_row(S, 0):bound_row(S, L), :BOUND_F.hull_radius] = bounds
-    coll_f[bound_row(S, 0):bound_row(S, L), BOUND_F.hull_radius] = grown
-    if hulls is not None:
-        leaf = spheres[:, SPHERE_F.count] == 0  # the spheres, not their groups' balls
-        for l in range(L):
+            out[LINK_C.s0], out[LINK_C.s1] = idx[0], idx[-1] + 1
+        out[LINK_C.world] = int(checked[l] and len(idx) > 0)
+        out[LINK_C.p0], out[LINK_C.p1] = piece, piece + len(pieces[l])
+        for p in pieces[l]:
+            centre, radius = ball(p)
+            coll_i[piece_row_i(P, L, O, piece), PIECE_I.h0:PIECE_I.h1 + 1] = row, row + len(p.vertices)
+            ball_row = coll_f[piece_row_f(S, L, O, piece)]
+            ball_row[PIECE_F.center:PIECE_F.center + 3] = centre
+            ball_row[PIECE_F.radius], ball_row[PIECE_F.grown] = radius, p.radius
+            coll_f[row:row + len(p.vertices), HULL_F.vertex:HULL_F.vertex + 3] = p.vertices
+            piece, row = piece + 1, row + len(p.vertices)
+        if pieces[l]:
+            centre = bounds[l, :3].astype(float)
+            coll_f[bound_row(S, l), BOUND_F.reach] = max(
+                np.linalg.norm(ball(p)[0] - centre) + ball(p)[1] for p in pieces[l]) * (1 + 1e-6) + 1e-6
             own = leaf & (link == l)
             centers = spheres[own, SPHERE_F.center:SPHERE_F.center + 3].astype(float)
-            coll_f[bound_row(S, l), BOUND_F.protrusion] = protrusion(hulls[l], centers, spheres[own, SPHERE_F.radius])
+            coll_f[bound_row(S, l), BOUND_F.protrusion] = pieces_protrusion(pieces[l], centers,
+                                                                            spheres[own, SPHERE_F.radius])
+    if O:
+        coll_i[shape_row_i(P, L, 0):shape_row_i(P, L, O), SHAPE_I.kind] = shapes[:, 0].astype(np.int32)
+    coll_f[:S, :SPHERE_F.width] = spheres
+    coll_f[bound_row(S, 0):bound_row(S, L), :BOUND_F.radius + 1] = bounds
     if O:
         rows = coll_f[shape_row_f(S, L, 0):shape_row_f(S, L, O)]
         rows[:, SHAPE_F.size:SHAPE_F.size + 3] = shapes[:, 1:4]
@@ -153,21 +173,24 @@ def shape_bound(kind: str, size) -> float:
 def loop_count(coll_i: np.ndarray) -> int:
     """Loop iterations the exact search of the checks (:func:`distance`) may run at most (every pair
     close) over the packed tables ``coll_i`` (:func:`pack`), against a software Vulkan device's
-    loop limit: the spheres' (:func:`_sphere_loops`) and every pair's hull bound run to
-    :data:`engine.collision.gjk.ITERATIONS` steps (each step one support of each hull)."""
+    loop limit: the spheres' (:func:`_sphere_loops`) and, per self pair and per link and obstacle,
+    the pieces' bound (:func:`engine.kernels.gjk.bound`) with every piece pair searched to
+    :data:`engine.collision.gjk.ITERATIONS` steps (each step one pass over both pieces' vertices)."""
+    from ..kernels.gjk import EXITS, STEP_LOOPS
     from .gjk import ITERATIONS
 
     head = coll_i[0]
     P, O = int(head[AVOID_HEAD.n_pairs]), int(head[AVOID_HEAD.n_shapes])
-    sizes = _hull_sizes(coll_i)
-    pairs = coll_i[pair_row(0):pair_row(P)]
+    counts, sizes = _piece_sizes(coll_i)
     steps = ITERATIONS + 1
-    hulls = 0
+    pairs = coll_i[pair_row(0):pair_row(P)]
+    loops = 0
     for a, b in pairs[:, [PAIR_I.link_a, PAIR_I.link_b]].tolist():
-        if sizes[a] and sizes[b]:
-            hulls += steps * (int(sizes[a] + sizes[b]) + 2)
-    hulls += O * steps * int((sizes[sizes > 0] + 2).sum())
-    return _sphere_loops(coll_i) + hulls
+        if counts[a] and counts[b]:
+            n = int(counts[a] * counts[b])
+            loops += 2 * n + EXITS + steps * int(counts[b] * sizes[a] + counts[a] * sizes[b] + n * STEP_LOOPS)
+    loops += O * int((2 * counts + EXITS + steps * (sizes + counts * STEP_LOOPS))[counts > 0].sum())
+    return _sphere_loops(coll_i) + loops
 
 
 def _sphere_loops(coll_i: np.ndarray) -> int:
@@ -187,25 +210,32 @@ def solver_loop_count(coll_i: np.ndarray) -> int:
     """Loop iterations the IK solver's avoidance task (:func:`engine.kernels.avoid.collision_task`)
     runs at most per solver iteration: its search, :func:`_sphere_loops` or less where the search's
     row budget (:data:`engine.kernels.avoid.SEARCH_ROWS`, exit tests counted) binds first (past it
-    each pair and link-obstacle pair left costs one more test); the hulls' bound
-    (:data:`engine.kernels.avoid.HULL_WORK`) where the tables hold hulls; each near pair's insertion among
+    each pair and link-obstacle pair left costs one more test); the pieces' bound
+    (:data:`engine.kernels.avoid.HULL_WORK`, and each bound's exit tests) where the tables hold pieces;
+    each near pair's insertion among
     the kept ones (:data:`~engine.kernels.avoid.KEEP_LOOPS`); and the rows' Jacobians (two chains of
     at most every link per row)."""
     from ..kernels.avoid import HULL_WORK, KEEP_LOOPS, ROWS, SEARCH_ROWS
+    from ..kernels.gjk import EXITS
 
     head = coll_i[0]
     P, L, O = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes))
     search = min(_sphere_loops(coll_i), SEARCH_ROWS + 2 * (P + L * O) + L * (O + 1) + 6)
-    hulls = HULL_WORK + ROWS if _hull_sizes(coll_i).any() else 0  # the kept pairs' hull bounds, per search
+    hulls = HULL_WORK + ROWS * (EXITS + 1) if _piece_sizes(coll_i)[0].any() else 0  # the kept pairs' bounds
     return search + hulls + KEEP_LOOPS * (P + L * O) + ROWS * (2 * L + 3) + 1
 
 
-def _hull_sizes(coll_i: np.ndarray) -> np.ndarray:
-    """``(L,)``: each link's hull vertex count in the packed tables (0: none)."""
+def _piece_sizes(coll_i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(counts (L,), vertices (L,))``: each link's pieces and their vertices in the packed tables."""
     head = coll_i[0]
-    P, L = int(head[AVOID_HEAD.n_pairs]), int(head[AVOID_HEAD.n_links])
+    P, L, O, N = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes,
+                                         AVOID_HEAD.n_pieces))
     rows = coll_i[link_row_c(P, 0):link_row_c(P, L)]
-    return (rows[:, LINK_C.h1] - rows[:, LINK_C.h0]).astype(np.int64)
+    first = piece_row_i(P, L, O, 0)
+    per_piece = coll_i[first:first + N, PIECE_I.h1] - coll_i[first:first + N, PIECE_I.h0]
+    ends = np.concatenate([[0], np.cumsum(per_piece, dtype=np.int64)])
+    return ((rows[:, LINK_C.p1] - rows[:, LINK_C.p0]).astype(np.int64),
+            ends[rows[:, LINK_C.p1]] - ends[rows[:, LINK_C.p0]])
 
 
 def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables, reach: float | None = None

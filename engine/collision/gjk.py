@@ -202,5 +202,75 @@ def shape_bound(hull, pose: np.ndarray, code: int, size, shape_pose: np.ndarray)
     return _separated(low - radius - hull.radius - SAFETY)
 
 
+def _least(gaps: np.ndarray, piece_bound, stop: float) -> float:
+    """The kernels' search for the least bound over piece pairs: ``gaps (n,)`` each pair's
+    bounding-ball gap (m, a lower bound of its distance), ``piece_bound(m, stop)`` pair ``m``'s GJK
+    bound (radii taken off) searched up to ``stop``; the search cut at ``stop`` raised to
+    :data:`TOLERANCE`; the nearest pair by its balls first, then the others in order, those no
+    nearer than the least so far passed over. -inf where it does not prove them apart."""
+    best = max(stop, TOLERANCE)
+    if not len(gaps) or gaps.min() >= best:
+        return _separated(best)
+    first = int(np.argmin(gaps))
+    near = np.flatnonzero(gaps < best)  # best only falls: the others never qualify
+    for m in [first, *near[near != first].tolist()]:
+        if gaps[m] < best:
+            best = min(best, max(float(gaps[m]), piece_bound(m, best)))
+            if best <= 0:
+                return -np.inf
+    return _separated(best)
+
+
+def _world_balls(balls, pose) -> np.ndarray:
+    """Piece ball centres ``(n, 3)`` (world) from ``balls`` (centres (n, 3), radii (n,); link frame)."""
+    p = np.asarray(pose, float)
+    return p[:3] + quat_rotate_unit(np.broadcast_to(p[3:], (len(balls[0]), 4)), np.asarray(balls[0], float))
+
+
+def pieces_pair_bound(pieces_a, balls_a, pose_a, pieces_b, balls_b, pose_b, stop: float = np.inf) -> float:
+    """A lower bound (m) of the distance between two links' pieces (``[Hull]``, link frames, with
+    their bounding balls ``(centres (n, 3), radii (n,))``: :func:`engine.collision.pieces.balls`) at
+    link poses ``(7,)``, less :data:`SAFETY`, or -inf where it does not prove them apart: the
+    kernels' bound of a link pair (:func:`engine.kernels.gjk.bound`), cut at ``stop``."""
+    pa, pb = np.asarray(pose_a, float), np.asarray(pose_b, float)
+    ca, cb = _world_balls(balls_a, pa), _world_balls(balls_b, pb)
+    diff = cb[None, :, :] - ca[:, None, :]
+    gaps = np.linalg.norm(diff, axis=-1) - np.asarray(balls_a[1])[:, None] - np.asarray(balls_b[1])[None, :]
+    nb = len(pieces_b)
+
+    def piece_bound(m, best):
+        i, j = divmod(m, nb)
+        grown = pieces_a[i].radius + pieces_b[j].radius
+        low = lower_bound(hull_support(pieces_a[i].vertices, pa[:3], pa[3:]),
+                          hull_support(pieces_b[j].vertices, pb[:3], pb[3:]), diff[i, j], best + grown + SAFETY)
+        return low - grown - SAFETY
+    return _least(gaps.ravel(), piece_bound, stop)
+
+
+def pieces_shape_bound(pieces, balls, pose, code: int, size, shape_pose, stop: float = np.inf) -> float:
+    """A lower bound (m) of the distance between a link's pieces (as :func:`pieces_pair_bound`) at
+    link pose ``pose (7,)`` and an obstacle of code ``code`` and packed ``size`` at ``shape_pose
+    (7,)``, less :data:`SAFETY` (a plane: exact per piece, its lowest vertex), or -inf where it does
+    not prove them apart: the kernels' bound of a link and an obstacle, cut at ``stop``."""
+    from ..obstacle_kinds import BY_CODE, PLANE
+
+    p, sp = np.asarray(pose, float), np.asarray(shape_pose, float)
+    centres = _world_balls(balls, p)
+    local = quat_rotate_unit(np.broadcast_to(_conj(sp[3:]), (len(centres), 4)), centres - sp[:3])
+    gaps = BY_CODE[code].distance(np.asarray(size, float), local) - np.asarray(balls[1])
+    support, radius = (None, 0.0) if code == PLANE else core_support(code, size, sp[:3], sp[3:])
+
+    def piece_bound(m, best):
+        piece = pieces[m]
+        if code == PLANE:
+            normal = quat_rotate_unit(sp[3:], np.asarray(size, float))
+            world = p[:3] + quat_rotate_unit(np.broadcast_to(p[3:], (len(piece.vertices), 4)), piece.vertices)
+            return float(((world - sp[:3]) @ normal).min()) - piece.radius - SAFETY
+        low = lower_bound(hull_support(piece.vertices, p[:3], p[3:]), support, sp[:3] - centres[m],
+                          best + radius + piece.radius + SAFETY)
+        return low - radius - piece.radius - SAFETY
+    return _least(gaps, piece_bound, stop)
+
+
 __all__ = ["FLAT", "ITERATIONS", "SAFETY", "TOLERANCE", "closest_on_simplex", "core_support", "hull_support",
-           "lower_bound", "pair_bound", "shape_bound"]
+           "lower_bound", "pair_bound", "pieces_pair_bound", "pieces_shape_bound", "shape_bound"]

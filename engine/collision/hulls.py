@@ -5,7 +5,10 @@ millimetres out of it; its convex hull contains it too and, for the convex colli
 robot descriptions ship (example-robot-data's Panda: every link), is the geometry itself. Both are
 lower bounds of the mesh distance, so the checks take the larger of the two per pair
 (:mod:`engine.kernels.gjk`): the spheres cull and settle every pair that is clear anyway, and the
-hulls decide the pairs within a few millimetres, to :data:`engine.collision.gjk.TOLERANCE`.
+hulls decide the pairs within a few millimetres, to :data:`engine.collision.gjk.TOLERANCE`. A
+link whose hull stands off its geometry (a non-convex link) is cut into several convex pieces
+instead (:mod:`engine.collision.pieces`); the kernels read each link's pieces, a tight link's
+hull its one piece.
 
 A hull is the convex hull of the link's collision geometry as the sphere fit reads it
 (:func:`engine.collision.spheres.link_mesh`: every geometry posed in the link frame, curved
@@ -52,19 +55,19 @@ def link_hull(geoms) -> Hull | None:
         return None
     if len(vertices) <= MAX_VERTICES:
         return Hull(np.ascontiguousarray(vertices))
-    return _reduced(vertices)
+    return reduced(vertices)
 
 
-def _reduced(vertices: np.ndarray) -> Hull | None:
-    """:data:`MAX_VERTICES` of ``vertices`` (a hull's, farthest-point order from the one farthest
-    from their centre) and the radius that holds the rest: every vertex's exact distance to the
-    reduced hull, where it lies outside."""
+def reduced(vertices: np.ndarray, max_vertices: int = MAX_VERTICES) -> Hull | None:
+    """``max_vertices`` of ``vertices (n, 3)`` (a hull's, m; farthest-point order from the one
+    farthest from their centre) and the radius (m) that holds the rest: every vertex's exact
+    distance to the reduced hull, where it lies outside (also :mod:`engine.collision.pieces`)."""
     import trimesh
 
     centre = vertices.mean(axis=0)
     chosen = [int(np.argmax(np.linalg.norm(vertices - centre, axis=1)))]
     gap = np.linalg.norm(vertices - vertices[chosen[0]], axis=1)
-    for _ in range(MAX_VERTICES - 1):
+    for _ in range(max_vertices - 1):
         k = int(np.argmax(gap))
         chosen.append(k)
         gap = np.minimum(gap, np.linalg.norm(vertices - vertices[k], axis=1))
@@ -111,22 +114,4 @@ def link_hulls(geometry) -> list[Hull | None]:
     return [link_hull(geoms) for geoms in geometry]
 
 
-def hull_rows(hulls: list[Hull | None], first_row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(vertices (V, 3), ranges int32 (n_links, 2), radii (n_links,))``: the hulls stacked, each
-    link's rows ``[h0, h1)`` counted from ``first_row`` (an empty range for a link without a
-    hull), and each hull's radius."""
-    ranges = np.zeros((len(hulls), 2), np.int32)
-    radii = np.zeros(len(hulls))
-    stacked, row = [], first_row
-    for link, hull in enumerate(hulls):
-        if hull is None:
-            ranges[link] = row, row
-            continue
-        ranges[link] = row, row + len(hull.vertices)
-        radii[link] = hull.radius
-        stacked.append(hull.vertices)
-        row += len(hull.vertices)
-    return (np.concatenate(stacked) if stacked else np.zeros((0, 3))), ranges, radii
-
-
-__all__ = ["MAX_VERTICES", "Hull", "hull_rows", "link_hull", "link_hulls", "protrusion"]
+__all__ = ["MAX_VERTICES", "Hull", "link_hull", "link_hulls", "protrusion", "reduced"]

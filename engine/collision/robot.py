@@ -80,7 +80,8 @@ class RobotCollision:
     or None), ``excluded`` (``{(a, b): reason}``, link indices a < b, reason "adjacent",
     "srdf", "always", "never", "default" or "user"). The fit: ``spheres_per_link`` (the cluster
     fit's count) or, when that is None, the cover fit at ``tolerance`` m (None: its default).
-    ``hulls``: the checks also read each link's convex hull near contact (:meth:`link_hulls`)."""
+    ``hulls``: the checks also read each link's pieces near contact (:meth:`link_pieces`: convex
+    hulls whose union holds the link, its one convex hull where that is tight)."""
 
     def __init__(self, entity, spheres_per_link: int | None = None, seed: int = 0,
                  samples: int = DEFAULT_SAMPLES, use_cache: bool = True, tolerance: float | None = None,
@@ -101,9 +102,12 @@ class RobotCollision:
             raise InvalidValueError(f"hulls: expected True or False, got {hulls!r}")
         self.hulls = bool(hulls)
         self._hulls = None  # each link's convex hull (link_hulls), made on first use
+        self._pieces = None  # each link's pieces and their balls (link_pieces), made or read on first use
+        self._scale = None
         self.geometry = collision_geometry(tree, entity.morph)
         raw = getattr(entity.morph, "scale", 1.0)  # one factor, or 3 (a Mesh's)
         scale = float(raw) if np.ndim(raw) == 0 else tuple(float(x) for x in np.ravel(raw))
+        self._scale = scale
         self.spheres = sphere_model(tree, self.geometry, self.spheres_per_link, self.seed, scale, use_cache,
                                     self.tolerance)
         self._balls = None  # the links' bounding balls (link_balls), made on first use
@@ -233,6 +237,24 @@ class RobotCollision:
             self._hulls = link_hulls(self.geometry) if self.hulls else [None] * self.tree.n_links
         return self._hulls
 
+    def link_pieces(self) -> list[list]:
+        """Each link's pieces (``[Hull]``, link frame, m; :mod:`engine.collision.pieces`): the checks'
+        exact tier, ``[]`` for a link without any, and for every link when the model was made with
+        ``hulls=False`` (the spheres alone). Read from the disk cache where a process made them."""
+        if self._pieces is None:
+            from .pieces import balls, robot_pieces
+
+            pieces = robot_pieces(self.tree, self.geometry, self._scale, self.use_cache) if self.hulls else \
+                [[] for _ in range(self.tree.n_links)]
+            self._pieces = (pieces, [balls(p) for p in pieces])
+        return self._pieces[0]
+
+    def piece_balls(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each link's pieces' bounding balls ``(centres (n, 3), radii (n,))`` (m, link frame:
+        :func:`engine.collision.pieces.balls`)."""
+        self.link_pieces()
+        return self._pieces[1]
+
     def link_balls(self) -> np.ndarray:
         """``(n_links, 4)``: each link's bounding ball (centre in the link frame, m; radius, m), which
         holds all its spheres; radius -1 for a link without spheres."""
@@ -305,15 +327,17 @@ class RobotCollision:
 
     def _hull_refined(self, d: np.ndarray, pose: np.ndarray, best: np.ndarray, a: int, b: int) -> np.ndarray:
         """Sphere distances ``d (B,)`` of links ``a``, ``b`` at link poses ``pose (B, n_links, 7)``
-        raised to the hulls' bound where they would lower ``best`` (as the kernels do)."""
-        from .gjk import pair_bound
+        raised to their pieces' bound where they would lower ``best`` (as the kernels do, the bound's
+        search cut at ``best``)."""
+        from .gjk import pieces_pair_bound
 
-        hulls = self.link_hulls()
-        if hulls[a] is None or hulls[b] is None:
+        pieces, balls = self.link_pieces(), self.piece_balls()
+        if not pieces[a] or not pieces[b]:
             return d
         out = d.copy()
         for r in np.flatnonzero(d < best):
-            out[r] = max(d[r], pair_bound(hulls[a], pose[r, a], hulls[b], pose[r, b]))
+            out[r] = max(d[r], pieces_pair_bound(pieces[a], balls[a], pose[r, a], pieces[b], balls[b], pose[r, b],
+                                                 best[r]))
         return out
 
 

@@ -32,7 +32,7 @@ from ..errors import InvalidTypeError, InvalidValueError
 from ..model.meshes import mesh_file_problem
 from ..obstacle_kinds import BY_NAME, KINDS
 from ..transforms import quat_rotate_unit
-from .gjk import shape_bound
+from .gjk import pieces_shape_bound
 from .robot import rigid_groups
 
 MESH_SPHERES = 32  # spheres fitted to a Mesh obstacle unless obstacle_spheres() asked for another count
@@ -171,14 +171,15 @@ def world_distance_numpy(model, robot, pose: np.ndarray, envs: np.ndarray) -> tu
     owner = model.spheres.link[idx]
     link, obstacle = np.zeros(B, np.int64), np.zeros(B, np.int64)
     poses = obstacle_poses(obstacles, envs)
-    hulls = model.link_hulls()
+    pieces, balls = model.link_pieces(), model.piece_balls()
     for o, ob in enumerate(obstacles):
         d_all = signed_distance(ob.kind, ob.size, poses[:, o], pts) - radii
-        for l in np.unique(owner):  # link by link: near contact the hull's bound too, as the kernels
+        for l in np.unique(owner):  # link by link: near contact the pieces' bound too, as the kernels
             d = d_all[:, owner == l].min(axis=1)
-            if hulls[l] is not None:
+            if pieces[l]:
                 for r in np.flatnonzero(d < best):
-                    d[r] = max(d[r], shape_bound(hulls[l], pose[r, l], BY_NAME[ob.kind].code, ob.size, poses[r, o]))
+                    d[r] = max(d[r], pieces_shape_bound(pieces[l], balls[l], pose[r, l], BY_NAME[ob.kind].code,
+                                                        np.resize(ob.size, 3), poses[r, o], best[r]))
             closer = d < best
             best = np.where(closer, d, best)
             link = np.where(closer, l, link)

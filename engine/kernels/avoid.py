@@ -9,8 +9,8 @@ obstacles of the scene (:mod:`engine.collision.world`), in the tables named in
    within ``margin + SLACK`` of each other is searched sphere by sphere for its closest spheres
    (bounding balls farther apart than that prove every sphere of the pair farther too, so the
    culling loses nothing below that distance). The :data:`ROWS` closest such pairs are kept, one
-   entry per link pair or link-obstacle pair; then each is measured on the links' convex hulls
-   too (:mod:`engine.kernels.gjk`, all together within :data:`HULL_WORK` loop iterations), and its
+   entry per link pair or link-obstacle pair; then each is measured on the links' pieces (convex
+   hulls: :mod:`engine.kernels.gjk`, all together within :data:`HULL_WORK` loop iterations), and its
    distance is the larger of the two lower bounds (the spheres stand a few millimetres out of the
    meshes, the hulls of convex meshes not at all): a pair the hulls prove clear leaves the kept
    ones.

@@ -1,23 +1,41 @@
-"""The exact tier of the collision checks: a lower bound of the distance between a link's convex
-hull and another link's hull or an obstacle, by GJK (:mod:`engine.collision.gjk` is the same in
-numpy, and says why the bound holds whatever the simplex does).
+"""The exact tier of the collision checks: a lower bound of the distance between a link's pieces
+(convex hulls whose union holds its geometry: :mod:`engine.collision.pieces`) and another link's
+pieces or an obstacle, by GJK per pair of pieces (:mod:`engine.collision.gjk` is the same in numpy,
+and says why the bound holds whatever the simplex does).
 
-The hulls' vertices are rows of ``coll_f`` (:data:`~engine.kernels.tables.HULL_F`, link frame),
-each link's range ``[h0, h1)`` in its ``coll_i`` row (:data:`~engine.kernels.tables.LINK_C`; empty:
-no hull) and the radius it is grown by in its bounding ball's row (a reduced hull's:
-:mod:`engine.collision.hulls`). Obstacles are the primitives of :mod:`engine.obstacle_kinds`: a plane is exact in one
-pass over the hull's vertices; the others are a core (box, cylinder, point, segment) and a radius.
+The pieces' vertices are rows of ``coll_f`` (:data:`~engine.kernels.tables.HULL_F`, link frame),
+each piece's range ``[h0, h1)`` in its ``coll_i`` row (:data:`~engine.kernels.tables.PIECE_I`),
+its bounding ball and the radius it is grown by (a reduced hull's: :mod:`engine.collision.hulls`)
+in its ``coll_f`` row (:data:`~engine.kernels.tables.PIECE_F`), and each link's pieces ``[p0, p1)``
+in its :data:`~engine.kernels.tables.LINK_C` row (empty: none). Obstacles are the primitives of
+:mod:`engine.obstacle_kinds`: a plane is exact in one pass over a piece's vertices; the others are
+a core (box, cylinder, point, segment) and a radius.
 """
 
 import taichi as ti
 
 from ..collision.gjk import FLAT, ITERATIONS, SAFETY, TINY, TOLERANCE
 from ..obstacle_kinds import BOX, CAPSULE, CYLINDER, PLANE
-from .collide import sign
+from .collide import shape_distance, sign
 from .quat import qconj, qrot
-from .tables import AVOID_HEAD, BOUND_F, HULL_F, LINK_C, bound_row, link_row_c
+from .tables import (
+    AVOID_HEAD,
+    BOUND_F,
+    HULL_F,
+    LINK_C,
+    PIECE_F,
+    PIECE_I,
+    bound_row,
+    link_row_c,
+    piece_row_f,
+    piece_row_i,
+)
 
 FAR = 1e30        # m: the bound of a pair that has no hull is -FAR (the sphere distance stands alone)
+# loop iterations of one GJK step beyond its pass over the vertices: the step's own, and the
+# faces of its simplex (_closest)
+STEP_LOOPS = 6
+EXITS = 3  # loop exit tests of one bound beyond its budget (its two passes' and its last GJK's)
 
 
 @ti.func
@@ -281,55 +299,167 @@ def lower_bound(coll_f: ti.template(), a0, a1, pa, qa, kind, size, b0, b1, pb, q
 
 
 @ti.func
-def hull_range(coll_i: ti.template(), coll_f: ti.template(), n_pairs, link):
-    """(first row, end row, radius (m)) of ``link``'s hull in ``coll_f``."""
-    row = link_row_c(n_pairs, link)
-    grown = coll_f[bound_row(coll_i[0, AVOID_HEAD.n_spheres], link), BOUND_F.hull_radius]
-    return coll_i[row, LINK_C.h0], coll_i[row, LINK_C.h1], grown
+def _ball_center(coll_f: ti.template(), row):
+    return ti.Vector([coll_f[row, PIECE_F.center + k] for k in ti.static(range(3))])
 
 
 @ti.func
-def bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, la, pa, qa, lb, pb, qb, kind, size, stop, budget):
-    """(A lower bound (m) of the distance between link ``la``'s hull (posed at pa, qa) and link
-    ``lb``'s (at pb, qb) or, when ``lb`` < 0, an obstacle of ``kind`` and packed ``size`` (posed
-    at pb, qb), less :data:`SAFETY`; -FAR when a link has no hull, ``budget`` does not allow one
-    step, or it does not prove them apart. The loop iterations it ran, at most ``budget``.) A
-    plane (unit normal ``size`` in its frame, through pb) is exact: the lowest vertex. One call
-    site of GJK for both kinds of pair, so the kernels that inline it stay small."""
-    a0, a1, ga = hull_range(coll_i, coll_f, n_pairs, la)
+def _near(coll_f: ti.template(), ff, ia, lb, pa, qa, pb, qb, kind, size, cb, reach_b):
+    """(The centre of piece ``ia``'s ball (its link posed at pa, qa) in the frame of what it is
+    measured against (posed at pb, qb), and a lower bound (m) of its distance to it: link ``lb``'s
+    pieces, all within ``reach_b`` of ``cb`` (b's frame), or, when ``lb`` < 0, an obstacle of
+    ``kind`` and ``size`` (its distance at the ball's centre less the ball's radius).) ``ff``: the
+    first piece row of coll_f."""
+    local = qrot(qconj(qb), pa + qrot(qa, _ball_center(coll_f, ff + ia)) - pb)
+    out = 0.0
+    if lb >= 0:
+        out = (local - cb).norm() - coll_f[ff + ia, PIECE_F.radius] - reach_b
+    else:
+        dist, _ = shape_distance(kind, size, local)
+        out = dist - coll_f[ff + ia, PIECE_F.radius]
+    return local, out
+
+
+@ti.func
+def _piece_bound(coll_i: ti.template(), coll_f: ti.template(), fi, ff, ia, ib, lb, pa, qa, pb, qb, kind, size,
+                 radius, start, stop, budget):
+    """(A lower bound (m) of the distance between piece ``ia`` and piece ``ib`` of link ``lb`` or,
+    when ``lb`` < 0, an obstacle (see :func:`_near`; ``radius``: the obstacle's radius, taken off
+    with the pieces' grown radii and :data:`SAFETY`), -FAR where it ran no step; its loop
+    iterations; 1 when ``budget`` allowed it to run.) ``fi``, ``ff``: the first piece rows of
+    coll_i, coll_f; ``start``: a direction from the piece toward the other. A plane is exact in
+    one pass over the piece's vertices."""
+    a0 = coll_i[fi + ia, PIECE_I.h0]
+    a1 = coll_i[fi + ia, PIECE_I.h1]
+    grown = coll_f[ff + ia, PIECE_F.grown]
     b0 = 0
     b1 = 0
-    grown = ga
-    radius = 0.0
     shape = kind
-    ok = a1 > a0
     if lb >= 0:
         shape = -1
-        h0, h1, gb = hull_range(coll_i, coll_f, n_pairs, lb)
-        b0 = h0
-        b1 = h1
-        grown += gb
-        ok = ok and h1 > h0
-    elif kind != BOX and kind != CYLINDER and kind != PLANE:  # a sphere's or a capsule's radius
-        radius = size[0]
+        b0 = coll_i[fi + ib, PIECE_I.h0]
+        b1 = coll_i[fi + ib, PIECE_I.h1]
+        grown += coll_f[ff + ib, PIECE_F.grown]
+    per_step = ti.max(a1 - a0, b1 - b0) + STEP_LOOPS
     out = -FAR
     work = 0
-    per_step = ti.max(a1 - a0, b1 - b0) + 2  # one pass over both hulls' rows, and the step itself
-    if ok and shape == PLANE:
+    ran = 0
+    if shape == PLANE:
         if budget >= per_step:
             normal = qrot(qb, size)
             low = FAR
             for r in range(a0, a1):
                 low = ti.min(low, normal.dot(pa + qrot(qa, _vertex(coll_f, r)) - pb))
-            out = _separated(low - grown - SAFETY)
+            out = low - grown - SAFETY
             work = per_step
-    elif ok:
+            ran = 1
+    else:
         steps = budget // per_step - 1  # the first support is a step's worth too
         if steps >= 1:
-            low, used = lower_bound(coll_f, a0, a1, pa, qa, shape, size, b0, b1, pb, qb, pb - pa,
+            low, used = lower_bound(coll_f, a0, a1, pa, qa, shape, size, b0, b1, pb, qb, start,
                                     stop + radius + grown + SAFETY, steps)
-            out = _separated(low - radius - grown - SAFETY)
+            out = low - radius - grown - SAFETY
             work = used * per_step
+            ran = 1
+    return out, work, ran
+
+
+@ti.func
+def bound(coll_i: ti.template(), coll_f: ti.template(), n_pairs, la, pa, qa, lb, pb, qb, kind, size, stop, budget):
+    """(A lower bound (m) of the distance between link ``la``'s pieces (posed at pa, qa) and link
+    ``lb``'s (at pb, qb) or, when ``lb`` < 0, an obstacle of ``kind`` and packed ``size`` (posed
+    at pb, qb), less :data:`SAFETY`; -FAR when a link has no pieces, ``budget`` does not allow
+    every piece pair it needs its steps, or it does not prove them apart. The loop iterations it
+    ran, at most ``budget`` + :data:`EXITS`.)
+
+    The bound is the least over the piece pairs of their GJK bounds, searched only as far as
+    ``stop`` (raised to :data:`TOLERANCE`: a bound at or below 0 proves nothing, so a pair is
+    searched until it is proven apart even where the caller's cut is below 0). A first pass finds
+    the piece pair nearest by its balls, which is searched first; then every other pair whose balls
+    are nearer than the least bound so far (their gap is a lower bound too, so the others cannot
+    lower it), a piece of ``la`` passed over whole where its ball is that far from the ball about
+    ``lb``'s link ball centre that holds all its pieces (``BOUND_F.reach``). One call site of GJK
+    for both kinds of pair, so the kernels that inline it stay small."""
+    n_links = coll_i[0, AVOID_HEAD.n_links]
+    n_shapes = coll_i[0, AVOID_HEAD.n_shapes]
+    n_spheres = coll_i[0, AVOID_HEAD.n_spheres]
+    fi = piece_row_i(n_pairs, n_links, n_shapes, 0)
+    ff = piece_row_f(n_spheres, n_links, n_shapes, 0)
+    row = link_row_c(n_pairs, la)
+    a0 = coll_i[row, LINK_C.p0]
+    a1 = coll_i[row, LINK_C.p1]
+    b0 = 0
+    b1 = 1  # an obstacle: one piece
+    radius = 0.0
+    cb = ti.Vector([0.0, 0.0, 0.0])
+    reach_b = 0.0
+    if lb >= 0:
+        row = link_row_c(n_pairs, lb)
+        b0 = coll_i[row, LINK_C.p0]
+        b1 = coll_i[row, LINK_C.p1]
+        brow = bound_row(n_spheres, lb)
+        cb = ti.Vector([coll_f[brow, BOUND_F.center + k] for k in ti.static(range(3))])
+        reach_b = coll_f[brow, BOUND_F.reach]
+    elif kind != BOX and kind != CYLINDER and kind != PLANE:  # a sphere's or a capsule's radius
+        radius = size[0]
+    best = ti.max(stop, TOLERANCE)  # proven at least this far apart: enough
+    work = 0
+    failed = 0
+    if a1 <= a0 or b1 <= b0:
+        failed = 1
+    first_a = -1  # the piece pair nearest by its balls, where nearer than ``best``
+    first_b = -1
+    near = best
+    na = a1 - a0
+    for t in range(2 * na + 1):  # pass 1: t < na; pass 2: the first pair (t = na), then the others
+        if failed == 1:
+            break
+        second = 0
+        ia = a0 + t
+        lo = b0
+        hi = b1
+        if t >= na:
+            second = 1
+            ia = a0 + t - na - 1
+            if t == na:
+                ia = first_a
+                lo = first_b
+                hi = first_b + 1
+        if second == 1 and first_a < 0:
+            break  # every piece pair is at least ``best`` apart by its balls
+        if work >= budget:
+            failed = 1
+            break
+        work += 1
+        local, g = _near(coll_f, ff, ia, lb, pa, qa, pb, qb, kind, size, cb, reach_b)
+        if g < ti.select(second == 1, best, near):
+            ra = coll_f[ff + ia, PIECE_F.radius]
+            for ib in range(lo, hi):
+                if work >= budget:
+                    failed = 1
+                    break
+                work += 1
+                gb = g
+                to = -local  # toward the obstacle's origin
+                if lb >= 0:
+                    to = _ball_center(coll_f, ff + ib) - local
+                    gb = to.norm() - ra - coll_f[ff + ib, PIECE_F.radius]
+                if second == 0:
+                    if gb < near:
+                        near = gb
+                        first_a = ia
+                        first_b = ib
+                elif gb < best and (t == na or ia != first_a or ib != first_b):
+                    h, used, ran = _piece_bound(coll_i, coll_f, fi, ff, ia, ib, lb, pa, qa, pb, qb, kind, size,
+                                                radius, qrot(qb, to), best, budget - work)
+                    work += used
+                    best = ti.min(best, ti.max(gb, h))
+                    if ran == 0 or best <= 0:  # out of budget, or a piece pair not proven apart
+                        failed = 1
+                        break
+    out = -FAR
+    if failed == 0:
+        out = _separated(best)
     return out, work
 
 

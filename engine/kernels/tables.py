@@ -166,35 +166,40 @@ def rest_row(Lt, i):
 
 
 # -- collision tables (engine.collision.checks; read by engine.kernels.avoid) --
-# For P counted link pairs, L links, O obstacles and S spheres:
+# For P counted link pairs, L links, O obstacles, S spheres and N pieces (engine.collision.pieces):
 #
-# - ``coll_i`` int32 (1 + P + L + O, COLL_I_WIDTH): row 0 AVOID_HEAD; row pair_row(p) PAIR_I; row
-#   link_row_c(P, l) LINK_C; row shape_row_i(P, L, o) SHAPE_I.
-# - ``coll_f`` float (S + L + O + V, COLL_F_WIDTH): row s SPHERE_F; row bound_row(S, l) BOUND_F; row
-#   shape_row_f(S, L, o) SHAPE_F; then the V vertices of the links' convex hulls (HULL_F), each
-#   link's rows [h0, h1) named in its LINK_C row (engine.kernels.gjk, the checks' exact tier).
+# - ``coll_i`` int32 (1 + P + L + O + N, COLL_I_WIDTH): row 0 AVOID_HEAD; row pair_row(p) PAIR_I; row
+#   link_row_c(P, l) LINK_C; row shape_row_i(P, L, o) SHAPE_I; row piece_row_i(P, L, O, k) PIECE_I.
+# - ``coll_f`` float (S + L + O + N + V, COLL_F_WIDTH): row s SPHERE_F; row bound_row(S, l) BOUND_F; row
+#   shape_row_f(S, L, o) SHAPE_F; row piece_row_f(S, L, O, k) PIECE_F; then the V vertices of the
+#   pieces' convex hulls (HULL_F), each piece's rows [h0, h1) named in its PIECE_I row, each link's
+#   pieces [p0, p1) in its LINK_C row (engine.kernels.gjk, the checks' exact tier).
 # - ``shape_pose`` float (n_envs, max(O, 1), POSE.width): each obstacle's pose per env.
-AVOID_HEAD = Columns(n_pairs=1, n_links=1, n_shapes=1, n_spheres=1)
+AVOID_HEAD = Columns(n_pairs=1, n_links=1, n_shapes=1, n_spheres=1, n_pieces=1)
 # the two links of a pair and their sphere index ranges [a0, a1), [b0, b1)
 PAIR_I = Columns(link_a=1, link_b=1, a0=1, a1=1, b0=1, b1=1)
 # a link's sphere index range [s0, s1) (empty: no spheres), whether it is checked against obstacles,
-# and the coll_f rows [h0, h1) of its convex hull's vertices (empty: no hull)
-LINK_C = Columns(s0=1, s1=1, world=1, h0=1, h1=1)
+# and its pieces [p0, p1) (indices 0 .. N - 1; empty: none, the spheres stand alone)
+LINK_C = Columns(s0=1, s1=1, world=1, p0=1, p1=1)
 SHAPE_I = Columns(kind=1)  # the obstacle code (engine.kernels.collide; engine.obstacle_kinds.SHAPES)
+PIECE_I = Columns(h0=1, h1=1)  # the coll_f rows [h0, h1) of a piece's hull vertices
 # a robot sphere: its link (as a float), centre (link frame, m), radius; count > 0: the bounding
 # ball of the next ``count`` rows, a group of the link's spheres (engine.collision.groups)
 SPHERE_F = Columns(link=1, center=3, radius=1, count=1)
-# a link's bounding ball of its spheres (link frame; radius < 0: none), how far its convex hull
-# (HULL_F rows) is grown (m; 0: the hull as it is), and how far its spheres stand out of the hull
-# at most (m; engine.collision.hulls.protrusion: the solver's cue that GJK cannot help)
-BOUND_F = Columns(center=3, radius=1, hull_radius=1, protrusion=1)
+# a link's bounding ball of its spheres (link frame; radius < 0: none), how far its spheres stand
+# out of its pieces at most (m; engine.collision.pieces.protrusion: the solver's cue that GJK cannot
+# help), and the radius (m) of a ball about the same centre that holds all its pieces (grown)
+BOUND_F = Columns(center=3, radius=1, protrusion=1, reach=1)
+# a piece's bounding ball (link frame, m; it holds the piece grown by ``grown``) and how far its hull
+# (HULL_F rows) is grown (m; 0: the hull as it is: engine.collision.hulls.reduced)
+PIECE_F = Columns(center=3, radius=1, grown=1)
 # box half extents; sphere radius; cylinder radius, half height; plane unit normal; the radius of a
 # ball about the shape's origin that holds it (m; 1e30 for a plane)
 SHAPE_F = Columns(size=3, bound=1)
-HULL_F = Columns(vertex=3)  # a vertex of a link's convex hull (link frame, m)
+HULL_F = Columns(vertex=3)  # a vertex of a piece's convex hull (link frame, m)
 
-COLL_I_WIDTH = max(c.width for c in (AVOID_HEAD, PAIR_I, LINK_C, SHAPE_I))
-COLL_F_WIDTH = max(c.width for c in (SPHERE_F, BOUND_F, SHAPE_F, HULL_F))
+COLL_I_WIDTH = max(c.width for c in (AVOID_HEAD, PAIR_I, LINK_C, SHAPE_I, PIECE_I))
+COLL_F_WIDTH = max(c.width for c in (SPHERE_F, BOUND_F, SHAPE_F, PIECE_F, HULL_F))
 
 
 @ti.pyfunc
@@ -225,3 +230,15 @@ def bound_row(S, l):
 def shape_row_f(S, L, o):
     """Row of obstacle ``o``'s size in ``coll_f`` (S spheres, L links)."""
     return S + L + o
+
+
+@ti.pyfunc
+def piece_row_i(P, L, O, k):
+    """Row of piece ``k`` in ``coll_i`` (P pairs, L links, O obstacles)."""
+    return 1 + P + L + O + k
+
+
+@ti.pyfunc
+def piece_row_f(S, L, O, k):
+    """Row of piece ``k``'s ball in ``coll_f`` (S spheres, L links, O obstacles)."""
+    return S + L + O + k

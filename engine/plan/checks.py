@@ -40,13 +40,13 @@ class Checker:
         cfg = entity.configuration
         self.dtype = cfg.dtype
         model = entity.collision_model()
-        hulls = list(model.link_hulls())
-        if carried is not None:  # the carrying link's hull holds not the body: its spheres decide
-            hulls[carried[0]] = None
-        # the distances are the spheres' or, near contact, the hulls' (engine.kernels.gjk): the
-        # motion bound covers the sphere centres and each hull's vertex farthest from its link's origin
+        pieces = list(model.link_pieces())
+        if carried is not None:  # the carrying link's pieces hold not the body: its spheres decide
+            pieces[carried[0]] = []
+        # the distances are the spheres' or, near contact, the pieces' (engine.kernels.gjk): the
+        # motion bound covers the sphere centres and each piece's vertex farthest from its link's origin
         far = [(l, h.vertices[np.argmax(np.linalg.norm(h.vertices, axis=1))], h.radius)
-               for l, h in enumerate(hulls) if h is not None]
+               for l, link in enumerate(pieces) for h in link]
         links = np.concatenate([model.spheres.link, np.array([l for l, _, _ in far], np.int64)])
         centres = np.concatenate([model.spheres.centers, np.array([v for _, v, _ in far]).reshape(-1, 3)])
         extra = np.concatenate([np.zeros(len(model.spheres.link)), [r for _, _, r in far]])
@@ -64,7 +64,7 @@ class Checker:
             tables = augment(model.kernel_tables(cfg.dtype), *carried)
             shapes, _ = world_tables(scene_obstacles(entity.scene, entity), envs[:1], cfg.dtype)
             for t, pairs, shp in ((self._self, tables[2], shapes[:0]), (self._world, tables[2][:0], shapes)):
-                t.coll_i, t.coll_f = pack(entity, (tables[0], tables[1], pairs), shp, hulls)
+                t.coll_i, t.coll_f = pack(entity, (tables[0], tables[1], pairs), shp, pieces)
                 t.loops = loop_count(t.coll_i)
         self._poses = self._world.shape_pose.copy()  # (len(envs), O, 7): each env's obstacle poses
         self._row = np.full(cfg.n_envs, -1, np.int64)
