@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 
+from app.sim.preload import ALLOWED_LATE
+
 MAX_GAP_MS = 250.0
 
 
@@ -74,6 +76,10 @@ def test_no_frame_gap_through_a_cold_start(launch, display, tmp_path, monkeypatc
     # the report was sampled all along: often, and over 50 frames of the GUI at least (the frame rate
     # itself is not judged: on a busy machine it falls, and the gap check above allows for that)
     assert len(watch.seen) > 50 and watch.seen[-1][1] - watch.seen[0][1] >= 50, (watch.seen[:3], watch.seen[-3:])
+    # the first scene's imports (each holds the GIL: scipy's alone held it up to 1 s on a busy machine)
+    # came before the first frame, not during the frames (app.sim.preload)
+    late = set(r["late_imports"]) - ALLOWED_LATE
+    assert not late, f"imported after the window's first frame: {sorted(late)}; add them to app.sim.preload.MODULES"
     assert "Traceback" not in watch.app.log(), watch.app.log()
 
 

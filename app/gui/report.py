@@ -1,8 +1,9 @@
 """The JSON report the GUI writes every frame for tests that drive the real window from outside:
 the 3D view's top-left corner in window pixels, each env's projected centre and each target's
 gizmo handles in view pixels, the targets' poses and masks, qpos, the state flags, the shortcuts
-run, who has the keyboard, widget rectangles and which of them the mouse is over, the status line
-and the messages. Before the scene is ready only the parts that do not need it are there."""
+run, who has the keyboard, widget rectangles and which of them the mouse is over, the status line,
+the messages and the packages imported since the first frame. Before the scene is ready only the
+parts that do not need it are there."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def write_report(app, path: Path) -> None:
     data = {"view_origin": [x0, y0], "view_size": list(app.view.size), "ready": c.ready,
             "window_size": [dpg.get_viewport_client_width(), dpg.get_viewport_client_height()],
             "frames": app.n_frames, "images": app.n_images, "frames_shown": app.frames_shown,
-            "longest_frame_gap": app.clock.report(),
+            "longest_frame_gap": app.clock.report(), "late_imports": app.late_imports(),
             "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
             "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow,
                       "space": c.targets.space if c.targets is not None else "world",

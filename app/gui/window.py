@@ -21,6 +21,7 @@ from ..control.controller import AppController
 from . import keybinds
 from .frame_clock import FrameClock
 from .panels import Panels, menu
+from .report import write_report
 from .view import View
 
 SIDE_W = 330          # width of the left and right panels, px
@@ -86,6 +87,7 @@ class App:
         dpg.setup_dearpygui()
         self.controller.wait_kernels(KERNELS_WAIT_S)  # the window's frames never wait on a compile of FK
         dpg.show_viewport()
+        self._modules_at_window = set(sys.modules.copy())  # see late_imports
         self.t_window = time.perf_counter()
         self.startup_text = ""
         self._startup_said = 0  # startup lines said: robots on screen, then solving
@@ -275,9 +277,12 @@ class App:
 
     def report(self, path: Path) -> None:
         """Write the JSON report an outside test driver reads (see :mod:`app.gui.report`)."""
-        from .report import write_report
-
         write_report(self, path)
+
+    def late_imports(self) -> list[str]:
+        """The top-level packages imported since the window's first frame, sorted: each import holds
+        the GIL, so a first scene's should come before it (:mod:`app.sim.preload`)."""
+        return sorted({name.partition(".")[0] for name in set(sys.modules.copy()) - self._modules_at_window})
 
     @property
     def frames_shown(self) -> int:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from engine.configuration import prepare_fk
 from engine.scenefile.errors import one_line
 
+from .preload import preload
 from .tuning import freeze_heap, quick_compiles
 
 IDLE_WAIT_S = 0.05  # the sim thread's longest sleep: it wakes at once on a command, an edit or an image
@@ -72,6 +73,7 @@ class SimThread:
         last = 0.0
         try:
             if self.prepare:
+                preload()  # the first scene's lazy imports: each holds the GIL (app.sim.preload)
                 prepare_fk()
         except Exception:  # the first build meets the same error and reports it
             pass
