@@ -20,6 +20,7 @@ from engine.collision import fit_store
 from engine.collision import spheres as spheres_mod
 from engine.collision.cover import DEFAULT_TOLERANCE
 from engine.collision.geometry import collision_geometry
+from engine.collision.pieces import pieces_file_name, robot_pieces
 from engine.collision.spheres import fit_name, sphere_model
 from engine.model import load
 from engine.model.errors import ModelLoadError
@@ -44,12 +45,15 @@ def test_every_catalog_robot_has_a_current_shipped_fit():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the catalog's own complaints (mimic joints, ...)
-                name, tree, geometry = _sphere_name(_morph(entry))
+                morph = _morph(entry)
+                name, tree, geometry = _sphere_name(morph)
         except ModelLoadError:
             continue  # a catalog file that does not load has nothing to check
         checked += 1
         if name not in shipped:
             missing.append(entry.name)
+        if pieces_file_name(tree, geometry, float(morph.scale)) not in shipped:
+            missing.append(f"{entry.name} (pieces)")
     assert checked > 60
     assert not missing, (f"no current shipped fit for {missing}: run `python -m engine.collision.prefit` "
                          "(after a change of the fitting or of the robot files)")
@@ -91,6 +95,43 @@ def test_a_fresh_machine_reads_the_shipped_fit_without_fitting(tmp_path, monkeyp
     with np.load(fit_store.SHIPPED / name) as held:
         np.testing.assert_array_equal(model.radii, held["radii"])
     assert not (tmp_path / "collision").exists() or not list((tmp_path / "collision").iterdir())
+
+
+def test_a_fresh_machine_reads_the_shipped_pieces_and_a_fresh_cut_is_the_same(tmp_path, monkeypatch):
+    """The exact tier's pieces ship too (a fresh machine cut hyq's for 12 s, xArm7's for 28 s, in
+    each test process): read without cutting from an empty cache, and bit for bit what a fresh
+    cut in another process (another hash seed) makes."""
+    from engine.collision import pieces as pieces_mod
+
+    morph = URDF(file="erd:panda", fixed=True)
+    tree = load(morph)
+    geometry = collision_geometry(tree, morph)
+    code = textwrap.dedent(f"""
+        import numpy as np
+        from engine.collision import fit_store
+        fit_store.SHIPPED = fit_store.SHIPPED / "none"   # cut afresh
+        from engine.collision.geometry import collision_geometry
+        from engine.collision.pieces import pack, robot_pieces
+        from engine.model import load
+        from engine.morphs import URDF
+        morph = URDF(file="erd:panda", fixed=True)
+        tree = load(morph)
+        np.savez({str(tmp_path / "fresh.npz")!r}, **pack(robot_pieces(tree, collision_geometry(tree, morph))))
+    """)
+    env = {**os.environ, "IKSTUDIO_CACHE_DIR": str(tmp_path / "cache"), "PYTHONHASHSEED": "321"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=600)
+
+    monkeypatch.setenv("IKSTUDIO_CACHE_DIR", str(tmp_path / "empty"))
+
+    def no_cut(*args, **kwargs):
+        raise AssertionError("cut, though shipped pieces exist")
+
+    monkeypatch.setattr(pieces_mod, "link_pieces", no_cut)
+    held = pieces_mod.pack(robot_pieces(tree, geometry))
+    with np.load(tmp_path / "fresh.npz") as fresh:
+        for field, value in held.items():
+            np.testing.assert_array_equal(fresh[field], value, err_msg=field)
+    assert sum(held["per_link"]) >= tree.n_links - 2  # a piece per link with geometry at least
 
 
 @pytest.mark.parametrize("damage", ["truncated", "not npz", "fields missing"])

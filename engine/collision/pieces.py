@@ -20,7 +20,8 @@ Every piece keeps at most :data:`PIECE_VERTICES` vertices and a radius that hold
 (:func:`engine.collision.hulls.reduced`), so the union still contains the geometry. The pieces of
 a robot are cached on disk (:mod:`engine.collision.fit_store`, ``pieces_<key>.npz``, the key a
 hash of the robot's files, the scale and :data:`PIECES_VERSION`): a link's measure and cut take
-0.05-2 s (hyq: ~20 s the robot, the Panda ~1 s), once per robot file and machine.
+0.05-2 s (hyq: ~20 s the robot, the Panda ~1 s), once per robot file and machine; the catalog
+robots' pieces ship with the package (``python -m engine.collision.prefit``), so they cost nothing.
 """
 
 from __future__ import annotations
@@ -193,17 +194,24 @@ def _sphere_piece(geom) -> Hull | None:
     return None if mesh is None else _piece(np.asarray(mesh.vertices, float))
 
 
+def pieces_file_name(tree, geometry, scale=1.0) -> str | None:
+    """The fit-store file name (``pieces_<key>.npz``) of ``tree``'s pieces for ``geometry`` at
+    ``scale``; None for a tree not read from a file (nothing to key it by: never cached)."""
+    from .geometry import mesh_files
+
+    if tree.source is None or not tree.source.is_file():
+        return None
+    params = {"what": "pieces", "v": PIECES_VERSION, "scale": scale, "links": ",".join(tree.link_names()),
+              "loose": LOOSE, "target": TARGET, "cuts": CUTS, "vertices": PIECE_VERTICES}
+    return f"pieces_{fit_store.cache_key(tree.source, mesh_files(geometry), params)}.npz"
+
+
 def robot_pieces(tree, geometry, scale=1.0, use_cache: bool = True) -> list[list[Hull]]:
     """Each link's pieces (:func:`link_pieces`) for ``geometry`` (``[n_links]`` lists of ``Visual``)
     of ``tree``, from the disk cache where a process made them before (keyed by the robot file's
     and its meshes' bytes, ``scale`` and :data:`PIECES_VERSION`)."""
-    from .geometry import mesh_files
-
-    name = None
-    if use_cache and tree.source is not None and tree.source.is_file():
-        params = {"what": "pieces", "v": PIECES_VERSION, "scale": scale, "links": ",".join(tree.link_names()),
-                  "loose": LOOSE, "target": TARGET, "cuts": CUTS, "vertices": PIECE_VERTICES}
-        name = f"pieces_{fit_store.cache_key(tree.source, mesh_files(geometry), params)}.npz"
+    name = pieces_file_name(tree, geometry, scale) if use_cache else None
+    if name is not None:
         held = fit_store.load(name, ("per_link", "sizes", "radii", "vertices"))
         if held is not None and len(held["per_link"]) == len(geometry):
             return unpack(held["per_link"], held["sizes"], held["radii"], held["vertices"])
@@ -261,4 +269,4 @@ def protrusion(pieces: list[Hull], centers: np.ndarray, radii: np.ndarray) -> fl
 
 
 __all__ = ["CUTS", "LOOSE", "PIECES_VERSION", "PIECE_VERTICES", "TARGET", "ball", "balls", "gap", "link_pieces",
-           "outside", "pack", "protrusion", "robot_pieces", "surface_pieces", "unpack"]
+           "outside", "pack", "pieces_file_name", "protrusion", "robot_pieces", "surface_pieces", "unpack"]
