@@ -45,13 +45,39 @@ class Signals:
             raise Interrupted(self.signum)
 
 
+class _Early:
+    """The first handled signal since :func:`catch_early`, remembered only (``signum``)."""
+
+    signum: int | None = None
+
+    @classmethod
+    def handler(cls, signum, frame):
+        if cls.signum is None:
+            cls.signum = signum
+
+
+def catch_early() -> None:
+    """Remember SIGINT, SIGTERM and SIGHUP from now on (main thread only), to be raised by the
+    next :func:`stop_on_signals` block: the command line calls it first, before its own imports,
+    so that a signal in the gap before its handlers are in place is never lost."""
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        for s in HANDLED:
+            signal.signal(s, _Early.handler)
+
+
 @contextlib.contextmanager
 def stop_on_signals():
     """Handle SIGINT, SIGTERM and SIGHUP as :class:`Interrupted` while the block runs (main thread
-    only: Python runs signal handlers there); the previous handlers come back afterwards."""
+    only: Python runs signal handlers there); the previous handlers come back afterwards. A signal
+    :func:`catch_early` remembered is raised as the block starts."""
     signals = Signals()
     previous = {s: signal.signal(s, signals._handler) for s in HANDLED}
     try:
+        if _Early.signum is not None and signals.signum is None:
+            signals.signum, _Early.signum = _Early.signum, None
+            raise Interrupted(signals.signum)
         yield signals
     finally:
         for s, handler in previous.items():  # once stopped by one, the command is ending: ignore the rest
