@@ -130,9 +130,13 @@ def test_kernel_matches_numpy_on_every_backend():
 
 @pytest.mark.cpu_backend_only
 def test_pieces_are_cached(tmp_path, monkeypatch):
-    """The first model of a robot cuts its pieces and writes them to the cache; a second process's
-    (here: a fresh model with the cutting disabled) reads them back, the same to the bit."""
+    """The first model of a robot outside the shipped fits cuts its pieces and writes them to the
+    cache; a second process's (here: a fresh model with the cutting disabled) reads them back, the
+    same to the bit."""
+    from engine.collision import fit_store
+
     monkeypatch.setenv("IKSTUDIO_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(fit_store, "SHIPPED", tmp_path / "shipped")  # as for a robot the catalog lacks
     scene, robot = _robot("panda", 1)
     first = robot.collision_model().link_pieces()
     files = list((tmp_path / "collision").glob("pieces_*.npz"))
