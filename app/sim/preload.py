@@ -32,6 +32,8 @@ MODULES = (
     "scipy.ndimage",
     "networkx",
     "lxml.etree",
+    "collada",  # trimesh's DAE reader imports it on the first .dae mesh (Baxter's, UR5's ...)
+    "yourdfpy",  # the URDF parser, for a robot switch from an MJCF scene
     "PIL.Image",
     "PIL.ImageDraw",
     "PIL.ImageFont",
