@@ -80,9 +80,4 @@ def _gl_platform_modules() -> list[str]:
     return [f"OpenGL.{platform}", f"pyrender.platforms.{platform}"] if platform in ("osmesa", "egl") else []
 
 
-def top_level(names) -> set[str]:
-    """The top-level packages of module ``names``."""
-    return {name.partition(".")[0] for name in names}
-
-
-__all__ = ["ALLOWED_LATE", "MODULES", "preload", "top_level"]
+__all__ = ["ALLOWED_LATE", "MODULES", "preload"]
