@@ -30,12 +30,20 @@ CPYTHON_SITE_FAILED = "Fatal Python error: init_import_site"
 STOP_WITHIN_WALL_S = 120.0  # a recording that did not stop runs 2000 frames: many minutes
 
 
+def _default_sigint() -> None:
+    """In the child before it runs Python: SIGINT as a terminal's command gets it (the default). A
+    background job of a non-interactive shell (``pytest ... &``, ``nohup``) inherits it ignored, and
+    until ``app.__main__`` installs its handlers the interpreter keeps it ignored, as every Unix
+    program does: a run of the suite launched that way saw SIGINT at 0.1 s lost and exit 0."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _record(out: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.Popen([sys.executable, "-m", "app", "record", str(REPO / "scenes" / "batched_panda.yaml"),
                              "-o", str(out), "--frames", "2000", "--size", "320x240", "--n-envs", "4",
                              "--no-progress", "--backend", "cpu"], cwd=REPO, env=env, stderr=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
 
 
 def _cpu_s(pid: int) -> float:
