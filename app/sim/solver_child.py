@@ -63,12 +63,10 @@ class Child:
         try:
             from engine import scenefile
 
-            from .solver_proc import generic_ready
-
             spec = scenefile.load(scene, check=False)  # the parent checks it (the link names: ~0.1 s more here)
             _quiet_init({"backend": backend})
             self.initialised = True
-            cached = generic_ready()
+            cached = False  # the command's first child answers per robot first (SolverProcess.per_robot_first)
             runner = _build_runner(spec.model_copy(deep=True), spec.envs.n_envs, cached)
             prepare_kernels(runner)
             self.ahead = (spec, spec.envs.n_envs, cached, runner)

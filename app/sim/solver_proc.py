@@ -14,7 +14,12 @@ per-robot one. Until it is in taichi's cache (:func:`generic_ready`, written by
 :class:`GenericWarmup`, a child that compiles it at the lowest priority) a child solves with
 "auto" instead (the per-robot solver where the robot has one: the same algorithm and
 tolerances), so a fresh machine answers within seconds. A child reads taichi's cache index when it
-starts, so only children started after the warm-up see the generic solver.
+starts, so only children started after the warm-up see the generic solver. The first child of
+the command (:func:`start_early`) answers with "auto" even where the generic solver is cached:
+the per-robot solver loads from the cache in about half the time, and that load is the warm
+start's critical path (answers 5.3-5.6 s after the command with the generic one, 2.9 s with the
+per-robot one, ``bench/startup.py`` at load 1-1.6); later scenes (a robot switch, an opened file)
+run the generic one, which their spare child has loaded ahead.
 
 :class:`SolverPool` keeps one spare child started (python, the engine and taichi imported and
 initialised), so that a new scene's child has only its scene to build; the spare and the warm-up
@@ -68,13 +73,16 @@ def engine_init_args() -> dict:
 class SolverProcess:
     """One child solving one scene; :meth:`build` then :meth:`step` per frame (from one thread)."""
 
-    def __init__(self, init_args: dict | None = None, initialise: bool = True):
+    def __init__(self, init_args: dict | None = None, initialise: bool = True, per_robot_first: bool = False):
         self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=child_env(), cwd=str(PACKAGE_ROOT))
         self._pending: list[str] = []  # the commands whose replies are not read yet, oldest first
         self.built_ahead: bool | None = None  # the last build's reply: the child took a scene built ahead
         self._sent_edits = None
         self.generic_as = "generic"  # what this child runs for kernel "generic" (set at build)
+        # the command's first child answers with the per-robot solver even where the generic one is cached:
+        # it loads from taichi's cache in ~0.6 s against ~1.2-2.3 s, the warm start's critical path
+        self.per_robot_first = per_robot_first
         self.initialised = False
         if initialise:
             self.initialise(init_args)
@@ -146,7 +154,7 @@ class SolverProcess:
         """Build ``spec`` for ``n_envs`` envs in the child, which then prepares its kernels
         (:func:`app.sim.solver_child.prepare_kernels`) and replies (read by :meth:`answers_ready` or
         the next step)."""
-        cached = generic_ready()
+        cached = generic_ready() and not self.per_robot_first
         self.generic_as = "generic" if cached else "auto"  # the child's choice (see serve)
         self.send("build", spec.model_copy(deep=True), n_envs, cached)  # checked there, as in-process
         self._sent_edits = None
@@ -261,7 +269,7 @@ def start_early() -> SolverProcess:
     asked), and the first build of that same scene takes what it built; :func:`discard_early`
     ends it if no pool takes it. Returns it."""
     if not _EARLY:
-        _EARLY.append(SolverProcess(initialise=False))
+        _EARLY.append(SolverProcess(initialise=False, per_robot_first=True))
     return _EARLY[0]
 
 
