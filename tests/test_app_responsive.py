@@ -76,7 +76,9 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
         r = app.wait_frames(3)
         # envs are ~10 px apart at 256: the nearest on the frames around the click
         candidates = {nearest(before, point), nearest(moved, point), nearest(r, point)}
-        assert r["state"]["selected_env"] in candidates, (k, candidates, r["state"]["selected_env"])
+        assert r["state"]["selected_env"] in candidates, (k, candidates, r["state"]["selected_env"],
+                                                          r["pointer_events"], r["hovered"], r["keyboard_owner"],
+                                                          r["frames"], moved["frames"])
     assert picks == 5, f"only {picks} envs away from the gizmo to click"
 
     # the n_envs box: click, type, Enter

@@ -57,6 +57,7 @@ class App:
         self._slept = 0.0  # the sleep the last frame asked for
         self._image_times: list[float] = []
         self._buttons = {"left": False, "middle": False}
+        self.pointer_events: list[list] = []  # the last presses and releases: [frame, button, "down"/"up", over the view]
         self._wheel = 0.0
         self._keys: list[tuple[bool, int]] = []  # (pressed, key code) since the last frame, in order
         self._mouse_at: tuple = ()  # the mouse position seen last frame
@@ -105,6 +106,8 @@ class App:
         ctrl = dpg.is_key_down(dpg.mvKey_LControl) or dpg.is_key_down(dpg.mvKey_RControl)
         for name, code in (("left", dpg.mvMouseButton_Left), ("middle", dpg.mvMouseButton_Middle)):
             down = dpg.is_mouse_button_down(code)
+            if down != self._buttons[name] and (over or not down):
+                self.pointer_events = [*self.pointer_events[-7:], [self.n_frames, name, "down" if down else "up", over]]
             if down and not self._buttons[name] and over:
                 c.pointer_down(name, px, py, shift=shift, ctrl=ctrl)
             elif not down and self._buttons[name]:
