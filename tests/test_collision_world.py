@@ -8,7 +8,7 @@ import coal
 import numpy as np
 import pinocchio as pin
 import pytest
-from _backend import init_engine
+from _backend import active, init_engine
 from _coal import coal_shape, coal_tf, pin_coal
 
 import engine as gs
@@ -162,3 +162,58 @@ def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monk
         assert np.all(dk >= dn - 5e-4), np.min(dk - dn)
         assert np.mean(np.abs(dk - dn) <= 1e-4) >= 0.98, np.sort(np.abs(dk - dn))[-5:]
         assert np.mean([a == b for a, b in zip(wk, wn)]) > 0.95  # float32 ties may pick another pair
+
+
+def test_the_search_in_launches_under_the_loop_limit(cluttered, monkeypatch):
+    """A software Vulkan device (lavapipe) stops a launch's loops past ~65k iterations: there the
+    checks' search runs in launches under the limit (engine.collision.launches). The Panda with its
+    pieces and four obstacles (~0.6M iterations at worst in one launch) takes a dozen or more, each
+    under the limit, every self pair and every link checked against the obstacles in exactly one.
+    Their least is the distance and the pair of the numpy twins (as the test above judges them),
+    no twin is called, and on the CPU it is the one launch's, to the bit."""
+    from engine.collision import checks, launches
+    from engine.collision import robot as collision_robot
+    from engine.collision import world as collision_world
+    from engine.kernels.tables import AVOID_HEAD, LINK_C, PAIR_I, link_row_c, pair_row
+    from engine.runtime import dispatch
+
+    panda, _ = cluttered
+    limit = dispatch.SOFTWARE_LOOP_LIMIT
+    tables = checks.AvoidTables(N_CONFIGS, panda.configuration.dtype)
+    tables.update(panda, np.arange(N_CONFIGS))
+    parts = launches.split(tables.coll_i, limit)
+    assert tables.loops > 10 * limit and parts is not None and len(parts) >= 12, (tables.loops, len(parts or []))
+    P, L = (int(tables.coll_i[0, c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links))
+    pairs, checked = [], []
+    for part in parts:
+        assert checks.loop_count(part) <= limit
+        p = int(part[0, AVOID_HEAD.n_pairs])
+        pairs += [tuple(r) for r in part[pair_row(0):pair_row(p), [PAIR_I.link_a, PAIR_I.link_b]].tolist()]
+        checked += np.flatnonzero(part[link_row_c(p, 0):link_row_c(p, L), LINK_C.world]).tolist()
+    whole = tables.coll_i
+    assert pairs == [tuple(r) for r in whole[pair_row(0):pair_row(P), [PAIR_I.link_a, PAIR_I.link_b]].tolist()]
+    assert checked == np.flatnonzero(whole[link_row_c(P, 0):link_row_c(P, L), LINK_C.world]).tolist()
+
+    qpos = sample_qpos(panda.tree, N_CONFIGS, seed=23)
+    calls = [lambda: panda.collision_distance(qpos, return_pair=True),
+             lambda: panda.collision_distance(qpos, return_pair=True, world=False),
+             lambda: panda.collision_distance(qpos, return_pair=True, self_collision=False)]
+    one = [f() for f in calls]  # one launch on the CPU; in launches already on a software device
+    twins = []
+    for module, name in ((collision_world, "world_distance_numpy"), (collision_robot.RobotCollision, "distance_numpy")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, real=real, name=name: twins.append(name) or real(*a))
+    monkeypatch.setattr(runtime_state.STATE, "software", True)
+    split = [f() for f in calls]
+    assert not twins, twins
+    monkeypatch.setattr(dispatch, "SOFTWARE_LOOP_LIMIT", 0)
+    numpy = [f() for f in calls]
+    assert twins
+    for (d1, w1), (ds, ws), (dn, wn) in zip(one, split, numpy):
+        if active() == "cpu":
+            np.testing.assert_array_equal(ds, d1)
+            assert ws == w1
+        ds, dn = np.asarray(ds, float), np.asarray(dn, float)
+        assert np.all(ds <= dn + 5e-5) and np.all(ds >= dn - 5e-4), (np.max(ds - dn), np.min(ds - dn))
+        assert np.mean(np.abs(ds - dn) <= 1e-4) >= 0.98
+        assert np.mean([a == b for a, b in zip(ws, wn)]) > 0.95  # float32 ties may pick another pair

@@ -14,7 +14,9 @@ kernel (the search of the avoidance task, exact). ``collision_distance`` and ``i
 use it, and so does the check of each IK answer (:func:`answer_distance`), which gives
 ``IKResult.min_distance`` and the pair that sets it: an answer closer than the margin is never
 reported as a success. Where a software Vulkan device would stop the kernel's loops
-(:data:`engine.runtime.dispatch.SOFTWARE_LOOP_LIMIT`) the same distances come from numpy.
+(:data:`engine.runtime.dispatch.SOFTWARE_LOOP_LIMIT`) the search runs in several launches
+(:mod:`engine.collision.launches`), and where even one pair is over that limit the same
+distances come from numpy.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from ..kernels.tables import (
     shape_row_i,
 )
 from ..obstacle_kinds import shape
+from .launches import item_loops, piece_sizes, split
 from .world import KINDS, scene_obstacles, world_links, world_tables
 
 
@@ -64,10 +67,21 @@ class AvoidTables:
         self._key = None
         self.names: list[str] = []  # each obstacle row's name
         self.loops = 0  # the exact search's most loop iterations (:func:`loop_count`)
+        self._parts = (None, 0, None)  # (coll_i, a loop limit, its launches under it): :meth:`launches`
         self.solver_loops = 0  # the solver's search's, per solver iteration (:func:`solver_loop_count`)
 
     def args(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.coll_i, self.coll_f, self.shape_pose
+
+    def launches(self, limit: int) -> list[np.ndarray] | None:
+        """The ``coll_i`` of each launch of the exact search under ``limit`` loop iterations
+        (:func:`engine.collision.launches.split`; the tables themselves when they fit), or None
+        where one pair alone is over it. Kept until the tables are packed again."""
+        if self.loops <= limit:
+            return [self.coll_i]
+        if self._parts[0] is not self.coll_i or self._parts[1] != limit:
+            self._parts = (self.coll_i, limit, split(self.coll_i, limit))
+        return self._parts[2]
 
     def has_checks(self) -> bool:
         """Whether the tables hold anything to check: a counted pair, or an obstacle and a link
@@ -171,26 +185,11 @@ def shape_bound(kind: str, size) -> float:
 
 
 def loop_count(coll_i: np.ndarray) -> int:
-    """Loop iterations the exact search of the checks (:func:`distance`) may run at most (every pair
-    close) over the packed tables ``coll_i`` (:func:`pack`), against a software Vulkan device's
-    loop limit: the spheres' (:func:`_sphere_loops`) and, per self pair and per link and obstacle,
-    the pieces' bound (:func:`engine.kernels.gjk.bound`) with every piece pair searched to
-    :data:`engine.collision.gjk.ITERATIONS` steps (each step one pass over both pieces' vertices)."""
-    from ..kernels.gjk import EXITS, STEP_LOOPS
-    from .gjk import ITERATIONS
-
-    head = coll_i[0]
-    P, O = int(head[AVOID_HEAD.n_pairs]), int(head[AVOID_HEAD.n_shapes])
-    counts, sizes = _piece_sizes(coll_i)
-    steps = ITERATIONS + 1
-    pairs = coll_i[pair_row(0):pair_row(P)]
-    loops = 0
-    for a, b in pairs[:, [PAIR_I.link_a, PAIR_I.link_b]].tolist():
-        if counts[a] and counts[b]:
-            n = int(counts[a] * counts[b])
-            loops += 2 * n + EXITS + steps * int(counts[b] * sizes[a] + counts[a] * sizes[b] + n * STEP_LOOPS)
-    loops += O * int((2 * counts + EXITS + steps * (sizes + counts * STEP_LOOPS))[counts > 0].sum())
-    return _sphere_loops(coll_i) + loops
+    """Loop iterations the exact search of the checks (:func:`distance`) may run at most in one
+    launch (every pair close) over the packed tables ``coll_i`` (:func:`pack`), against a software
+    Vulkan device's loop limit: :func:`engine.collision.launches.item_loops` summed."""
+    per_pair, per_link, base = item_loops(coll_i)
+    return int(base + per_pair.sum() + per_link.sum())
 
 
 def _sphere_loops(coll_i: np.ndarray) -> int:
@@ -221,21 +220,8 @@ def solver_loop_count(coll_i: np.ndarray) -> int:
     head = coll_i[0]
     P, L, O = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes))
     search = min(_sphere_loops(coll_i), SEARCH_ROWS + 2 * (P + L * O) + L * (O + 1) + 6)
-    hulls = HULL_WORK + ROWS * (EXITS + 1) if _piece_sizes(coll_i)[0].any() else 0  # the kept pairs' bounds
+    hulls = HULL_WORK + ROWS * (EXITS + 1) if piece_sizes(coll_i)[0].any() else 0  # the kept pairs' bounds
     return search + hulls + KEEP_LOOPS * (P + L * O) + ROWS * (2 * L + 3) + 1
-
-
-def _piece_sizes(coll_i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(counts (L,), vertices (L,))``: each link's pieces and their vertices in the packed tables."""
-    head = coll_i[0]
-    P, L, O, N = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes,
-                                         AVOID_HEAD.n_pieces))
-    rows = coll_i[link_row_c(P, 0):link_row_c(P, L)]
-    first = piece_row_i(P, L, O, 0)
-    per_piece = coll_i[first:first + N, PIECE_I.h1] - coll_i[first:first + N, PIECE_I.h0]
-    ends = np.concatenate([[0], np.cumsum(per_piece, dtype=np.int64)])
-    return ((rows[:, LINK_C.p1] - rows[:, LINK_C.p0]).astype(np.int64),
-            ends[rows[:, LINK_C.p1]] - ends[rows[:, LINK_C.p0]])
 
 
 def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables, reach: float | None = None
@@ -243,25 +229,45 @@ def distance(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables, re
     """Smallest sphere distance ``(B,)`` m at link poses ``pose (B, n_links, 7)`` of the envs
     ``envs`` over what ``tables`` holds (updated for those envs: :meth:`AvoidTables.update`), and
     what sets it (``(link, link)`` or ``(link, obstacle)``; None when there is nothing to check,
-    then the distance is inf): one kernel (:func:`engine.kernels.avoid.answer_distance`), or numpy
-    beyond a software Vulkan device's loop limit. ``reach`` (m): distances below it are exact, and one
-    at or above it may only say so (a search that stops there costs a fraction of the whole: the
-    check of an answer that needs only its clearance); None: every distance exact."""
+    then the distance is inf): the kernel's search (:func:`search`), or numpy where a software
+    Vulkan device cannot run it. ``reach`` (m): distances below it are exact, and one at or above it
+    may only say so (a search that stops there costs a fraction of the whole: the check of an
+    answer that needs only its clearance); None: every distance exact."""
+    found = search(pose, tables, reach)
+    if found is None:
+        return _distance_numpy(entity, pose, envs, tables)
+    dist, which = found
+    links = entity.tree.link_names()
+    names = [None if a < 0 else (links[a], links[b]) if o < 0 else (links[a], tables.names[o])
+             for a, b, o in which.tolist()]
+    return dist, names
+
+
+def search(pose: np.ndarray, tables: AvoidTables, reach: float | None = None
+           ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The kernel's exact search (:func:`engine.kernels.avoid.answer_distance`) over ``tables`` at
+    link poses ``pose (B, n_links, 7)``: ``(distance (B,) m, inf with nothing to check; which (B, 3)
+    int: link a, link b or -1, obstacle or -1)``. On a software Vulkan device, launch by launch
+    under its loop limit (:meth:`AvoidTables.launches`), the least taken; None where even one pair
+    is over it (then the numpy twins answer). ``reach``: as :func:`distance` says."""
     from ..kernels import avoid
     from ..runtime.dispatch import SOFTWARE_LOOP_LIMIT, serial
     from ..runtime.state import STATE
 
+    parts = tables.launches(SOFTWARE_LOOP_LIMIT) if STATE.software else [tables.coll_i]
+    if parts is None:
+        return None
     n = len(pose)
-    if STATE.software and tables.loops > SOFTWARE_LOOP_LIMIT:
-        return _distance_numpy(entity, pose, envs, tables)
-    dist, which = np.empty(n, pose.dtype), np.empty((n, 3), np.int32)
+    dist, which = np.full(n, avoid.NO_PAIR, pose.dtype), np.full((n, 3), -1, np.int32)
     if n:
-        avoid.answer_distance(np.ascontiguousarray(pose), *tables.args(), dist, which, serial(n),
-                              avoid.NO_PAIR if reach is None else reach)
-    links = entity.tree.link_names()
-    names = [None if a < 0 else (links[a], links[b]) if o < 0 else (links[a], tables.names[o])
-             for a, b, o in which.tolist()]
-    return np.where(dist >= avoid.NO_PAIR, np.inf, dist.astype(float)), names
+        pose = np.ascontiguousarray(pose)
+        d, w = np.empty(n, pose.dtype), np.empty((n, 3), np.int32)
+        for coll_i in parts:
+            avoid.answer_distance(pose, coll_i, tables.coll_f, tables.shape_pose, d, w, serial(n),
+                                  avoid.NO_PAIR if reach is None else reach)
+            closer = d < dist
+            dist[closer], which[closer] = d[closer], w[closer]
+    return np.where(dist >= avoid.NO_PAIR, np.inf, dist.astype(float)), which
 
 
 def _distance_numpy(entity, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> tuple[np.ndarray, list]:
@@ -290,5 +296,5 @@ def answer_distance(entity, qpos: np.ndarray, envs: np.ndarray, tables: AvoidTab
     return distance(entity, cfg.fk_poses(np.ascontiguousarray(qpos, dtype=cfg.dtype)), envs, tables, reach)
 
 
-__all__ = ["KINDS", "AvoidTables", "answer_distance", "distance", "loop_count", "pack", "shape_bound",
+__all__ = ["KINDS", "AvoidTables", "answer_distance", "distance", "loop_count", "pack", "search", "shape_bound",
            "solver_loop_count"]

@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collision.checks import AvoidTables, distance, loop_count, pack
+from ..collision.checks import AvoidTables, distance, loop_count, pack, search
 from ..collision.world import scene_obstacles, world_tables
-from ..kernels import avoid
-from ..runtime.dispatch import SOFTWARE_LOOP_LIMIT, serial
-from ..runtime.state import STATE
 from .bounds import lever_arms, motion_bound
 from .carried import augment
 
@@ -86,14 +83,10 @@ class Checker:
 
     def _distance(self, pose: np.ndarray, envs: np.ndarray, tables: AvoidTables) -> np.ndarray:
         """The smallest distance per row ``(M,)`` m (inf: nothing to check) over ``tables``: the
-        kernel of :func:`engine.collision.checks.distance` (without naming what sets it), or that
-        function itself where it would answer in numpy (a software Vulkan device's loop limit)."""
-        if STATE.software and tables.loops > SOFTWARE_LOOP_LIMIT:
-            return distance(self.entity, pose, envs, tables)[0]
-        n = len(pose)
-        dist, which = np.empty(n, pose.dtype), np.empty((n, 3), np.int32)
-        avoid.answer_distance(np.ascontiguousarray(pose), *tables.args(), dist, which, serial(n))
-        return np.where(dist >= avoid.NO_PAIR, np.inf, dist.astype(float))
+        kernel's search (:func:`engine.collision.checks.search`), or the numpy twins where a
+        software Vulkan device cannot run it (:func:`engine.collision.checks.distance`)."""
+        found = search(pose, tables)
+        return distance(self.entity, pose, envs, tables)[0] if found is None else found[0]
 
     def clearance(self, q: np.ndarray, envs: np.ndarray) -> np.ndarray:
         """Clearance ``(M,)`` m of configurations ``q (M, n_qs)``: negative means closer than the
