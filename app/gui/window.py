@@ -57,7 +57,7 @@ class App:
         self._slept = 0.0  # the sleep the last frame asked for
         self._image_times: list[float] = []
         self._buttons = {"left": False, "middle": False}
-        self.pointer_events: list[list] = []  # the last presses and releases: [frame, button, "down"/"up", over the view]
+        self.pointer_events: list[list] = []  # the last presses and releases: [frame, button, "down" or "up", over]
         self._wheel = 0.0
         self._keys: list[tuple[bool, int]] = []  # (pressed, key code) since the last frame, in order
         self._mouse_at: tuple = ()  # the mouse position seen last frame
