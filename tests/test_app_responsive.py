@@ -54,8 +54,11 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
         far = len(gizmo) == 0 or np.linalg.norm(gizmo - np.array(now["env_px"][k]), axis=1).min() > 60
         return far and k != now["state"]["selected_env"]
 
-    def nearest(report: dict, point) -> int:
-        return int(np.argmin(np.linalg.norm(np.array(report["env_px"]) - point, axis=1)))
+    def near(report: dict, point, slack_px: float = 8.0) -> set[int]:
+        """The envs within ``slack_px`` of the nearest to ``point`` on the frame of ``report``: the
+        envs move between the frames the test samples and the frame the click lands on"""
+        d = np.linalg.norm(np.array(report["env_px"]) - point, axis=1)
+        return set(np.flatnonzero(d <= d.min() + slack_px).tolist())
 
     env_px = np.array(r["env_px"])
     inside = [k for k, p in enumerate(env_px) if 40 < p[0] < w - 40 and 40 < p[1] < h - 40]
@@ -73,12 +76,18 @@ def test_clicks_register_while_256_envs_play(launch, tmp_path):
         app.xdotool("mousemove", int(ox + point[0]), int(oy + point[1]))
         moved = app.wait_frames(2)
         app.xdotool("click", 1)
-        r = app.wait_frames(3)
-        # envs are ~10 px apart at 256: the nearest on the frames around the click
-        candidates = {nearest(before, point), nearest(moved, point), nearest(r, point)}
-        assert r["state"]["selected_env"] in candidates, (k, candidates, r["state"]["selected_env"],
-                                                          r["pointer_events"], r["hovered"], r["keyboard_owner"],
-                                                          r["frames"], moved["frames"])
+        # the GUI sees the press and the release (one frame apart, or more on a busy machine)
+        r = app.wait_report(lambda r, after=moved["frames"]: any(e[1:3] == ["left", "up"] and e[0] > after
+                                                                 for e in r["pointer_events"]), timeout=30)
+        r = app.wait_frames(1)
+        # envs are ~10 px apart at 256: one of the nearest on the frames around the click (CI saw env
+        # 42 aimed at and 31 taken as the arms moved); and a click that was lost keeps the old choice
+        candidates = near(before, point) | near(moved, point) | near(r, point)
+        got, old = r["state"]["selected_env"], before["state"]["selected_env"]
+        nearest = near(before, point, 0.0) | near(moved, point, 0.0) | near(r, point, 0.0)
+        assert got in candidates and (got != old or old in nearest), (
+            k, candidates, got, old, r["pointer_events"], r["hovered"], r["keyboard_owner"], r["frames"],
+            moved["frames"])
     assert picks == 5, f"only {picks} envs away from the gizmo to click"
 
     # the n_envs box: click, type, Enter
