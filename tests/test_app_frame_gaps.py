@@ -104,4 +104,6 @@ def test_no_frame_gap_through_a_robot_switch(launch, display, tmp_path, monkeypa
     r = watch.wait(lambda r: r["frames"] > frames + 100)
     assert any("loaded robot baxter" in m[1] for m in r["messages"]), r["messages"]
     watch.check(r["longest_frame_gap"], "robot switch")
+    late = set(r["late_imports"]) - ALLOWED_LATE  # Baxter's COLLADA meshes' loaders came with the preload too
+    assert not late, f"imported after the window's first frame: {sorted(late)}; add them to app.sim.preload.MODULES"
     assert "Traceback" not in app.log(), app.log()

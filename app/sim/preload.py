@@ -34,9 +34,12 @@ MODULES = (
     "lxml.etree",
     "collada",  # trimesh's DAE reader imports it on the first .dae mesh (Baxter's, UR5's ...)
     "yourdfpy",  # the URDF parser, for a robot switch from an MJCF scene
+    "engine.model.urdf",  # and the engine's reader around it
+    "trimesh.path.packing",  # imported by trimesh as Baxter's meshes load (a robot switch)
     "PIL.Image",
     "PIL.ImageDraw",
     "PIL.ImageFont",
+    "PIL.ImageFile",
     "imageio.v2",
     "imageio.v3",
     "OpenGL.GL",
