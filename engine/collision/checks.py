@@ -15,8 +15,8 @@ use it, and so does the check of each IK answer (:func:`answer_distance`), which
 ``IKResult.min_distance`` and the pair that sets it: an answer closer than the margin is never
 reported as a success. Where a software Vulkan device would stop the kernel's loops
 (:data:`engine.runtime.dispatch.SOFTWARE_LOOP_LIMIT`) the search runs in several launches
-(:mod:`engine.collision.launches`), and where even one pair is over that limit the same
-distances come from numpy.
+(:mod:`engine.collision.launches`); where even one piece pair is over that limit, or the
+launches would cost more than numpy for the rows asked, the same distances come from numpy.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from ..kernels.tables import (
     shape_row_i,
 )
 from ..obstacle_kinds import shape
-from .launches import item_loops, piece_sizes, split
+from .launches import LAUNCHES_PER_ROW, item_loops, piece_sizes, split
 from .world import KINDS, scene_obstacles, world_links, world_tables
 
 
@@ -76,7 +76,7 @@ class AvoidTables:
     def launches(self, limit: int) -> list[np.ndarray] | None:
         """The ``coll_i`` of each launch of the exact search under ``limit`` loop iterations
         (:func:`engine.collision.launches.split`; the tables themselves when they fit), or None
-        where one pair alone is over it. Kept until the tables are packed again."""
+        where even one piece pair is over it. Kept until the tables are packed again."""
         if self.loops <= limit:
             return [self.coll_i]
         if self._parts[0] is not self.coll_i or self._parts[1] != limit:
@@ -248,16 +248,18 @@ def search(pose: np.ndarray, tables: AvoidTables, reach: float | None = None
     """The kernel's exact search (:func:`engine.kernels.avoid.answer_distance`) over ``tables`` at
     link poses ``pose (B, n_links, 7)``: ``(distance (B,) m, inf with nothing to check; which (B, 3)
     int: link a, link b or -1, obstacle or -1)``. On a software Vulkan device, launch by launch
-    under its loop limit (:meth:`AvoidTables.launches`), the least taken; None where even one pair
-    is over it (then the numpy twins answer). ``reach``: as :func:`distance` says."""
+    under its loop limit (:meth:`AvoidTables.launches`), the least taken; None where even one piece
+    pair is over it, or where the launches would cost more than the numpy twins, which then answer
+    (more than :data:`~engine.collision.launches.LAUNCHES_PER_ROW` a row). ``reach``: as
+    :func:`distance` says."""
     from ..kernels import avoid
     from ..runtime.dispatch import SOFTWARE_LOOP_LIMIT, serial
     from ..runtime.state import STATE
 
-    parts = tables.launches(SOFTWARE_LOOP_LIMIT) if STATE.software else [tables.coll_i]
-    if parts is None:
-        return None
     n = len(pose)
+    parts = tables.launches(SOFTWARE_LOOP_LIMIT) if STATE.software else [tables.coll_i]
+    if parts is None or len(parts) > LAUNCHES_PER_ROW * max(n, 1):
+        return None
     dist, which = np.full(n, avoid.NO_PAIR, pose.dtype), np.full((n, 3), -1, np.int32)
     if n:
         pose = np.ascontiguousarray(pose)

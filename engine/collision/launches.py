@@ -11,8 +11,12 @@ same distance: :func:`split` makes such tables.
 Each part's ``coll_i`` holds a run of the self pairs (its links checked against no obstacle) or
 a run of links checked against the obstacles (no self pair); the sphere, bound, obstacle and
 piece rows are the whole tables' (``coll_f`` is shared). An item whose worst case alone is over
-the limit (UR5's forearm against its base: ~1.6M, many pieces of many vertices) cannot be split
-so: :func:`split` then returns None and the caller takes the numpy twins.
+the limit (UR5's forearm against its base: ~1.6M, 64 x 32 pieces of many vertices) runs alone, in
+launches that each give its links only some of their pieces (their ``LINK_C`` piece ranges cut):
+the pieces' bound is the least over the piece pairs, so the least over those launches is the
+whole pair's distance (in each, the spheres' distance is the same, and the pair's distance is
+the larger of it and the pieces' bound). Only where even one piece pair is over the limit, or the
+spheres of one pair alone, does :func:`split` return None, and the caller take the numpy twins.
 """
 
 from __future__ import annotations
@@ -20,6 +24,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.tables import AVOID_HEAD, LINK_C, PAIR_I, link_row_c, pair_row
+
+# Launches per row checked beyond which the numpy twins are the cheaper way: a launch costs ~1.5 ms
+# on lavapipe whatever it holds, and the twins' cost grows with the rows. Measured at 16 rows
+# (`bench/collision_time.py ROBOT --backend vulkan --envs 16 --vs-numpy --world`, one box): Panda,
+# 16 launches, 26 ms against 314 ms; UR5, 135 launches, 208 against 524 ms; Baxter, 321 launches,
+# 562 against 709 ms: the two cost the same at about 12-25 launches a row.
+LAUNCHES_PER_ROW = 16
 
 
 def item_loops(coll_i: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -71,19 +82,110 @@ def piece_sizes(coll_i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def split(coll_i: np.ndarray, limit: int) -> list[np.ndarray] | None:
     """``coll_i`` as the tables of launches whose worst case (:func:`item_loops`) is at most
     ``limit`` loop iterations each, every self pair and every link checked against the obstacles
-    in exactly one, in order (runs packed greedily); None where one item alone is over it."""
+    in one run of launches, in order (runs packed greedily; an item over the limit alone in
+    launches of some of its pieces each); None where that cannot be (see the module doc)."""
     per_pair, per_link, base = item_loops(coll_i)
     budget = limit - base
-    if budget <= 0 or (per_pair > budget).any() or (per_link > budget).any():
+    if budget <= 0:
         return None
     P = len(per_pair)
-    parts = [_part(coll_i, run, None) for run in _runs(per_pair, budget)]
+    parts = []
+    fits = per_pair <= budget
+    for run in _runs(per_pair, budget):
+        small = run[fits[run]]
+        if len(small):
+            parts.append(_part(coll_i, small, None))
+        for p in run[~fits[run]]:
+            cuts = _piece_cuts(coll_i, int(p), None, budget)
+            if cuts is None:
+                return None
+            parts += [_part(coll_i, np.array([p]), None, cut) for cut in cuts]
     checked = np.flatnonzero(per_link > 0)
+    fits = per_link[checked] <= budget
     for run in _runs(per_link[checked], budget):
-        parts.append(_part(coll_i, np.zeros(0, np.int64), checked[run]))
+        small = checked[run][fits[run]]
+        if len(small):
+            parts.append(_part(coll_i, np.zeros(0, np.int64), small))
+        for link in checked[run][~fits[run]]:
+            cuts = _piece_cuts(coll_i, None, int(link), budget)
+            if cuts is None:
+                return None
+            parts += [_part(coll_i, np.zeros(0, np.int64), np.array([link]), cut) for cut in cuts]
     if not parts:  # nothing to check: one launch says so
         parts.append(_part(coll_i, np.arange(P), None))
     return parts
+
+
+def _piece_cuts(coll_i: np.ndarray, pair: int | None, link: int | None, budget: int) -> list[dict] | None:
+    """The piece ranges (``{link: (p0, p1)}``) of the launches that check self pair ``pair``, or
+    ``link`` against the obstacles, over all their piece pairs with each launch's worst case
+    within ``budget``: the second link's pieces (none for the obstacles) in runs that fit against
+    one piece of the first, then the first's in runs that fit against each of those; None where
+    even one piece pair, or the spheres alone, are over it."""
+    from ..kernels.gjk import EXITS, STEP_LOOPS
+    from ..kernels.tables import PIECE_I, piece_row_i
+    from .gjk import ITERATIONS
+
+    head = coll_i[0]
+    P, L, O, N = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes,
+                                         AVOID_HEAD.n_pieces))
+    first = piece_row_i(P, L, O, 0)
+    vertices = (coll_i[first:first + N, PIECE_I.h1] - coll_i[first:first + N, PIECE_I.h0]).astype(np.int64)
+    steps = ITERATIONS + 1
+
+    def pieces(l: int) -> np.ndarray:
+        row = coll_i[link_row_c(P, l)]
+        return np.arange(row[LINK_C.p0], row[LINK_C.p1])
+
+    if pair is not None:
+        row = coll_i[pair_row(pair)].astype(np.int64)
+        la, lb = int(row[PAIR_I.link_a]), int(row[PAIR_I.link_b])
+        spheres = (row[PAIR_I.a1] - row[PAIR_I.a0]) * (row[PAIR_I.b1] - row[PAIR_I.b0] + 1) + 1
+        times = 1
+    else:
+        la, lb = link, None
+        lrow = coll_i[link_row_c(P, link)].astype(np.int64)
+        spheres = O * (lrow[LINK_C.s1] - lrow[LINK_C.s0])
+        times = O
+
+    def cost(a: np.ndarray, b: np.ndarray | None) -> int:
+        """Worst case of the item with ``a`` (and ``b``: the second link's, None: an obstacle's one)."""
+        ca, sa = len(a), int(vertices[a].sum())
+        cb, sb = (1, 0) if b is None else (len(b), int(vertices[b].sum()))
+        n = ca * cb
+        return int(spheres + times * (2 * n + EXITS + steps * (cb * sa + ca * sb + n * STEP_LOOPS)))
+
+    a_all = pieces(la)
+    largest = a_all[np.argmax(vertices[a_all])][None] if len(a_all) else a_all  # b's runs fit beside any one of a's
+    b_runs = [None] if lb is None else _fitting(pieces(lb), lambda run: cost(largest, run), budget)
+    if b_runs is None:
+        return None
+    cuts = []
+    for b in b_runs:
+        a_runs = _fitting(a_all, lambda run, b=b: cost(run, b), budget)
+        if a_runs is None:
+            return None
+        for a in a_runs:
+            cut = {la: (int(a[0]), int(a[-1]) + 1)}
+            if b is not None:
+                cut[lb] = (int(b[0]), int(b[-1]) + 1)
+            cuts.append(cut)
+    return cuts
+
+
+def _fitting(items: np.ndarray, cost, budget: int) -> list[np.ndarray] | None:
+    """``items`` in consecutive runs, each as long as ``cost(run)`` stays within ``budget``; None
+    where one item alone is over it."""
+    runs, start = [], 0
+    while start < len(items):
+        end = start + 1
+        if cost(items[start:end]) > budget:
+            return None
+        while end < len(items) and cost(items[start:end + 1]) <= budget:
+            end += 1
+        runs.append(items[start:end])
+        start = end
+    return runs
 
 
 def _runs(costs: np.ndarray, budget: int) -> list[np.ndarray]:
@@ -99,9 +201,11 @@ def _runs(costs: np.ndarray, budget: int) -> list[np.ndarray]:
     return runs
 
 
-def _part(coll_i: np.ndarray, pairs: np.ndarray, world_links: np.ndarray | None) -> np.ndarray:
+def _part(coll_i: np.ndarray, pairs: np.ndarray, world_links: np.ndarray | None,
+          cut: dict | None = None) -> np.ndarray:
     """``coll_i`` with only the self pairs ``pairs`` (indices) and only the links ``world_links``
-    checked against the obstacles (None: none)."""
+    checked against the obstacles (None: none); ``cut``: ``{link: (p0, p1)}``, those links with
+    only those pieces."""
     P = int(coll_i[0, AVOID_HEAD.n_pairs])
     head = coll_i[:1].copy()
     head[0, AVOID_HEAD.n_pairs] = len(pairs)
@@ -111,7 +215,9 @@ def _part(coll_i: np.ndarray, pairs: np.ndarray, world_links: np.ndarray | None)
     if world_links is not None:
         checked[world_links] = True
     rest[:L, LINK_C.world] = np.where(checked, rest[:L, LINK_C.world], 0)
+    for link, (p0, p1) in (cut or {}).items():
+        rest[link, LINK_C.p0], rest[link, LINK_C.p1] = p0, p1
     return np.ascontiguousarray(np.concatenate([head, coll_i[pair_row(0) + pairs], rest]))
 
 
-__all__ = ["item_loops", "piece_sizes", "split"]
+__all__ = ["LAUNCHES_PER_ROW", "item_loops", "piece_sizes", "split"]
