@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _backend import active, init_engine
+from _backend import init_engine
+from _twins import assert_like_twins, three_ways
 
 import engine as gs
 from engine.collision import checks, launches
-from engine.collision import robot as collision_robot
 from engine.collision import world as collision_world
 from engine.collision.robot import sample_qpos
 from engine.kernels.tables import AVOID_HEAD, LINK_C, PAIR_I, link_row_c, pair_row
@@ -65,27 +65,9 @@ def test_a_pair_over_the_limit_runs_in_launches_of_its_pieces(ur5, monkeypatch):
     qpos = sample_qpos(ur5.tree, N, seed=31)
     calls = [lambda: ur5.collision_distance(qpos, return_pair=True),
              lambda: ur5.collision_distance(qpos, return_pair=True, world=False)]
-    one = [f() for f in calls]  # one launch on the CPU; in launches already on a software device
-    twins = []
-    for module, name in ((collision_world, "world_distance_numpy"), (collision_robot.RobotCollision, "distance_numpy")):
-        real = getattr(module, name)
-        monkeypatch.setattr(module, name, lambda *a, real=real, name=name: twins.append(name) or real(*a))
-    monkeypatch.setattr(runtime_state.STATE, "software", True)
-    split = [f() for f in calls]
-    assert not twins, twins
-    monkeypatch.setattr(dispatch, "SOFTWARE_LOOP_LIMIT", 0)
-    numpy = [f() for f in calls]
-    assert twins
-    for (d1, w1), (ds, ws), (dn, wn) in zip(one, split, numpy):
-        if active() == "cpu":
-            np.testing.assert_array_equal(ds, d1)
-            assert ws == w1
-        ds, dn = np.asarray(ds, float), np.asarray(dn, float)
-        assert 0.1 < np.mean(ds > 0) < 1.0  # some in contact, some clear: a test of both
-        assert np.all(ds <= dn + 5e-5) and np.all(ds >= dn - 5e-4), (np.max(ds - dn), np.min(ds - dn))
-        assert np.mean(np.abs(ds - dn) <= 1e-4) >= 0.98
-        assert np.mean([a == b for a, b in zip(ws, wn)]) > 0.95  # float32 ties may pick another pair
-
+    for _, (ds, ws), (dn, wn) in three_ways(calls, monkeypatch):
+        assert 0.1 < np.mean(np.asarray(ds) > 0) < 1.0  # some in contact, some clear: a test of both
+        assert_like_twins(ds, ws, dn, wn)
 
 def test_few_rows_take_the_numpy_twins_where_the_launches_cost_more(ur5, monkeypatch):
     """UR5's checks take ~135 launches (~1.5 ms each on lavapipe); for one row the numpy twins are

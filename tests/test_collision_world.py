@@ -8,8 +8,9 @@ import coal
 import numpy as np
 import pinocchio as pin
 import pytest
-from _backend import active, init_engine
+from _backend import init_engine
 from _coal import coal_shape, coal_tf, pin_coal
+from _twins import assert_like_twins, three_ways
 
 import engine as gs
 from engine.collision.gjk import TOLERANCE
@@ -153,16 +154,7 @@ def test_beyond_the_loop_limit_numpy_gives_the_kernels_distances(cluttered, monk
     # (where some still failed) those polished plainly
     assert len(used) in (4, 5)
     for (dk, wk), (dn, wn) in zip(kernel, numpy):
-        # near contact GJK bounds, each within TOLERANCE where it converged; float32's steps may
-        # stall short of that within the 32 steps: a lower bound still (never above the float64
-        # bound by more than float32's rounding), 0.07 mm short at worst on an Intel machine,
-        # 0.11 mm on an AMD EPYC one, and rare
-        dk, dn = np.asarray(dk, float), np.asarray(dn, float)
-        assert np.all(dk <= dn + 5e-5), np.max(dk - dn)
-        assert np.all(dk >= dn - 5e-4), np.min(dk - dn)
-        assert np.mean(np.abs(dk - dn) <= 1e-4) >= 0.98, np.sort(np.abs(dk - dn))[-5:]
-        assert np.mean([a == b for a, b in zip(wk, wn)]) > 0.95  # float32 ties may pick another pair
-
+        assert_like_twins(dk, wk, dn, wn)
 
 def test_the_search_in_launches_under_the_loop_limit(cluttered, monkeypatch):
     """A software Vulkan device (lavapipe) stops a launch's loops past ~65k iterations: there the
@@ -172,8 +164,6 @@ def test_the_search_in_launches_under_the_loop_limit(cluttered, monkeypatch):
     Their least is the distance and the pair of the numpy twins (as the test above judges them),
     no twin is called, and on the CPU it is the one launch's, to the bit."""
     from engine.collision import checks, launches
-    from engine.collision import robot as collision_robot
-    from engine.collision import world as collision_world
     from engine.kernels.tables import AVOID_HEAD, LINK_C, PAIR_I, link_row_c, pair_row
     from engine.runtime import dispatch
 
@@ -198,22 +188,5 @@ def test_the_search_in_launches_under_the_loop_limit(cluttered, monkeypatch):
     calls = [lambda: panda.collision_distance(qpos, return_pair=True),
              lambda: panda.collision_distance(qpos, return_pair=True, world=False),
              lambda: panda.collision_distance(qpos, return_pair=True, self_collision=False)]
-    one = [f() for f in calls]  # one launch on the CPU; in launches already on a software device
-    twins = []
-    for module, name in ((collision_world, "world_distance_numpy"), (collision_robot.RobotCollision, "distance_numpy")):
-        real = getattr(module, name)
-        monkeypatch.setattr(module, name, lambda *a, real=real, name=name: twins.append(name) or real(*a))
-    monkeypatch.setattr(runtime_state.STATE, "software", True)
-    split = [f() for f in calls]
-    assert not twins, twins
-    monkeypatch.setattr(dispatch, "SOFTWARE_LOOP_LIMIT", 0)
-    numpy = [f() for f in calls]
-    assert twins
-    for (d1, w1), (ds, ws), (dn, wn) in zip(one, split, numpy):
-        if active() == "cpu":
-            np.testing.assert_array_equal(ds, d1)
-            assert ws == w1
-        ds, dn = np.asarray(ds, float), np.asarray(dn, float)
-        assert np.all(ds <= dn + 5e-5) and np.all(ds >= dn - 5e-4), (np.max(ds - dn), np.min(ds - dn))
-        assert np.mean(np.abs(ds - dn) <= 1e-4) >= 0.98
-        assert np.mean([a == b for a, b in zip(ws, wn)]) > 0.95  # float32 ties may pick another pair
+    for _, (ds, ws), (dn, wn) in three_ways(calls, monkeypatch):
+        assert_like_twins(ds, ws, dn, wn)

@@ -260,13 +260,18 @@ def search(pose: np.ndarray, tables: AvoidTables, reach: float | None = None
     parts = tables.launches(SOFTWARE_LOOP_LIMIT) if STATE.software else [tables.coll_i]
     if parts is None or len(parts) > LAUNCHES_PER_ROW * max(n, 1):
         return None
-    dist, which = np.full(n, avoid.NO_PAIR, pose.dtype), np.full((n, 3), -1, np.int32)
+    pose = np.ascontiguousarray(pose)
+    dist, which = np.empty(n, pose.dtype), np.empty((n, 3), np.int32)
+
+    def launch(coll_i, d, w):
+        avoid.answer_distance(pose, coll_i, tables.coll_f, tables.shape_pose, d, w, serial(n),
+                              avoid.NO_PAIR if reach is None else reach)
+
     if n:
-        pose = np.ascontiguousarray(pose)
-        d, w = np.empty(n, pose.dtype), np.empty((n, 3), np.int32)
-        for coll_i in parts:
-            avoid.answer_distance(pose, coll_i, tables.coll_f, tables.shape_pose, d, w, serial(n),
-                                  avoid.NO_PAIR if reach is None else reach)
+        launch(parts[0], dist, which)  # the answer; each further launch may lower it
+        d, w = np.empty_like(dist), np.empty_like(which)
+        for coll_i in parts[1:]:
+            launch(coll_i, d, w)
             closer = d < dist
             dist[closer], which[closer] = d[closer], w[closer]
     return np.where(dist >= avoid.NO_PAIR, np.inf, dist.astype(float)), which

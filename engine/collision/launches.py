@@ -33,6 +33,18 @@ from ..kernels.tables import AVOID_HEAD, LINK_C, PAIR_I, link_row_c, pair_row
 LAUNCHES_PER_ROW = 16
 
 
+def _hull_loops(ca, sa, cb, sb):
+    """Worst-case loop iterations of the pieces' bound (:func:`engine.kernels.gjk.bound`) between
+    ``ca`` pieces of ``sa`` vertices in all and ``cb`` of ``sb`` (an obstacle: 1 and 0), every piece
+    pair searched to :data:`engine.collision.gjk.ITERATIONS` steps, each a pass over both pieces'
+    vertices; 0 where a side has none. Ints or arrays alike."""
+    from ..kernels.gjk import EXITS, STEP_LOOPS
+    from .gjk import ITERATIONS
+
+    n = ca * cb
+    return np.where(n > 0, 2 * n + EXITS + (ITERATIONS + 1) * (cb * sa + ca * sb + n * STEP_LOOPS), 0)
+
+
 def item_loops(coll_i: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Worst-case loop iterations of the checks' search over the packed tables ``coll_i``
     (:func:`engine.collision.checks.pack`), every pair close: ``(per self pair (P,), per link
@@ -43,24 +55,17 @@ def item_loops(coll_i: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     checked against the obstacles costs its spheres and, with pieces, their bound per obstacle
     (0 where it is not checked: the kernel skips it). A launch costs one pass over the links per
     obstacle and one more, and a few exit tests."""
-    from ..kernels.gjk import EXITS, STEP_LOOPS
-    from .gjk import ITERATIONS
-
     head = coll_i[0]
     P, L, O = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes))
     counts, sizes = piece_sizes(coll_i)
-    steps = ITERATIONS + 1
     pairs = coll_i[pair_row(0):pair_row(P)].astype(np.int64)
     on_a = pairs[:, PAIR_I.a1] - pairs[:, PAIR_I.a0]
     on_b = pairs[:, PAIR_I.b1] - pairs[:, PAIR_I.b0]
     a, b = pairs[:, PAIR_I.link_a], pairs[:, PAIR_I.link_b]
-    n = counts[a] * counts[b]
-    hulls = 2 * n + EXITS + steps * (counts[b] * sizes[a] + counts[a] * sizes[b] + n * STEP_LOOPS)
-    per_pair = on_a * (on_b + 1) + 1 + np.where(n > 0, hulls, 0)
+    per_pair = on_a * (on_b + 1) + 1 + _hull_loops(counts[a], sizes[a], counts[b], sizes[b])
     links = coll_i[link_row_c(P, 0):link_row_c(P, L)].astype(np.int64)
     spheres = links[:, LINK_C.s1] - links[:, LINK_C.s0]
-    pieces = np.where(counts > 0, 2 * counts + EXITS + steps * (sizes + counts * STEP_LOOPS), 0)
-    per_link = np.where(links[:, LINK_C.world] == 1, O * (spheres + pieces), 0)
+    per_link = np.where(links[:, LINK_C.world] == 1, O * (spheres + _hull_loops(counts, sizes, 1, 0)), 0)
     return per_pair, per_link, L * (O + 1) + 6
 
 
@@ -122,16 +127,13 @@ def _piece_cuts(coll_i: np.ndarray, pair: int | None, link: int | None, budget: 
     within ``budget``: the second link's pieces (none for the obstacles) in runs that fit against
     one piece of the first, then the first's in runs that fit against each of those; None where
     even one piece pair, or the spheres alone, are over it."""
-    from ..kernels.gjk import EXITS, STEP_LOOPS
     from ..kernels.tables import PIECE_I, piece_row_i
-    from .gjk import ITERATIONS
 
     head = coll_i[0]
     P, L, O, N = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes,
                                          AVOID_HEAD.n_pieces))
     first = piece_row_i(P, L, O, 0)
     vertices = (coll_i[first:first + N, PIECE_I.h1] - coll_i[first:first + N, PIECE_I.h0]).astype(np.int64)
-    steps = ITERATIONS + 1
 
     def pieces(l: int) -> np.ndarray:
         row = coll_i[link_row_c(P, l)]
@@ -150,10 +152,8 @@ def _piece_cuts(coll_i: np.ndarray, pair: int | None, link: int | None, budget: 
 
     def cost(a: np.ndarray, b: np.ndarray | None) -> int:
         """Worst case of the item with ``a`` (and ``b``: the second link's, None: an obstacle's one)."""
-        ca, sa = len(a), int(vertices[a].sum())
         cb, sb = (1, 0) if b is None else (len(b), int(vertices[b].sum()))
-        n = ca * cb
-        return int(spheres + times * (2 * n + EXITS + steps * (cb * sa + ca * sb + n * STEP_LOOPS)))
+        return int(spheres + times * _hull_loops(len(a), int(vertices[a].sum()), cb, sb))
 
     a_all = pieces(la)
     largest = a_all[np.argmax(vertices[a_all])][None] if len(a_all) else a_all  # b's runs fit beside any one of a's
@@ -192,7 +192,7 @@ def _runs(costs: np.ndarray, budget: int) -> list[np.ndarray]:
     """Consecutive index runs of ``costs`` (each at most ``budget``) whose sums are at most ``budget``."""
     runs, start, total = [], 0, 0
     for i, c in enumerate(costs.tolist()):
-        if total + c > budget:
+        if total + c > budget and i > start:
             runs.append(np.arange(start, i))
             start, total = i, 0
         total += c
