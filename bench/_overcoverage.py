@@ -217,17 +217,24 @@ def winding_inside(mesh, points: np.ndarray, block: int = 2_000_000) -> np.ndarr
     return np.abs(total / (4 * np.pi)) > 0.5
 
 
-def inside_zeroed(mesh, points: np.ndarray, dist: np.ndarray, on_spheres: np.ndarray,
-                  floor: float = INSIDE_FLOOR) -> tuple[np.ndarray, float]:
-    """``(dist (m,) with the points inside the mesh set to 0, the share of points inside)``, for a
-    link's boundary ``points (m, 3)``, their unsigned distances ``dist (m,)`` (m) and ``on_spheres
-    (m,)`` (:func:`boundary_points`). Only sphere points farther than ``floor`` (m) are tested
+def enclosed(mesh, points: np.ndarray, dist: np.ndarray, on_spheres: np.ndarray,
+             floor: float = INSIDE_FLOOR) -> np.ndarray:
+    """``(m,)`` bool: which of a link's boundary ``points (m, 3)`` (their unsigned distances ``dist
+    (m,)``, m, and ``on_spheres (m,)``, :func:`boundary_points`) lie inside the mesh: the walls of
+    the sphere union's hollows, enclosed by the model (which holds the whole surface), so not on
+    its *outer* boundary. Only sphere points farther than ``floor`` (m) are tested
     (:func:`winding_inside`): a hull point is never inside (the hull holds the mesh), and a nearer
     point changes the mean by less than ``floor``."""
     test = np.flatnonzero(on_spheres & (dist > floor))
-    out = dist.copy()
-    if not len(test):
-        return out, 0.0
-    inside = test[winding_inside(mesh, points[test])]
-    out[inside] = 0.0
-    return out, len(inside) / max(1, len(dist))
+    inside = np.zeros(len(dist), bool)
+    if len(test):
+        inside[test[winding_inside(mesh, points[test])]] = True
+    return inside
+
+
+def inside_zeroed(mesh, points: np.ndarray, dist: np.ndarray, on_spheres: np.ndarray,
+                  floor: float = INSIDE_FLOOR) -> tuple[np.ndarray, float]:
+    """``(dist (m,) with the points inside the mesh set to 0, the share of points inside)``
+    (:func:`enclosed`)."""
+    inside = enclosed(mesh, points, dist, on_spheres, floor)
+    return np.where(inside, 0.0, dist), float(inside.mean()) if len(dist) else 0.0

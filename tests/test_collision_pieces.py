@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from _backend import active, init_engine
 from _coal import assert_conservative
+from _surfaces import true_surface
 
 import engine as gs
 from engine.collision import checks, pieces
 from engine.collision.robot import sample_qpos
-from engine.collision.spheres import link_mesh
 from engine.kernels import avoid
 from engine.kernels.tables import LINK_C, link_row_c
 
 # catalog name: random configurations (hyq and borinot: non-convex links, cut)
-ROBOTS = {"panda": 100, "baxter": 40, "hyq": 100, "borinot": 100}
+ROBOTS = {"panda": 100, "baxter": 40, "hyq": 100, "borinot": 100, "go2": 60}  # go2: calves of two meshes
 TWIN_TOL = 1e-4  # m: float32 GJK against float64, each within TOLERANCE where it converged
 
 
@@ -54,16 +54,16 @@ def test_pieces_are_conservative_against_coal(name):
 
 
 @pytest.mark.cpu_backend_only
-@pytest.mark.parametrize("name", ["hyq", "borinot"])
+@pytest.mark.parametrize("name", ["hyq", "borinot", "go2", "simple_humanoid"])
 def test_pieces_hold_the_link_geometry(name):
-    """Every vertex of each link's collision geometry (as the hull reads it, curved primitives
-    grown) lies in one of its pieces, grown by the piece's radius."""
+    """Every vertex of each link's collision geometry (its meshes, and its curved primitives'
+    true surface, finely tessellated) lies in one of its pieces, grown by the piece's radius."""
     scene, robot = _robot(name, 1)
     model = robot.collision_model()
     for geoms, link in zip(model.geometry, model.link_pieces()):
         if not link:
             continue
-        vertices = np.asarray(link_mesh(geoms).vertices, float)
+        vertices = np.asarray(true_surface(geoms).vertices, float)
         assert pieces.outside(link, vertices).min(axis=1).max() <= 1e-7
     scene.destroy()
 

@@ -8,9 +8,11 @@ surface, each one's distance to the link's collision mesh (m, exact point-to-tri
 :data:`PERCENTILE` th percentile of those distances is at most :data:`LOOSE`, the hull is the
 link's one piece (*tight*). Otherwise the link is *loose* and is cut:
 
-* a link of several primitives only (boxes, cylinders ...: the Panda's fingers) into one piece
-  per primitive (each one's hull, tight by construction);
-* any other into ``k`` surface patches (:func:`surface_pieces`), each patch's convex hull a
+* a link of several geometries (the Panda's fingers: four boxes each; so101's links: several
+  meshes each; simple_humanoid's body: a cylinder and a mesh) along them first, each geometry cut
+  as a link of its own: its one hull where that is tight (a primitive's always is), else its
+  patches; a sphere primitive's piece is the hull of its grown tessellation;
+* a link of one geometry into ``k`` surface patches (:func:`surface_pieces`), each patch's convex hull a
   piece, for the smallest ``k`` of :data:`CUTS` whose pieces stand at most :data:`TARGET` off the
   mesh at that percentile (measured the same way, over the union's boundary: points of a piece's
   surface inside another piece are left out, and points inside the body count 0), else the ``k``
@@ -31,7 +33,7 @@ import numpy as np
 from . import fit_store
 from .hulls import Hull, link_hull, reduced
 
-PIECES_VERSION = 1  # bump when the cutting changes: old cache entries are then ignored
+PIECES_VERSION = 2  # bump when the cutting changes: old cache entries are then ignored
 LOOSE = 0.004       # m: a hull standing further off the mesh than this (at PERCENTILE) is cut
 TARGET = 0.002      # m: the pieces' aim at the same percentile (the smallest k of CUTS that reaches it)
 PERCENTILE = 90
@@ -39,6 +41,7 @@ CUTS = (8, 16, 32, 64)  # patches tried per loose link, fewest first
 PIECE_VERTICES = 64  # a piece keeps at most this many vertices (and a radius for the rest)
 SAMPLES = 1000      # surface points per link for the measure (seeded)
 THICKNESS = 1e-6    # m: half the thickness given to a flat patch
+CYLINDER_SECTIONS = PIECE_VERTICES // 2  # sides of a cylinder primitive's piece (two rings of corners)
 
 
 def surface_pieces(mesh, k: int, seed: int = 0) -> list[np.ndarray]:
@@ -166,12 +169,17 @@ def link_pieces(geoms) -> list[Hull]:
     hull = link_hull(geoms)
     if hull is None:
         return []
+    if len(geoms) == 1 and geoms[0].kind != "mesh":  # one primitive: its hull is it (as tessellated and grown)
+        return [_cylinder_piece(geoms[0]) if geoms[0].kind == "cylinder" else hull]
     mesh = link_mesh(geoms, grow=False)
     if mesh is None or gap([hull], mesh) <= LOOSE:
         return [hull]
-    if len(geoms) > 1 and all(g.kind != "mesh" for g in geoms):  # primitives: cut along them
-        cut = [h for g in geoms for h in (link_hull([g]) or _sphere_piece(g),) if h is not None]
-        return cut if len(cut) == len(geoms) else [hull]
+    if len(geoms) > 1:  # several geometries: cut along them first, each one as a link of its own
+        per_geom = [link_pieces([g]) if g.kind != "sphere" else [p for p in (_sphere_piece(g),) if p is not None]
+                    for g in geoms]
+        if all(per_geom):  # every geometry held by pieces (one without a hull: the link's one hull stands)
+            return [p for cut in per_geom for p in cut]
+        return [hull]
     grown = link_mesh(geoms)  # what the hull is of: curved primitives grown to hold the true surface
     best, least = [hull], np.inf
     for k in CUTS:
@@ -184,6 +192,22 @@ def link_pieces(geoms) -> list[Hull]:
         if reach <= TARGET:
             break
     return best
+
+
+def _cylinder_piece(geom) -> Hull:
+    """A cylinder primitive's piece: a prism of :data:`CYLINDER_SECTIONS` sides whose faces touch the
+    true cylinder (its corners at ``radius / cos(pi / sections)``), so it holds the cylinder exactly
+    and stands off it by at most ``radius * (1 / cos(pi / sections) - 1)`` (0.5 % of the radius),
+    not the :data:`~engine.collision.spheres.PRIMITIVE_GROWTH` of the tessellation (2 %: 2 cm on a
+    1 m cylinder)."""
+    from ..transforms import quat_to_matrix
+
+    radius, length = float(geom.size[0]), float(geom.size[1])
+    angle = np.arange(CYLINDER_SECTIONS) * (2 * np.pi / CYLINDER_SECTIONS)
+    ring = np.stack([np.cos(angle), np.sin(angle)], axis=1) * (radius / np.cos(np.pi / CYLINDER_SECTIONS))
+    local = np.concatenate([np.c_[ring, np.full(len(ring), z)] for z in (-0.5 * length, 0.5 * length)])
+    rotation = quat_to_matrix(np.asarray(geom.quat, float) / np.linalg.norm(geom.quat))
+    return Hull(np.ascontiguousarray(local @ rotation.T + np.asarray(geom.pos, float)))
 
 
 def _sphere_piece(geom) -> Hull | None:

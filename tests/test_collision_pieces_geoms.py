@@ -1,0 +1,108 @@
+"""Pieces of links made of several geometries, and of cylinder primitives
+(engine/collision/pieces.py): a loose link of several geometries is cut along them, each cut as a
+link of its own; a cylinder's piece is a prism whose faces touch the true cylinder.
+
+Before, a link that mixed a mesh with a primitive (simple_humanoid's body: a 1 m cylinder and a
+box mesh) was cut into surface patches across both, and a cylinder's piece was the hull of its
+24-sided tessellation grown by 2 % (2 cm on a 1 m cylinder): its model reached 27 mm beyond the
+geometry on average (bench/collision_model.py), against 0.7 mm now."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import engine as gs
+from engine.collision import pieces
+from engine.collision.hulls import Hull
+from engine.collision.spheres import link_mesh
+from engine.model.tree import Visual
+
+
+def _true_cylinder_points(radius: float, length: float, n: int, rng) -> np.ndarray:
+    """``(n, 3)`` points on the true surface of a z-axis cylinder (side and caps; its own frame)."""
+    angle = rng.uniform(0, 2 * np.pi, n)
+    side = np.c_[radius * np.cos(angle), radius * np.sin(angle), rng.uniform(-0.5, 0.5, n) * length]
+    rho = radius * np.sqrt(rng.uniform(0, 1, n))
+    caps = np.c_[rho * np.cos(angle), rho * np.sin(angle), np.sign(rng.uniform(-1, 1, n)) * 0.5 * length]
+    return np.concatenate([side, caps])
+
+
+def _quat_matrix(q: np.ndarray) -> np.ndarray:
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+@pytest.mark.cpu_backend_only
+@pytest.mark.parametrize("radius,length", [(1.0, 1.0), (0.04, 0.3)])
+def test_a_cylinder_piece_holds_the_true_cylinder_and_hugs_it(radius, length):
+    quat, pos = np.array([0.9, 0.3, -0.2, 0.25]), np.array([0.1, -0.2, 0.3])
+    geom = Visual(kind="cylinder", size=np.array([radius, length]), pos=pos, quat=quat)
+    (piece,) = pieces.link_pieces([geom])
+    rotation = _quat_matrix(quat)
+    rng = np.random.default_rng(3)
+    surface = _true_cylinder_points(radius, length, 4000, rng) @ rotation.T + pos
+    assert pieces.outside([piece], surface).max() <= 1e-9 * max(1.0, radius)  # the whole cylinder inside
+    local = (piece.vertices - pos) @ rotation  # back in the cylinder's frame
+    standoff = np.hypot(local[:, 0], local[:, 1]).max() - radius
+    assert standoff <= 0.005 * radius, standoff  # 0.5 % of the radius (the 2 %-grown tessellation: 2 cm at 1 m)
+    assert np.abs(local[:, 2]).max() <= 0.5 * length + 1e-12  # no growth along the axis
+    assert len(piece.vertices) <= pieces.PIECE_VERTICES and piece.radius == 0.0
+
+
+def _robot(name: str):
+    scene = gs.Scene()
+    robot = scene.add_entity(gs.morphs.URDF(file=f"erd:{name}", fixed=True))
+    scene.build()
+    return scene, robot
+
+
+@pytest.mark.cpu_backend_only
+def test_a_link_of_a_cylinder_and_a_mesh_is_cut_along_them(backend):
+    """simple_humanoid's body: a 1 m cylinder and a 1 m box mesh, overlapping. Its pieces are
+    the two, each holding its own geometry (the true cylinder's surface, the mesh's vertices)."""
+    scene, robot = _robot("simple_humanoid")
+    model = robot.collision_model()
+    (link,) = [i for i, g in enumerate(model.geometry) if g]
+    geoms, cut = model.geometry[link], model.link_pieces()[link]
+    assert sorted(g.kind for g in geoms) == ["cylinder", "mesh"]
+    assert len(cut) == 2, [len(p.vertices) for p in cut]
+    cylinder = next(g for g in geoms if g.kind == "cylinder")
+    rotation = _quat_matrix(np.asarray(cylinder.quat, float))
+    surface = _true_cylinder_points(*cylinder.size, 3000, np.random.default_rng(0)) @ rotation.T + cylinder.pos
+    box = next(g for g in geoms if g.kind == "mesh")
+    box_rotation = _quat_matrix(np.asarray(box.quat, float))
+    corners = np.asarray(box.mesh.vertices, float) @ box_rotation.T + box.pos  # box.mesh: scaled by its size
+    for points in (surface, corners):
+        assert pieces.outside(cut, points).min(axis=1).max() <= 1e-9
+    scene.destroy()
+
+
+@pytest.mark.cpu_backend_only
+@pytest.mark.parametrize("name", ["so101", "go2"])
+def test_links_of_several_meshes_are_cut_along_them(name, backend):
+    """A loose link of several meshes gets at least one piece per mesh, and its pieces hold every
+    vertex of every mesh; each piece lies within one mesh's hull (grown by its radius): none
+    bridges two meshes."""
+    scene, robot = _robot(name)
+    model = robot.collision_model()
+    several = [i for i, g in enumerate(model.geometry) if len(g) > 1]
+    assert several, "the robot has no link of several geometries"
+    cut_along = 0
+    for i in several:
+        geoms, cut = model.geometry[i], model.link_pieces()[i]
+        meshes = [link_mesh([g], grow=True) for g in geoms]
+        for mesh in meshes:
+            assert pieces.outside(cut, np.asarray(mesh.vertices, float)).min(axis=1).max() <= 1e-7
+        if len(cut) == 1:
+            continue  # one hull tight enough: not cut
+        cut_along += 1
+        assert len(cut) >= len(geoms)
+        for piece in cut:  # within one geometry's hull
+            hulls = [Hull(np.asarray(m.convex_hull.vertices, float)) for m in meshes]
+            far = pieces.outside(hulls, piece.vertices).max(axis=0)
+            assert far.min() <= 1e-6, far
+    assert cut_along, f"no link of {name} was cut"
+    scene.destroy()
