@@ -41,7 +41,7 @@ CUTS = (8, 16, 32, 64)  # patches tried per loose link, fewest first
 PIECE_VERTICES = 64  # a piece keeps at most this many vertices (and a radius for the rest)
 SAMPLES = 1000      # surface points per link for the measure (seeded)
 THICKNESS = 1e-6    # m: half the thickness given to a flat patch
-CYLINDER_SECTIONS = PIECE_VERTICES // 2  # sides of a cylinder primitive's piece (two rings of corners)
+CYLINDER_SECTIONS = 24  # sides of a cylinder primitive's piece: as many corners as its tessellation's hull (GJK cost)
 
 
 def surface_pieces(mesh, k: int, seed: int = 0) -> list[np.ndarray]:
@@ -170,7 +170,7 @@ def link_pieces(geoms) -> list[Hull]:
     if hull is None:
         return []
     if len(geoms) == 1 and geoms[0].kind != "mesh":  # one primitive: its hull is it (as tessellated and grown)
-        return [_cylinder_piece(geoms[0]) if geoms[0].kind == "cylinder" else hull]
+        return [_cylinder_piece(geoms[0]) if _loose_cylinder(geoms[0]) else hull]
     mesh = link_mesh(geoms, grow=False)
     if mesh is None or gap([hull], mesh) <= LOOSE:
         return [hull]
@@ -194,10 +194,21 @@ def link_pieces(geoms) -> list[Hull]:
     return best
 
 
+def _loose_cylinder(geom) -> bool:
+    """Whether ``geom`` is a cylinder whose tessellation's growth
+    (:data:`~engine.collision.spheres.PRIMITIVE_GROWTH`, about its centre) stands more than
+    :data:`LOOSE` off it: a radius over 0.2 m (simple_humanoid's 1 m body). Smaller cylinders
+    (Baxter's arms: 1-1.4 mm) keep their tessellation's hull, which the sphere fit reads too: the
+    dual-arm targets, taken where the model reads free, stay as they were."""
+    from .spheres import PRIMITIVE_GROWTH
+
+    return geom.kind == "cylinder" and float(geom.size[0]) * (PRIMITIVE_GROWTH - 1) > LOOSE
+
+
 def _cylinder_piece(geom) -> Hull:
     """A cylinder primitive's piece: a prism of :data:`CYLINDER_SECTIONS` sides whose faces touch the
     true cylinder (its corners at ``radius / cos(pi / sections)``), so it holds the cylinder exactly
-    and stands off it by at most ``radius * (1 / cos(pi / sections) - 1)`` (0.5 % of the radius),
+    and stands off it by at most ``radius * (1 / cos(pi / sections) - 1)`` (0.86 % of the radius at 24),
     not the :data:`~engine.collision.spheres.PRIMITIVE_GROWTH` of the tessellation (2 %: 2 cm on a
     1 m cylinder)."""
     from ..transforms import quat_to_matrix
