@@ -1,6 +1,6 @@
 """The true surface of a link's collision geometry, as a reference for measures and tests: meshes as
-they are, curved primitives tessellated finely (the engine's own tessellation, 24 sides, sags 0.9 %
-of the radius inside a true cylinder: 9 mm at 1 m). Used by tests/test_collision_pieces*.py and
+they are, curved primitives tessellated finely, where the engine's own tessellation (24 sides)
+sags 0.9 % of the radius inside a true cylinder (9 mm at 1 m). Used by tests/test_collision_pieces*.py and
 bench/collision_model.py (the over-coverage's reference)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 def true_surface(geoms):
     """The link's collision geometries ``[Visual]`` as one trimesh in the link frame, the measure's
     reference: meshes as they are, curved primitives tessellated finely enough (256 sides, an
-    icosphere of 5 subdivisions) to stand for their true surface within 0.01 % of their size,
+    icosphere of 5 subdivisions) to stand for their true surface within 0.03 % of their size,
     where the engine's own tessellation (24 sides) sags 0.9 % inside it. None without geometry."""
     import trimesh
 

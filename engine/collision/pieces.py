@@ -8,18 +8,22 @@ surface, each one's distance to the link's collision mesh (m, exact point-to-tri
 :data:`PERCENTILE` th percentile of those distances is at most :data:`LOOSE`, the hull is the
 link's one piece (*tight*). Otherwise the link is *loose* and is cut:
 
+* a link of one primitive is never cut: its piece is its hull (the hull of its tessellation grown
+  to hold the true surface, :func:`engine.collision.spheres.link_mesh`), except a cylinder over
+  0.2 m in radius, whose piece is a prism touching the true cylinder (:func:`_cylinder_piece`);
 * a link of several geometries (the Panda's fingers: four boxes each; so101's links: several
-  meshes each; simple_humanoid's body: a cylinder and a mesh) along them first, each geometry cut
-  as a link of its own: its one hull where that is tight (a primitive's always is), else its
-  patches; a sphere primitive's piece is the hull of its grown tessellation;
-* a link of one geometry into ``k`` surface patches (:func:`surface_pieces`), each patch's convex hull a
+  meshes each; simple_humanoid's body: a cylinder and a mesh) is cut along them first, each
+  geometry cut as a link of its own; a sphere primitive's piece is the hull of its grown
+  tessellation;
+* a link of one mesh into ``k`` surface patches (:func:`surface_pieces`), each patch's convex hull a
   piece, for the smallest ``k`` of :data:`CUTS` whose pieces stand at most :data:`TARGET` off the
   mesh at that percentile (measured the same way, over the union's boundary: points of a piece's
   surface inside another piece are left out, and points inside the body count 0), else the ``k``
   whose pieces stand least off.
 
-Every piece keeps at most :data:`PIECE_VERTICES` vertices and a radius that holds the dropped ones
-(:func:`engine.collision.hulls.reduced`), so the union still contains the geometry. The pieces of
+Every patch's piece keeps at most :data:`PIECE_VERTICES` vertices, and a hull (a link's or one
+geometry's) at most :data:`engine.collision.hulls.MAX_VERTICES`, each with a radius that holds the
+dropped ones (:func:`engine.collision.hulls.reduced`), so the union still contains the geometry. The pieces of
 a robot are cached on disk (:mod:`engine.collision.fit_store`, ``pieces_<key>.npz``, the key a
 hash of the robot's files, the scale and :data:`PIECES_VERSION`): a link's measure and cut take
 0.05-2 s (hyq: ~20 s the robot, the Panda ~1 s), once per robot file and machine; the catalog
@@ -41,7 +45,7 @@ CUTS = (8, 16, 32, 64)  # patches tried per loose link, fewest first
 PIECE_VERTICES = 64  # a piece keeps at most this many vertices (and a radius for the rest)
 SAMPLES = 1000      # surface points per link for the measure (seeded)
 THICKNESS = 1e-6    # m: half the thickness given to a flat patch
-CYLINDER_SECTIONS = 24  # sides of a cylinder primitive's piece: as many corners as its tessellation's hull (GJK cost)
+CYLINDER_SECTIONS = 24  # sides of a big cylinder's prism (its tessellation's); bump PIECES_VERSION with it
 
 
 def surface_pieces(mesh, k: int, seed: int = 0) -> list[np.ndarray]:
@@ -198,8 +202,8 @@ def _loose_cylinder(geom) -> bool:
     """Whether ``geom`` is a cylinder whose tessellation's growth
     (:data:`~engine.collision.spheres.PRIMITIVE_GROWTH`, about its centre) stands more than
     :data:`LOOSE` off it: a radius over 0.2 m (simple_humanoid's 1 m body). Smaller cylinders
-    (Baxter's arms: 1-1.4 mm) keep their tessellation's hull, which the sphere fit reads too: the
-    dual-arm targets, taken where the model reads free, stay as they were."""
+    (Baxter's arms, 5-7 cm in radius: grown 1-1.4 mm) keep their tessellation's hull, which the
+    sphere fit reads too (the prism on them was tried: docs/collision.md, "Pieces")."""
     from .spheres import PRIMITIVE_GROWTH
 
     return geom.kind == "cylinder" and float(geom.size[0]) * (PRIMITIVE_GROWTH - 1) > LOOSE
@@ -233,11 +237,12 @@ def pieces_file_name(tree, geometry, scale=1.0) -> str | None:
     """The fit-store file name (``pieces_<key>.npz``) of ``tree``'s pieces for ``geometry`` at
     ``scale``; None for a tree not read from a file (nothing to key it by: never cached)."""
     from .geometry import mesh_files
+    from .spheres import growth_params
 
     if tree.source is None or not tree.source.is_file():
         return None
     params = {"what": "pieces", "v": PIECES_VERSION, "scale": scale, "links": ",".join(tree.link_names()),
-              "loose": LOOSE, "target": TARGET, "cuts": CUTS, "vertices": PIECE_VERTICES}
+              "loose": LOOSE, "target": TARGET, "cuts": CUTS, "vertices": PIECE_VERTICES, **growth_params(geometry)}
     return f"pieces_{fit_store.cache_key(tree.source, mesh_files(geometry), params)}.npz"
 
 

@@ -32,7 +32,7 @@ from ..transforms import quat_rotate_unit
 from . import fit_store
 from .geometry import collision_geometry, mesh_files
 from .groups import sphere_rows
-from .spheres import FIT_VERSION, check_spheres_per_link, check_tolerance, sphere_model
+from .spheres import FIT_VERSION, check_spheres_per_link, check_tolerance, growth_params, sphere_model
 
 DEFAULT_SAMPLES = 1000
 PAIRS_VERSION = 3
@@ -134,7 +134,7 @@ class RobotCollision:
             return {}
         params = {"what": "pairs", "v": PAIRS_VERSION, "fit": FIT_VERSION, "samples": self.samples, "seed": self.seed,
                   "scale": scale, "spheres_per_link": self.spheres_per_link, "tolerance": self.tolerance,
-                  "links": ",".join(self.tree.link_names())}
+                  "links": ",".join(self.tree.link_names()), **growth_params(self.geometry)}
         name = None
         if self.use_cache and self.tree.source.is_file():
             name = f"pairs_{fit_store.cache_key(self.tree.source, mesh_files(self.geometry), params)}.npz"

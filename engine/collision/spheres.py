@@ -39,7 +39,10 @@ DEFAULT_SPHERES_PER_LINK = 8  # the cluster fit's count where a caller asks for 
 MAX_SPHERES_PER_LINK = 64
 COVER_MAX_SPHERES = 128  # the cover fit's budget per link (the tolerance grows where it does not suffice)
 MAX_TOLERANCE = 0.1  # m
-PRIMITIVE_GROWTH = 1.02  # tessellated spheres / cylinders / capsules / ellipsoids, scaled about their centre
+PRIMITIVE_GROWTH = 1.02  # tessellated spheres / cylinders / ellipsoids, scaled about their centre
+# A capsule's tessellation (16 x 16) has facets 0.9768 r from their hemisphere's centre: 1.02 left a
+# short, fat capsule 0.42 % of r out of its grown hull (r = 0.5 m, length 0.02 m: 2 mm); 1.025 > 1 / 0.9768
+CAPSULE_GROWTH = 1.025
 EDGE_FRACTION = 0.5  # triangles are split to edges below this fraction of the mesh extent / sqrt(max_spheres)
 MAX_FIT_FACES = 200_000  # a mesh with more faces is not subdivided
 CLUSTER_SAMPLE = 20_000  # face centroids the k-means sees; every face is then labelled and covered
@@ -68,8 +71,16 @@ class SphereModel:
 def _grow_primitive(geom, mesh):
     if geom.kind in ("sphere", "cylinder", "capsule", "ellipsoid"):
         mesh = mesh.copy()
-        mesh.apply_scale(PRIMITIVE_GROWTH)
+        mesh.apply_scale(CAPSULE_GROWTH if geom.kind == "capsule" else PRIMITIVE_GROWTH)
     return mesh
+
+
+def growth_params(geometry) -> dict:
+    """What the cache keys of a robot's fits, pieces and pairs add for its ``geometry``
+    (``[n_links]`` lists of ``Visual``): the capsules' growth where it has capsules (so their
+    fits made before :data:`CAPSULE_GROWTH` are not read), nothing otherwise (every other robot's
+    files keep their names)."""
+    return {"capsule_growth": CAPSULE_GROWTH} if any(g.kind == "capsule" for link in geometry for g in link) else {}
 
 
 def link_mesh(geoms, grow: bool = True):
@@ -197,7 +208,7 @@ def fit_name(tree, geometry, spheres_per_link: int | None, tolerance: float | No
 
     scale_key = float(scale) if np.ndim(scale) == 0 else tuple(float(x) for x in np.ravel(scale))
     params = {"fit": FIT_VERSION, "spheres_per_link": spheres_per_link, "tolerance": tolerance, "seed": int(seed),
-              "scale": scale_key, "links": ",".join(tree.link_names())}
+              "scale": scale_key, "links": ",".join(tree.link_names()), **growth_params(geometry)}
     return f"spheres_{fit_store.cache_key(tree.source, mesh_files(geometry), params)}.npz"
 
 
