@@ -46,7 +46,7 @@ def _file_mesh(path: str):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return trimesh.load(path, force="mesh")
+        return trimesh.load(path, force="mesh", process=False)  # as read: no vertex merging
 
 
 def _reference_mesh(visual):
