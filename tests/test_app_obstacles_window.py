@@ -111,8 +111,9 @@ def test_drag_an_obstacle_into_the_arm_and_the_robot_goes_around_it(launch, disp
     ball1_px = np.array(r["obstacle_px"][BALL])
     assert np.linalg.norm(ball1_px - ball0_px) > 30, (ball0_px, ball1_px)
     radius = 0.3 * np.linalg.norm(ball1_px - ball0_px)
-    # (the arm that went around the ball may hide part of it from this camera: CI once saw 23 %)
-    assert _hue_share(_disk(after, ball1_px, radius), BALL_RGB) > 0.12
+    # (the arm that went around the ball may hide part of it from this camera: CI once saw 23 %, a
+    # run beside two CPU hogs 11.8 %; the same disk before the drag holds under 5 %)
+    assert _hue_share(_disk(after, ball1_px, radius), BALL_RGB) > 0.09
     assert _hue_share(_disk(before, ball1_px, radius), BALL_RGB) < 0.05
     assert _hue_share(_disk(after, ball0_px, radius), BALL_RGB) < 0.05
     assert np.abs(after.astype(int) - before).max(axis=2).mean() > 1.0
