@@ -179,8 +179,7 @@ def link_pieces(geoms) -> list[Hull]:
     if mesh is None or gap([hull], mesh) <= LOOSE:
         return [hull]
     if len(geoms) > 1:  # several geometries: cut along them first, each one as a link of its own
-        per_geom = [link_pieces([g]) if g.kind != "sphere" else [p for p in (_sphere_piece(g),) if p is not None]
-                    for g in geoms]
+        per_geom = [_geometry_pieces(g) for g in geoms]
         if all(per_geom):  # every geometry held by pieces (one without a hull: the link's one hull stands)
             return [p for cut in per_geom for p in cut]
         return [hull]
@@ -196,6 +195,16 @@ def link_pieces(geoms) -> list[Hull]:
         if reach <= TARGET:
             break
     return best
+
+
+def _geometry_pieces(geom) -> list[Hull]:
+    """The pieces of one geometry of a link of several, cut as a link of its own (a sphere
+    primitive, which has no hull of its own: the hull of its grown tessellation); ``[]`` where it
+    has none."""
+    if geom.kind == "sphere":
+        piece = _sphere_piece(geom)
+        return [] if piece is None else [piece]
+    return link_pieces([geom])
 
 
 def _loose_cylinder(geom) -> bool:
