@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.collision.winding import winding_inside
+
 CHUNK = 4096  # points per block in the point-by-sphere tests (memory: CHUNK x spheres x 3 doubles)
 MAX_CANDIDATES = 400  # candidates drawn per link at most, in multiples of the points wanted
 INSIDE_FLOOR = 2e-4  # m: boundary points nearer the mesh than this are not tested for being inside it
@@ -195,26 +197,6 @@ def convexity(mesh) -> str:
         return f"{100 * solid.volume / solid.convex_hull.volume:.0f} %"
     except Exception:
         return "soup"
-
-
-def winding_inside(mesh, points: np.ndarray, block: int = 2_000_000) -> np.ndarray:
-    """``(m,)`` bool: ``points (m, 3)`` inside ``mesh`` by its generalized winding number (the
-    triangles' solid angles seen from each point, summed, over 4 pi; Van Oosterom-Strackee), so
-    that triangle soups with duplicated vertices count too. Inside: |winding| > 0.5 (either
-    orientation of a closed surface; a surface oriented inconsistently gives no reliable answer).
-    ``block``: point-triangle pairs per step (memory)."""
-    tri = np.asarray(mesh.vertices, float)[np.asarray(mesh.faces)]  # (F, 3, 3)
-    total = np.zeros(len(points))
-    step = max(1, block // max(1, len(points)))
-    for s in range(0, len(tri), step):
-        t = tri[None, s:s + step] - points[:, None, None]  # (m, f, 3, 3): corners seen from each point
-        a, b, c = t[..., 0, :], t[..., 1, :], t[..., 2, :]
-        la, lb, lc = (np.linalg.norm(x, axis=-1) for x in (a, b, c))
-        det = np.einsum("...i,...i->...", a, np.cross(b, c))
-        den = (la * lb * lc + np.einsum("...i,...i->...", a, b) * lc + np.einsum("...i,...i->...", b, c) * la
-               + np.einsum("...i,...i->...", c, a) * lb)
-        total += 2 * np.arctan2(det, den).sum(axis=1)
-    return np.abs(total / (4 * np.pi)) > 0.5
 
 
 def enclosed(mesh, points: np.ndarray, dist: np.ndarray, on_spheres: np.ndarray,

@@ -20,6 +20,8 @@ That is the *cluster* fit, asked for by a sphere count (``spheres_per_link``). T
 the *cover* fit of :mod:`engine.collision.cover`: spheres sunk into the body, standing out of its
 surface by about ``tolerance`` (default :data:`engine.collision.cover.DEFAULT_TOLERANCE`), as many
 as that takes, up to :data:`COVER_MAX_SPHERES` per link; it contains the surface exactly as well.
+On a body thicker than its spheres reach, the cover is a shell, and balls inscribed in the body
+fill its hollow (:mod:`engine.collision.fill`, up to :data:`engine.collision.fill.MAX_FILL` more).
 Results are cached on disk (:func:`cache_dir`) under a hash of the robot file, its mesh files, the
 parameters and :data:`FIT_VERSION`.
 """
@@ -34,7 +36,7 @@ import numpy as np
 from ..errors import InvalidValueError
 from . import fit_store
 
-FIT_VERSION = 8  # bump when the fitting changes: old cache entries are then ignored
+FIT_VERSION = 9  # bump when the fitting changes: old cache entries are then ignored
 DEFAULT_SPHERES_PER_LINK = 8  # the cluster fit's count where a caller asks for it without one (obstacles: their own)
 MAX_SPHERES_PER_LINK = 64
 COVER_MAX_SPHERES = 128  # the cover fit's budget per link (the tolerance grows where it does not suffice)
@@ -260,10 +262,22 @@ def sphere_model(tree, geometry, spheres_per_link: int | None = DEFAULT_SPHERES_
 
 def _fit_link(mesh, spheres_per_link: int | None, tolerance: float | None, seed: int):
     """One link's spheres: the cluster fit at ``spheres_per_link``, or the cover fit at
-    ``tolerance`` (the cluster fit at :data:`COVER_MAX_SPHERES` where the cover does not fit)."""
+    ``tolerance`` (the cluster fit at :data:`COVER_MAX_SPHERES` where the cover does not fit) and
+    the balls that fill its hollow (:func:`with_fill`)."""
     from .cover import cover_spheres
 
     if spheres_per_link is not None:
         return fit_spheres(mesh.vertices, mesh.faces, spheres_per_link, seed)
     out = cover_spheres(mesh.vertices, mesh.faces, tolerance, COVER_MAX_SPHERES, seed)
-    return out if out is not None else fit_spheres(mesh.vertices, mesh.faces, COVER_MAX_SPHERES, seed)
+    if out is None:
+        out = fit_spheres(mesh.vertices, mesh.faces, COVER_MAX_SPHERES, seed)
+    return with_fill(mesh, *out, seed)
+
+
+def with_fill(mesh, centers: np.ndarray, radii: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A cover fit's spheres ``centers (k, 3)``, ``radii (k,)`` of the link surface ``mesh``,
+    followed by the balls that fill its hollow (:func:`engine.collision.fill.fill_hollow`)."""
+    from .fill import fill_hollow
+
+    c, r = fill_hollow(mesh, centers, radii, seed)
+    return (np.concatenate([centers, c]), np.concatenate([radii, r])) if len(r) else (centers, radii)
