@@ -30,10 +30,11 @@ def _true_cylinder_points(radius: float, length: float, n: int, rng) -> np.ndarr
 
 
 def _quat_matrix(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    """The rotation matrix of ``q`` (w, x, y, z) by scipy (a reference apart from the engine's own)."""
+    from scipy.spatial.transform import Rotation
+
+    w, x, y, z = np.asarray(q, float)
+    return Rotation.from_quat([x, y, z, w]).as_matrix()
 
 
 @pytest.mark.cpu_backend_only
