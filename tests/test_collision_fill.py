@@ -163,3 +163,23 @@ def test_a_ball_inside_a_thick_body_reads_colliding():
     gap = (np.linalg.norm(local[:, None] - c[shell][None], axis=-1) - r[shell][None]).min(1)
     assert np.sum(gap > 0.03) >= 4, np.sum(gap > 0.03)  # these would have read free (8 of the 64)
     scene.destroy()
+
+
+def test_odd_meshes_get_no_ball_and_no_error():
+    """A link of one triangle (qhull has no hull of 3 points), of triangles along one line, or a
+    box with no top (no inside its winding number is sure of) gets no ball, and no error: the fit
+    of such a robot goes on as before the fill. An inside-out box is filled all the same."""
+    import trimesh
+
+    one = trimesh.Trimesh(np.array([[0, 0, 0], [1, 0.5, 0.2], [0.3, 1, 0.7]], float), [[0, 1, 2]], process=False)
+    line = trimesh.Trimesh(np.array([[0, 0, 0], [1, 1, 1], [2, 2, 2], [0.5, 0.5, 0.5]], float), [[0, 1, 2], [0, 3, 1]],
+                           process=False)
+    box = trimesh.creation.box((1.0, 1.0, 1.0))
+    open_top = trimesh.Trimesh(box.vertices, box.faces[~np.all(box.vertices[box.faces][:, :, 2] > 0.4, axis=1)],
+                               process=False)
+    shell = (np.array([[0.45, 0.45, 0.45]]), np.array([0.05]))
+    for mesh in (one, line, open_top):
+        assert len(fill_hollow(mesh, *shell)[1]) == 0
+    inside_out = trimesh.Trimesh(box.vertices, box.faces[:, ::-1], process=False)
+    c, r = fill_hollow(inside_out, *shell)
+    assert len(r) > 0 and np.all(np.abs(c) + r[:, None] <= 0.5 + 1e-9)

@@ -4,16 +4,19 @@ The cover (:mod:`engine.collision.cover`) sinks its spheres just below the surfa
 thicker than its spheres reach the union is a shell: a hollow inside the body, walled by sphere
 surface. Those walls give no clearance away (anything reaching them crosses the surface first),
 but they are boundary of the model, centimetres from the mesh, and they make it look looser than
-it is by any measure of its whole boundary. So the hollow is filled with spheres inscribed in the
-body, each within the surface (its radius is its centre's distance to the surface, estimated
-from below), which add nothing outside the mesh and leave the model exactly as conservative.
+it is by any measure of its whole boundary (and an obstacle wholly inside the body, in the
+hollow, touched no sphere and read free). So the hollow is filled with balls inscribed in the
+body: each centre proven inside, each radius its centre's exact distance to the surface. They add
+nothing outside the mesh, and the model only grows, so it stays conservative.
 
-Filling (:func:`fill_hollow`): points of a grid over the link's convex hull that no cover sphere
-holds and that lie deeper than :data:`FILL_DEPTH` are the hollow, once the winding number
-(:mod:`engine.collision.winding`) says they are inside the mesh. The deepest such point gets the
-largest ball about it inside the body, the points that ball holds leave the hollow, and so on
-until the hollow is shallower than :data:`FILL_DEPTH` or :data:`MAX_FILL` balls are placed. A
-link thinner than its cover reaches has no such point and gets nothing.
+Filling (:func:`fill_hollow`, about 0.1-2 s a link): points of a grid over the link's convex hull
+that no cover sphere holds, that lie deeper than :data:`FILL_DEPTH` (by dense surface samples) and
+behind their nearest sample's face are the hollow. The deepest gets a ball once its winding
+number (:mod:`engine.collision.winding`) proves it inside; the points the ball holds whole leave
+the hollow, and so on. Then :data:`ROUNDS` passes over the union's boundary look for walls still
+deeper than :data:`FILL_DEPTH` (slivers between balls, thinner than the grid's step) and fill
+them the same way; :data:`MAX_FILL` balls a link at most. A link thinner than its cover reaches
+has no such point and gets nothing.
 """
 
 from __future__ import annotations
@@ -137,6 +140,7 @@ def fill_hollow(mesh, centres: np.ndarray, radii: np.ndarray, seed: int = 0) -> 
     (cover and balls) is sampled, :data:`ROUNDS` times, for walls still deeper than
     :data:`FILL_DEPTH` (the slivers between balls, thinner than the grid's step)."""
     import trimesh
+    from scipy.spatial import QhullError
 
     none = (np.zeros((0, 3)), np.zeros(0))
     if len(mesh.faces) == 0 or len(radii) == 0 or float(mesh.area) <= 0:
@@ -149,7 +153,10 @@ def fill_hollow(mesh, centres: np.ndarray, radii: np.ndarray, seed: int = 0) -> 
     step = min(float(np.prod(hi - lo) / GRID) ** (1 / 3), MAX_STEP)
     axes = [np.arange(a + 0.5 * step, b, step) for a, b in zip(lo, hi)]
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
-    hull = trimesh.convex.convex_hull(np.asarray(mesh.vertices, float))
+    try:
+        hull = trimesh.convex.convex_hull(np.asarray(mesh.vertices, float))
+    except QhullError:  # fewer than 4 vertices, or all in a line: no inside to fill
+        return none
     normals = np.asarray(hull.face_normals, float)
     offsets = np.einsum("ij,ij->i", normals, np.asarray(hull.triangles_center, float))
     grid = grid[(grid @ normals.T <= offsets[None]).all(1)]  # in the hull: the body is
