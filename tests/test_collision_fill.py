@@ -102,8 +102,17 @@ def test_simple_humanoids_body_is_filled_by_the_default_model():
     import trimesh
 
     inner = r <= trimesh.proximity.closest_point(grown, c)[1] * (1 + 1e-9)
-    assert inner.sum() >= 10 and np.all(np.flatnonzero(inner) >= np.flatnonzero(~inner).max())  # after the cover's
+    assert inner.sum() >= 10 and (~inner).any() and np.all(np.flatnonzero(inner) > np.flatnonzero(~inner).max())
     _inside(grown, c[inner], r[inner])  # within the grown cylinder the cover holds (the true one is 2 % smaller)
+    # and by the shapes themselves: points of each ball's surface lie in the cylinder (radius 1 m,
+    # height 1 m, grown 2 %) or in the box mesh (its own bounds: an axis-aligned box)
+    u = np.random.default_rng(1).normal(size=(200, 3))
+    pts = (c[inner][:, None] + r[inner][:, None, None] * (u / np.linalg.norm(u, axis=1, keepdims=True))).reshape(-1, 3)
+    box = next(g for g in geometry[body] if g.kind == "mesh")
+    lo, hi = np.asarray(link_mesh([box], grow=False).bounds)
+    in_cylinder = (np.hypot(pts[:, 0], pts[:, 1]) <= 1.02 + 1e-6) & (np.abs(pts[:, 2]) <= 0.51 + 1e-6)
+    in_box = np.all((pts >= lo - 1e-6) & (pts <= hi + 1e-6), axis=1)
+    assert np.all(in_cylinder | in_box)
     shell, whole = _walls(true, c[~inner], r[~inner]), _walls(true, c, r)
     print(f"simple_humanoid BODY: inner walls, shell {shell * 1e3:.1f} mm, "
           f"filled {whole * 1e3:.1f} mm ({inner.sum()} balls)")
@@ -166,9 +175,13 @@ def test_a_ball_inside_a_thick_body_reads_colliding():
 
 
 def test_odd_meshes_get_no_ball_and_no_error():
-    """A link of one triangle (qhull has no hull of 3 points), of triangles along one line, or a
-    box with no top (no inside its winding number is sure of) gets no ball, and no error: the fit
-    of such a robot goes on as before the fill. An inside-out box is filled all the same."""
+    """Links with no inside the winding number can be trusted on get no ball, and no error: the
+    fit of such a robot goes on as before the fill (the model holds their surface all the same).
+    One triangle (qhull has no hull of 3 points), triangles along a line, a box with no top, a
+    sphere with a small hole (the winding number reads 0.92 inside it, and a ball there reached
+    out through the hole), and a U whose slot walls face the wrong way (the winding number reads
+    ~1 in the empty slot, and balls stood wholly outside the body there). A link with a piece of
+    zero area keeps its other piece's balls; an inside-out box is filled all the same."""
     import trimesh
 
     one = trimesh.Trimesh(np.array([[0, 0, 0], [1, 0.5, 0.2], [0.3, 1, 0.7]], float), [[0, 1, 2]], process=False)
@@ -177,9 +190,25 @@ def test_odd_meshes_get_no_ball_and_no_error():
     box = trimesh.creation.box((1.0, 1.0, 1.0))
     open_top = trimesh.Trimesh(box.vertices, box.faces[~np.all(box.vertices[box.faces][:, :, 2] > 0.4, axis=1)],
                                process=False)
+    ball = trimesh.creation.icosphere(4, 0.5)
+    rim = 0.5 * np.cos(np.radians(30)) * 0.999  # a 30-degree cap cut off the top
+    holed = trimesh.Trimesh(ball.vertices, ball.faces[ball.triangles_center[:, 2] < rim], process=False)
+    arms = [trimesh.creation.box(size) for size in ((1.2, 0.4, 0.6), (1.2, 0.4, 0.6), (0.4, 1.2, 0.6))]
+    for arm, at in zip(arms, [(0, -0.4, 0), (0, 0.4, 0), (-0.4, 0, 0)]):
+        arm.apply_translation(at)
+    u = trimesh.boolean.union(arms)  # a U: its slot is |y| < 0.2, x > -0.2
+    centre = u.triangles_center
+    wall = (np.abs(np.abs(centre[:, 1]) - 0.2) < 1e-6) & (centre[:, 0] > -0.2)
+    faces = u.faces.copy()
+    faces[wall] = faces[wall][:, ::-1]
+    flipped = trimesh.Trimesh(u.vertices, faces, process=False)
     shell = (np.array([[0.45, 0.45, 0.45]]), np.array([0.05]))
-    for mesh in (one, line, open_top):
+    for mesh in (one, line, open_top, holed, flipped):
         assert len(fill_hollow(mesh, *shell)[1]) == 0
+    dot = trimesh.creation.box((0.1, 0.1, 0.1))
+    dot.vertices[:] = 0.0
+    c, r = fill_hollow(trimesh.util.concatenate([box, dot]), *shell)
+    assert len(r) > 0 and np.all(np.abs(c) + r[:, None] <= 0.5 + 1e-9)
     inside_out = trimesh.Trimesh(box.vertices, box.faces[:, ::-1], process=False)
     c, r = fill_hollow(inside_out, *shell)
     assert len(r) > 0 and np.all(np.abs(c) + r[:, None] <= 0.5 + 1e-9)

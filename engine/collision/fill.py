@@ -25,9 +25,10 @@ import numpy as np
 
 FILL_DEPTH = 0.006  # m: hollow points deeper than this are filled (the walls left are nearer the surface)
 MAX_FILL = 64  # spheres added per link at most
-MAX_REFUSED = 2_000  # centres proven shallower or outside after all, per link at most (a point each)
+MAX_REFUSED = 256  # centres proven shallower or outside after all, per link at most (a point each)
 GRID = 8_000  # grid points over the link's bounding box, about (more where the step would pass MAX_STEP)
-MAX_STEP = 0.03  # m: the grid's step at most
+MAX_STEP = 0.03  # m: the grid's step at most (unless that would pass MAX_GRID points)
+MAX_GRID = 200_000  # grid points at most (a body of metres: the step grows past MAX_STEP)
 SURFACE_SAMPLES = 10_000  # surface points for the depth estimate
 MAX_PIECES = 16  # a link of more separate pieces is judged whole
 ROUNDS = 3  # passes over the union's boundary for walls left deep
@@ -57,11 +58,28 @@ def _behind(mesh, points: np.ndarray, rng) -> np.ndarray:
         pieces = [mesh]
     out = np.zeros(len(points), bool)
     for piece in pieces:
+        if piece.area <= 0:
+            continue
         samples, face = _surface_samples(piece, max(500, int(SURFACE_SAMPLES * piece.area / mesh.area)), rng)
         nearest = cKDTree(samples).query(points)[1]
         sign = 1.0 if piece.volume >= 0 else -1.0  # a piece wound inside out has its normals inward
         out |= ((points - samples[nearest]) * piece.face_normals[face[nearest]]).sum(1) * sign < 0
     return out
+
+
+def _closed(mesh):
+    """``mesh`` as one closed, consistently wound surface (vertices merged, zero-area faces
+    dropped: a copy), or None where it is not: a piece with a hole or a face wound against its
+    neighbours has no inside its winding number can be trusted on (it reads ~1 in the empty space
+    beside a flipped face, and a ball there would stand wholly outside the body)."""
+    import trimesh
+
+    closed = trimesh.Trimesh(np.asarray(mesh.vertices, float), np.asarray(mesh.faces), process=True)
+    closed.update_faces(closed.nondegenerate_faces())
+    closed.remove_unreferenced_vertices()
+    if len(closed.faces) == 0 or not closed.is_watertight or not closed.is_winding_consistent:
+        return None
+    return closed
 
 
 def _in_spheres(points: np.ndarray, centres: np.ndarray, radii: np.ndarray) -> np.ndarray:
@@ -148,9 +166,13 @@ def fill_hollow(mesh, centres: np.ndarray, radii: np.ndarray, seed: int = 0) -> 
     lo, hi = np.asarray(mesh.bounds, float)
     if np.any(hi - lo < 2 * FILL_DEPTH):
         return none
+    mesh = _closed(mesh)
+    if mesh is None:  # open, or wound inconsistently: left hollow (the model holds its surface all the same)
+        return none
     rng = np.random.default_rng(seed)
     filler = _Filler(mesh, rng)
-    step = min(float(np.prod(hi - lo) / GRID) ** (1 / 3), MAX_STEP)
+    volume = float(np.prod(hi - lo))
+    step = max(min((volume / GRID) ** (1 / 3), MAX_STEP), (volume / MAX_GRID) ** (1 / 3))
     axes = [np.arange(a + 0.5 * step, b, step) for a, b in zip(lo, hi)]
     grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
     try:
@@ -159,7 +181,10 @@ def fill_hollow(mesh, centres: np.ndarray, radii: np.ndarray, seed: int = 0) -> 
         return none
     normals = np.asarray(hull.face_normals, float)
     offsets = np.einsum("ij,ij->i", normals, np.asarray(hull.triangles_center, float))
-    grid = grid[(grid @ normals.T <= offsets[None]).all(1)]  # in the hull: the body is
+    inside = np.zeros(len(grid), bool)
+    for s in range(0, len(grid), 8192):  # in the hull: the body is
+        inside[s:s + 8192] = (grid[s:s + 8192] @ normals.T <= offsets[None]).all(1)
+    grid = grid[inside]
     grid, depth = filler.candidates(grid)
     hollow = ~_in_spheres(grid, centres, radii)
     filler.place(grid[hollow], depth[hollow], 0.5 * np.sqrt(3) * step)  # a grid point's cell reaches this far

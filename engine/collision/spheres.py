@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import InvalidValueError
 from . import fit_store
 
-FIT_VERSION = 9  # bump when the fitting changes: old cache entries are then ignored
+FIT_VERSION = 10  # bump when the fitting changes: old cache entries are then ignored
 DEFAULT_SPHERES_PER_LINK = 8  # the cluster fit's count where a caller asks for it without one (obstacles: their own)
 MAX_SPHERES_PER_LINK = 64
 COVER_MAX_SPHERES = 128  # the cover fit's budget per link (the tolerance grows where it does not suffice)
