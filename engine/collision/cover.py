@@ -64,16 +64,23 @@ def _candidates(mesh, rng) -> tuple[np.ndarray, np.ndarray]:
     is. A surface with an open piece is taken whole (an open piece has no inside of its own)."""
     from scipy.spatial import cKDTree
 
-    dense = _sample(mesh, SURFACE_SAMPLES, rng)[0]
+    dense = surface_samples(mesh, SURFACE_SAMPLES, rng)[0]
     # a few closed pieces are sunk into one by one; an open piece's inside is the whole's, and a
     # triangle soup (vertices not shared: a body per triangle) is taken whole
-    pieces = mesh.split(only_watertight=False) if 1 < mesh.body_count <= MAX_PIECES else [mesh]
-    if not all(piece.is_watertight for piece in pieces):
-        pieces = [mesh]
+    pieces = closed_pieces(mesh)
     centres = np.concatenate([_sunk(piece, rng, piece.area / mesh.area) for piece in pieces])
     near = cKDTree(dense).query(centres)[0] if len(centres) else np.zeros(0)  # to the whole surface
     spacing = np.sqrt(mesh.area / len(dense))  # the samples' spacing: the nearest is about this far off
     return centres, np.maximum(near - 0.5 * spacing, 0.0)
+
+
+def closed_pieces(mesh) -> list:
+    """``mesh``'s separate closed pieces (trimesh meshes), judged one by one where a point inside
+    one may be nearest a face of another; ``[mesh]`` for a surface with an open piece (which has no
+    inside of its own), a triangle soup (vertices not shared: a body per triangle) or more than
+    :data:`MAX_PIECES` pieces."""
+    pieces = mesh.split(only_watertight=False) if 1 < mesh.body_count <= MAX_PIECES else [mesh]
+    return pieces if all(piece.is_watertight for piece in pieces) else [mesh]
 
 
 def _sunk(piece, rng, share: float) -> np.ndarray:
@@ -82,8 +89,8 @@ def _sunk(piece, rng, share: float) -> np.ndarray:
     ``share``: the piece's part of the link's area (its part of the seeds and samples)."""
     from scipy.spatial import cKDTree
 
-    dense, dense_face = _sample(piece, max(500, int(SURFACE_SAMPLES * share)), rng)
-    seeds, face = _sample(piece, max(32, int(SEEDS * share)), rng)
+    dense, dense_face = surface_samples(piece, max(500, int(SURFACE_SAMPLES * share)), rng)
+    seeds, face = surface_samples(piece, max(32, int(SEEDS * share)), rng)
     sign = 1.0 if piece.volume >= 0 else -1.0  # a piece wound inside out has its face normals inward
     normals = piece.face_normals[face] * sign
     extent = float(np.linalg.norm(piece.extents))
@@ -94,7 +101,7 @@ def _sunk(piece, rng, share: float) -> np.ndarray:
     return centres[inside]
 
 
-def _sample(mesh, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
+def surface_samples(mesh, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
     """``n`` area-uniform surface points ``(n, 3)`` and their faces ``(n,)``."""
     area = mesh.area_faces
     face = rng.choice(len(area), n, p=area / area.sum())

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cover import closed_pieces, surface_samples
+
 FILL_DEPTH = 0.006  # m: hollow points deeper than this are filled (the walls left are nearer the surface)
 MAX_FILL = 64  # spheres added per link at most
 MAX_REFUSED = 256  # centres proven shallower or outside after all, per link at most (a point each)
@@ -30,21 +32,9 @@ GRID = 8_000  # grid points over the link's bounding box, about (more where the 
 MAX_STEP = 0.03  # m: the grid's step at most (unless that would pass MAX_GRID points)
 MAX_GRID = 200_000  # grid points at most (a body of metres: the step grows past MAX_STEP)
 SURFACE_SAMPLES = 10_000  # surface points for the depth estimate
-MAX_PIECES = 16  # a link of more separate pieces is judged whole
 ROUNDS = 3  # passes over the union's boundary for walls left deep
 WALL_SAMPLES = 64  # boundary samples per sphere in those passes
 INSIDE = 0.9  # |winding number| above this: surely inside (an open mesh's fractions are passed over)
-
-
-def _surface_samples(mesh, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` area-uniform points ``(n, 3)`` of ``mesh``'s surface and their faces ``(n,)``."""
-    area = np.asarray(mesh.area_faces, float)
-    face = rng.choice(len(area), n, p=area / area.sum())
-    uv = rng.random((n, 2))
-    flip = uv.sum(1) > 1
-    uv[flip] = 1 - uv[flip]
-    tri = np.asarray(mesh.triangles, float)[face]
-    return tri[:, 0] + uv[:, :1] * (tri[:, 1] - tri[:, 0]) + uv[:, 1:] * (tri[:, 2] - tri[:, 0]), face
 
 
 def _behind(mesh, points: np.ndarray, rng) -> np.ndarray:
@@ -53,14 +43,11 @@ def _behind(mesh, points: np.ndarray, rng) -> np.ndarray:
     a point inside one piece may be nearest a face of another that lies inside it)."""
     from scipy.spatial import cKDTree
 
-    pieces = mesh.split(only_watertight=False) if 1 < mesh.body_count <= MAX_PIECES else [mesh]
-    if not all(piece.is_watertight for piece in pieces):
-        pieces = [mesh]
     out = np.zeros(len(points), bool)
-    for piece in pieces:
+    for piece in closed_pieces(mesh):
         if piece.area <= 0:
             continue
-        samples, face = _surface_samples(piece, max(500, int(SURFACE_SAMPLES * piece.area / mesh.area)), rng)
+        samples, face = surface_samples(piece, max(500, int(SURFACE_SAMPLES * piece.area / mesh.area)), rng)
         nearest = cKDTree(samples).query(points)[1]
         sign = 1.0 if piece.volume >= 0 else -1.0  # a piece wound inside out has its normals inward
         out |= ((points - samples[nearest]) * piece.face_normals[face[nearest]]).sum(1) * sign < 0
@@ -113,7 +100,7 @@ class _Filler:
         from scipy.spatial import cKDTree
 
         self.mesh, self.rng = mesh, rng
-        surface, _ = _surface_samples(mesh, SURFACE_SAMPLES, rng)
+        surface, _ = surface_samples(mesh, SURFACE_SAMPLES, rng)
         self.tree = cKDTree(surface)
         self.spacing = np.sqrt(float(mesh.area) / SURFACE_SAMPLES)  # the samples' spacing
         self.centres, self.radii, self.refused = [], [], 0
