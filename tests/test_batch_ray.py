@@ -97,6 +97,9 @@ def test_ray_job_is_the_local_job_bit_for_bit_and_right_by_pinocchio(ray_runs, l
     summary = ray_runs["plain"]
     assert summary["ray"] == "connected" and summary["workers"] == 2 and summary["rows_solved"] == N
     assert summary["retried"] == 0 and summary["succeeded"] == local_job["summary"].succeeded
+    # the workers wrote the kernels they compiled to taichi's disk cache when the job ended (a Ray
+    # worker is killed, and taichi writes that cache only when its runtime ends): the next job loads them
+    assert summary["cache_files"], "a finished Ray job's workers left nothing in taichi's disk cache"
     _same_dataset(local_job["out"], out)
     table = read_sorted(out)
     check_complete(table, N)

@@ -27,6 +27,7 @@ from .worker import ChunkSolver
 IN_FLIGHT = 2
 MAX_TRIES = 3
 HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # + empty SETTINGS
+RELEASE_S = 30.0  # how long a finished job waits for its workers to write their kernel caches
 CONNECT_TIMEOUT_S = 10.0  # how long a HOST:PORT may take to accept a connection before the job is refused
 WAIT_S = 0.25  # ray.wait's timeout: how soon a signal is seen while every worker is busy
 
@@ -205,6 +206,15 @@ class Pool:
                     load[slot] -= 1
                     feed(slot)
                 yield result
+
+    def release(self, timeout: float = RELEASE_S) -> None:
+        """Ask every (idle) worker to end its engine, which writes the kernels it compiled to
+        taichi's disk cache (:meth:`ChunkSolver.release`), waiting at most ``timeout`` s; a worker
+        that fails or is slow is left to :meth:`close`. Called after a job's last chunk, never on
+        an error or a signal (a busy worker would answer only after its queued chunks)."""
+        with contextlib.suppress(Exception):
+            refs = [actor.release.remote() for actor in self.slots]
+            self.ray.wait(refs, num_returns=len(refs), timeout=timeout)
 
     def close(self) -> None:
         """Stop every worker (their CPUs go back to the cluster)."""

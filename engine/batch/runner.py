@@ -291,6 +291,8 @@ def _run(job, data, output, chunk_rows, q_names, error_names, cluster, workers, 
                 handle(result)
             retried = pool.retried
         writer.close()
+        if pool is not None:
+            pool.release()  # the workers write their compiled kernels to disk: the next job loads them
     except BaseException:
         with contextlib.suppress(BaseException):  # keep what was solved: the parts already handed over
             writer.close()
