@@ -96,7 +96,22 @@ def reference_parts(robot) -> list:
     return parts
 
 
-def reference_mask(parts, camera: Camera) -> np.ndarray:
+@pytest.fixture(scope="module")
+def reference_renderer():
+    """pyrender's stock offscreen renderer at :data:`RES`, one for every robot (creating and
+    deleting one per robot cost more than its depth passes)."""
+    import pyrender
+
+    try:
+        renderer = pyrender.OffscreenRenderer(*RES)
+    except Exception as err:  # no offscreen GL in this environment
+        skip_or_fail(f"no offscreen GL here: {err}")
+    yield renderer
+    renderer.delete()
+
+
+def reference_mask(parts, camera: Camera, renderer) -> np.ndarray:
+    """Pixels covered by ``parts`` (a depth-only pass of pyrender's own pipeline) seen by ``camera``."""
     import pyrender
 
     scene = pyrender.Scene()
@@ -104,11 +119,7 @@ def reference_mask(parts, camera: Camera) -> np.ndarray:
         scene.add(pyrender.Mesh.from_trimesh(mesh, smooth=False), pose=T)
     scene.add(pyrender.PerspectiveCamera(yfov=np.deg2rad(camera.fov), aspectRatio=camera.aspect,
                                          znear=camera.znear, zfar=camera.zfar), pose=camera.pose)
-    renderer = pyrender.OffscreenRenderer(*camera.res)
-    try:
-        depth = renderer.render(scene, flags=pyrender.RenderFlags.DEPTH_ONLY)
-    finally:
-        renderer.delete()
+    depth = renderer.render(scene, flags=pyrender.RenderFlags.DEPTH_ONLY)
     return depth > 0
 
 
@@ -131,7 +142,7 @@ def iou(a: np.ndarray, b: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("name", ROBOTS)
-def test_every_catalog_robot_is_drawn_whole(name):
+def test_every_catalog_robot_is_drawn_whole(name, reference_renderer):
     engine.init(backend="cpu", precision="32")
     scene = engine.Scene(show_viewer=False)
     if name in UNLOADABLE:
@@ -147,10 +158,7 @@ def test_every_catalog_robot_is_drawn_whole(name):
         assert not vis_meshes.link_specs(robot.tree), f"{name}: the renderer draws what the reference lacks"
         return
     camera = framed_camera(parts)
-    try:
-        expected = reference_mask(parts, camera)
-    except Exception as err:  # no offscreen GL in this environment
-        skip_or_fail(f"no offscreen GL here: {err}")
+    expected = reference_mask(parts, camera, reference_renderer)
     assert expected.sum() > 0.005 * expected.size, f"{name}: the reference silhouette is nearly empty"  # thin: 1 %
     for lod in ("full", "decimated"):
         vis = Visualizer(scene, res=RES, camera=camera.copy(), lod=lod, show_grid=False)
