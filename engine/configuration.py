@@ -77,7 +77,7 @@ class Configuration:
 
     @property
     def is_current(self) -> bool:
-        """False once ``engine.init`` was called again (its kernels and device arrays are gone)."""
+        """False once ``engine.init`` (or ``destroy``) was called again: the scene must be built anew."""
         return self.generation == STATE.generation
 
     def state_nbytes(self) -> int:

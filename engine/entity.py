@@ -146,8 +146,8 @@ class RigidEntity(IKMethods, CollisionMethods, PlanMethods, DofGains, KinematicR
                                  "scene to use this robot again")
             raise StateError(f"'{self.tree.name}': the scene is not built: call scene.build() first")
         if not self._config.is_current:  # its kernels and device arrays are gone
-            raise StateError("the scene was built before engine.init() was called again, which resets "
-                             "taichi: build a new scene")
+            raise StateError("the scene was built before engine.init() was called again, which starts the "
+                             "engine anew: build a new scene")
 
     @property
     def configuration(self) -> Configuration:

@@ -129,3 +129,4 @@ def destroy() -> None:
         ti.reset()
         STATE.initialised = False
         STATE.generation += 1  # scenes built before it refuse further calls
+        STATE.runtime += 1  # and every compiled kernel and device array is gone

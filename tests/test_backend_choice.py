@@ -182,13 +182,15 @@ def test_bad_types_are_refused_by_name():
 
 
 def test_device_arrays_alive_across_a_reset_free_nothing_of_the_next_program():
-    """A device array still held when init resets taichi must not, when it dies later, free the new
-    program's array that now sits at its old address (taichi's own __del__ would)."""
+    """A device array still held when taichi is reset (``destroy``, or an ``init`` that does not keep
+    the runtime) must not, when it dies later, free the new program's array that now sits at its
+    old address (taichi's own __del__ would)."""
     require_or_fail(devices.vulkan_devices(), "no Vulkan device (install Debian's mesa-vulkan-drivers for lavapipe)")
     from engine.runtime import memory
 
     engine.init(backend="vulkan")
     old = [memory.scratch((16,), np.float32) for _ in range(8)]
+    engine.destroy()
     engine.init(backend="vulkan")
     assert all(type(a) is memory._Orphaned for a in old)
     scene = engine.Scene()
@@ -212,3 +214,42 @@ def test_cpu_kernels_compile_without_taichis_cfg_optimisation():
     assert backend._compile_settings(backend.ti.vulkan, lavapipe) == {"cfg_optimization": False}
     assert backend._compile_settings(backend.ti.vulkan, gpu) == {}
     assert backend._compile_settings(backend.ti.cuda, None) == {}
+
+
+def test_init_with_the_settings_in_use_keeps_the_compiled_kernels():
+    """``init`` again with the backend in use by name, the same precision and debug flag starts the
+    engine anew (scenes built before refuse, the seed is the new one) but keeps taichi's runtime:
+    the same solve in a new scene compiles and loads nothing, and gives the same answers. Any other
+    change, or ``destroy``, resets the runtime."""
+    from engine.errors import StateError
+    from engine.runtime import launch
+
+    def solve(seed):
+        scene = engine.Scene()
+        robot = scene.add_entity(engine.morphs.MJCF(file="panda"))
+        scene.build(n_envs=8)
+        target = robot.forward_kinematics(np.tile(np.linspace(-0.4, 0.4, robot.n_qs), (8, 1)))
+        hand = robot.get_link("hand")
+        i = hand.idx_local
+        return robot, robot.inverse_kinematics(hand, target[0][:, i], target[1][:, i], seed=seed, return_info=True)
+
+    engine.init(backend="cpu", precision="32", seed=1)
+    runtime, generation = runtime_state.STATE.runtime, runtime_state.STATE.generation
+    old_robot, first = solve(seed=None)
+    prepared = launch.kernels_prepared()
+    assert engine.init(backend="cpu", precision="32", seed=1) == "cpu"
+    assert runtime_state.STATE.runtime == runtime and runtime_state.STATE.generation == generation + 1
+    with pytest.raises(StateError):
+        old_robot.get_qpos()  # built before this init
+    _, again = solve(seed=None)
+    assert launch.kernels_prepared() == prepared, "a kept runtime compiled or loaded a kernel again"
+    np.testing.assert_array_equal(again.qpos, first.qpos)  # the same seed from init: the same draws
+    for change in (dict(precision="64"), dict(debug=True)):
+        engine.init(backend="cpu", **change)
+        assert runtime_state.STATE.runtime > runtime, change
+        runtime = runtime_state.STATE.runtime
+    engine.init(backend="cpu")
+    runtime = runtime_state.STATE.runtime
+    engine.destroy()
+    engine.init(backend="cpu")
+    assert runtime_state.STATE.runtime > runtime + 1  # destroy reset it, and init started another

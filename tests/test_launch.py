@@ -87,11 +87,16 @@ def test_compiled_kernels_are_bounded_and_dropped_with_their_program():
     assert len(cache) == 2 and built == ["a", "b", "c"]
     cache.get("b", lambda: build("b2"))
     assert built[-1] == "b2"
-    runtime_state.STATE.generation += 1  # what engine.init does
+    runtime_state.STATE.generation += 1  # what engine.init keeping the runtime does: the kernels stay
+    try:
+        assert cache.get("b", lambda: build("b4")) is not None and built[-1] == "b2" and len(cache) == 2
+    finally:
+        runtime_state.STATE.generation -= 1
+    runtime_state.STATE.runtime += 1  # what a reset of taichi does: they go
     try:
         assert cache.get("b", lambda: build("b3")) is not None and built[-1] == "b3" and len(cache) == 1
     finally:
-        runtime_state.STATE.generation -= 1
+        runtime_state.STATE.runtime -= 1
 
 
 def test_float_arguments_reach_the_kernel_as_given(panda):

@@ -56,7 +56,7 @@ class Scratch:
 
     def get(self, n_envs: int, K: int, n_tasks: int, n_qs: int, pose_rows: int, n_dofs: int, dtype,
             generic: bool) -> dict:
-        key = (n_envs, K, n_tasks, n_qs, pose_rows, n_dofs, dtype, generic, STATE.generation)
+        key = (n_envs, K, n_tasks, n_qs, pose_rows, n_dofs, dtype, generic, STATE.runtime)
         arrays = self._sets.get(key)
         if arrays is not None:
             self._sets.move_to_end(key)

@@ -130,8 +130,13 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
     ``backend``: "gpu" (CUDA, else a hardware Vulkan device, else the CPU with one warning line),
     "cuda", "vulkan" (any Vulkan device, software ones included) or "cpu". ``precision`` "32" or
     "64" sets the float type of every buffer and kernel; "64" on a Vulkan device without float64
-    is a ValueError, raised before anything is reset. Calling ``init`` again resets taichi: scenes
-    built before it must be built again. ``seed`` seeds the engine's one random generator
+    is a ValueError, raised before anything is reset. Calling ``init`` again starts the engine
+    anew: scenes built before it must be built again. Taichi's runtime is reset (its compiled
+    kernels and device memory freed) unless the call asks for the backend already in use by name
+    ("cpu", "vulkan" or "cuda"), with the same precision and ``debug``: then the runtime and its
+    compiled kernels are kept, and the call takes milliseconds instead of loading every kernel
+    again (taichi's ``TI_*`` environment variables are read only when the runtime starts).
+    ``engine.destroy()`` always resets it. ``seed`` seeds the engine's one random generator
     (:mod:`engine.runtime.randomness`), from which every later ``seed=None`` IK call draws: the same seed
     gives the same answers in any process, on every backend; None seeds it from the OS.
     """
@@ -164,6 +169,12 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
             raise StateError(f"init: {busy} engine call(s) are running in other threads; init() resets taichi and "
                                "would pull their arrays from under them. Call it before starting threads, or after "
                                "they finish")
+        if _keeps_runtime(backend, precision, bool(debug)):
+            ti.set_logging_level(logging_level)
+            STATE.seed = seed
+            randomness.reseed(seed)
+            STATE.generation += 1  # the scenes built before refuse further calls; the kernels stay
+            return current()
         if STATE.initialised:
             memory.orphan_device_arrays()  # before the reset: their memory goes with this program
             ti.reset()
@@ -195,8 +206,16 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         randomness.reseed(seed)  # every later seed=None draw of the engine follows from it
         STATE.debug = debug
         STATE.generation += 1
+        STATE.runtime += 1
         _materialize()
     return current()
+
+
+def _keeps_runtime(backend: str, precision: str, debug: bool) -> bool:
+    """Whether ``init(backend, precision, debug=debug)`` keeps taichi's runtime: one is running, on
+    the arch named (not "gpu", whose choice could differ), in that precision and debug mode."""
+    return (STATE.initialised and backend == STATE.arch and precision == STATE.precision
+            and debug == bool(STATE.debug))
 
 
 def _materialize() -> None:

@@ -74,7 +74,7 @@ class FastKernel:
         self._element_dims = [_element_ndim(a.annotation) for a in self._primal.arguments]
 
     def _signature(self, args) -> tuple:
-        return (STATE.generation,) + tuple(
+        return (STATE.runtime,) + tuple(
             a if tmpl else ((a.dtype.num, a.ndim) if isinstance(a, np.ndarray) else
                             ("device", a.dtype, len(a.shape)) if isinstance(a, Ndarray) else type(a))
             for a, tmpl in zip(args, self._is_template))
@@ -164,15 +164,16 @@ class CompiledCache:
 
     ``get(key, build)`` returns the kernel under ``key`` for the current taichi program and
     precision, building it once (under :data:`engine.LOCK`, so two threads asking at once
-    get one kernel). Kernels of an earlier ``engine.init`` are dropped as soon as a later one is
-    asked for (they belong to a taichi program that no longer exists), and beyond ``max_size``
+    get one kernel). Kernels of an earlier taichi runtime (before an ``engine.init`` that reset it,
+    or ``engine.destroy``) are dropped as soon as a later one is asked for (they belong to a taichi
+    program that no longer exists), and beyond ``max_size``
     the least recently used goes (a long session solving robot after robot keeps a bounded set).
     """
 
     def __init__(self, max_size: int = 32):
         self.max_size = max_size
         self._kernels: dict = {}
-        self._generation = None
+        self._runtime = None  # STATE.runtime the kernels were built in
 
     def __len__(self) -> int:
         return len(self._kernels)
@@ -180,9 +181,9 @@ class CompiledCache:
     def get(self, key, build):
         state = STATE
         with LOCK:
-            if self._generation != state.generation:
+            if self._runtime != state.runtime:
                 self._kernels.clear()
-                self._generation = state.generation
+                self._runtime = state.runtime
             full = (key, state.precision)
             kernel = self._kernels.pop(full, None)
             if kernel is None:

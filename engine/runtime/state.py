@@ -22,7 +22,9 @@ class RuntimeState:
     precision: str = "32"
     seed: int | None = None
     debug: bool = False
-    generation: int = 0  # bumped by every init(): buffers of an older generation are invalid
+    generation: int = 0  # bumped by every init() and destroy(): scenes of an older generation are invalid
+    runtime: int = 0  # bumped each time taichi's runtime is (re)started: kernels and device arrays of an
+    # older runtime are gone (init() with the settings in use keeps the runtime: engine.runtime.backend)
 
 
 STATE = RuntimeState()
