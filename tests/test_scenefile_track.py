@@ -119,7 +119,8 @@ def test_a_frame_says_when_it_compiled_or_loaded_a_kernel():
     import engine as ik
     from engine.runtime import launch
 
-    ik.init(backend="cpu")  # a new taichi program: every kernel is prepared again
+    ik.destroy()  # a new taichi program (init alone keeps the one running): every kernel is prepared again
+    ik.init(backend="cpu")
     spec = scenefile.load("scenes/batched_panda.yaml")
     spec.envs.n_envs = 2
     _, runner = scenefile.build(spec, debug_frames=False)
