@@ -17,8 +17,9 @@ ordered and scheduled in three runs of modules:
 An app window (``launch`` or ``display``: the real window in a process of its own) takes all the
 CPU it is given, ~1.6 cores, for as long as it is open: two at once on two cores made each window
 module slower (the window modules' time summed over 620 -> 750 s when they ran side by side). So
-the window modules are a lane of their own: the first worker takes them, one after the other, and
-the other workers take them only when nothing else is left.
+the window modules are a lane of their own: once the non-CPU halves are handed out, the first
+worker takes them, one after the other, and the other workers take them only when nothing else is
+left.
 
 :func:`order` puts the items in that order (on every worker, and under ``-n 0``), and
 :class:`BackendHalvesScheduling` gives the workers a module's non-CPU half as a work unit of its
@@ -98,7 +99,11 @@ class BackendHalvesScheduling(LoadFileScheduling):
         window module, elsewhere the first other one; failing that, the first unit."""
         if self._lane is None:
             self._lane = node
-        windows = node is self._lane
+        # the lane opens once the non-CPU halves are handed out: a window at the very start of a cold
+        # run meets empty sphere and mesh caches that the modules before it otherwise fill (a cold
+        # run once timed out there waiting 30 s for the collision spheres to be drawn)
+        windows = node is self._lane and not any(backend_of_nodeid(next(iter(unit))) for unit in
+                                                  self.workqueue.values())
         chosen = next((scope for scope in self.workqueue if self._opens_windows(scope) == windows), None)
         if chosen is not None:
             self.workqueue.move_to_end(chosen, last=False)
