@@ -1,7 +1,7 @@
 """How the suite's tests are ordered and shared out among pytest-xdist's workers.
 
-Two costs decide it, both measured on the 2-core VM with warm caches (a timeline of every test):
-taichi's runtime, and the app windows.
+One cost decides it, measured on the 2-core VM with warm caches (a timeline of every test):
+taichi's runtime.
 
 The kinematics reference modules run once per backend (the ``backend`` fixture). Taichi keeps its
 runtime, and every kernel it has compiled or loaded, when ``engine.init`` names the backend in use
@@ -14,12 +14,10 @@ ordered and scheduled in three runs of modules:
 2. every other test, the CPU halves included, in collection order;
 3. the modules that set ``RUN_LAST = True`` (see ``conftest.py``).
 
-An app window (``launch`` or ``display``: the real window in a process of its own) takes all the
-CPU it is given, ~1.6 cores, for as long as it is open: two at once on two cores made each window
-module slower (the window modules' time summed over 620 -> 750 s when they ran side by side). So
-the window modules are a lane of their own: once the non-CPU halves are handed out, the first
-worker takes them, one after the other, and the other workers take them only when nothing else is
-left.
+A lane of their own for the app-window modules (the first worker taking them one after another)
+cut the warm suite from 942 to 930 s, but in three cold runs of the whole suite it failed each time
+in a window test that the order before had passed (a robot switch, the collision spheres' toggle:
+docs/testing.md), so the window modules share the workers as any other module does.
 
 :func:`order` puts the items in that order (on every worker, and under ``-n 0``), and
 :class:`BackendHalvesScheduling` gives the workers a module's non-CPU half as a work unit of its
@@ -28,10 +26,6 @@ largest first).
 """
 
 from __future__ import annotations
-
-import re
-from functools import cache
-from pathlib import Path
 
 import _backend
 from xdist.scheduler import LoadFileScheduling
@@ -66,48 +60,15 @@ def backend_of_nodeid(nodeid: str) -> str | None:
     return next((p for p in params if p in OTHER_BACKENDS), None)
 
 
-WINDOW_FIXTURES = re.compile(r"def \w+\([^)]*\b(?:launch|display)\b", re.S)
-
-
-@cache
-def opens_windows(path: str) -> bool:
-    """Whether the test module at ``path`` opens app windows: a test or fixture of it takes the
-    ``launch`` or ``display`` fixture (read from its source: xdist's controller sees only test ids)."""
-    try:
-        return WINDOW_FIXTURES.search(Path(path).read_text(encoding="utf-8")) is not None
-    except OSError:
-        return False
-
-
 class BackendHalvesScheduling(LoadFileScheduling):
-    """``--dist loadfile`` with a module's non-CPU tests as a work unit of their own, the units
-    handed out in collection order, and the window modules in a lane of their own (see the module
-    docstring). A test whose own parameters (not the ``backend`` fixture's) name a backend is split
-    off too; that costs only its module's fixtures once more."""
+    """``--dist loadfile`` with a module's non-CPU tests as a work unit of their own, and the units
+    handed out in collection order (see the module docstring). A test whose own parameters (not the
+    ``backend`` fixture's) name a backend is split off too; that costs only its module's fixtures
+    once more."""
 
     def __init__(self, config, log=None):
         super().__init__(config, log)
         config.option.loadscopereorder = False  # collection order, which order() chose
-        self._root = Path(config.rootpath)
-        self._lane = None  # the worker that takes the window modules
-
-    def _opens_windows(self, scope: str) -> bool:
-        return opens_windows(str(self._root / scope.split("::", 1)[0]))
-
-    def _assign_work_unit(self, node) -> None:
-        """Give ``node`` the first unit of the queue that suits it: on the window lane the first
-        window module, elsewhere the first other one; failing that, the first unit."""
-        if self._lane is None:
-            self._lane = node
-        # the lane opens once the non-CPU halves are handed out: a window at the very start of a cold
-        # run meets empty sphere and mesh caches that the modules before it otherwise fill (a cold
-        # run once timed out there waiting 30 s for the collision spheres to be drawn)
-        windows = node is self._lane and not any(backend_of_nodeid(next(iter(unit))) for unit in
-                                                  self.workqueue.values())
-        chosen = next((scope for scope in self.workqueue if self._opens_windows(scope) == windows), None)
-        if chosen is not None:
-            self.workqueue.move_to_end(chosen, last=False)
-        super()._assign_work_unit(node)
 
     def _split_scope(self, nodeid: str) -> str:
         scope = super()._split_scope(nodeid)

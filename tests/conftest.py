@@ -41,7 +41,9 @@ __all__ = ["in_ci", "require_or_fail", "skip_or_fail"]
 def backend(request):
     """The backend a reference module runs on (every module that takes this fixture runs once per
     backend of ``_backend.TEST_BACKENDS``); ``_backend.init_engine`` starts it. Afterwards the
-    engine is back on the CPU, where the modules that never call ``engine.init`` expect it."""
+    engine is back on the CPU, where the modules that never call ``engine.init`` expect it, unless
+    the next test takes this fixture too (then taichi's runtime, and its kernels, are kept: see
+    ``_schedule.py``)."""
     _backend.use(request.param)
     yield request.param
     if request.param != "cpu" and not _uses_backend_fixture(_NEXT_ITEM.get("item")):
@@ -63,6 +65,7 @@ def _uses_backend_fixture(item) -> bool:
 def pytest_runtest_teardown(item, nextitem):
     _NEXT_ITEM["item"] = nextitem
     return (yield)
+
 
 CI_SKIP_NOTE = "skipped under CI=true, which counts as a failure (a skip must not hide a missing dependency)"
 
