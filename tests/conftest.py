@@ -30,7 +30,6 @@ os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
 import _backend  # noqa: E402
-import _schedule  # noqa: E402
 from _appwindow import AppProcess  # noqa: E402
 from _support import in_ci, require_or_fail, skip_or_fail  # noqa: E402
 
@@ -41,31 +40,13 @@ __all__ = ["in_ci", "require_or_fail", "skip_or_fail"]
 def backend(request):
     """The backend a reference module runs on (every module that takes this fixture runs once per
     backend of ``_backend.TEST_BACKENDS``); ``_backend.init_engine`` starts it. Afterwards the
-    engine is back on the CPU, where the modules that never call ``engine.init`` expect it, unless
-    the next test takes this fixture too (then taichi's runtime, and its kernels, are kept: see
-    ``_schedule.py``)."""
+    engine is back on the CPU, where the modules that never call ``engine.init`` expect it."""
     _backend.use(request.param)
     yield request.param
-    if request.param != "cpu" and not _uses_backend_fixture(_NEXT_ITEM.get("item")):
+    if request.param != "cpu":
         import engine
 
         engine.init(backend="cpu")
-
-
-_NEXT_ITEM: dict = {}  # the test that runs after the one being torn down (pytest_runtest_teardown)
-
-
-def _uses_backend_fixture(item) -> bool:
-    """Whether ``item`` (or None: no test follows) starts the engine on its own backend, so that the
-    ``backend`` fixture need not put it back on the CPU (and reset taichi's runtime) before it."""
-    return item is None or "backend" in getattr(item, "fixturenames", ())
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_teardown(item, nextitem):
-    _NEXT_ITEM["item"] = nextitem
-    return (yield)
-
 
 CI_SKIP_NOTE = "skipped under CI=true, which counts as a failure (a skip must not hide a missing dependency)"
 
@@ -170,23 +151,15 @@ def pytest_xdist_auto_num_workers(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """The order of ``_schedule.order``: the reference modules' halves on backends other than the
-    CPU first, module after module (they then share one taichi runtime), then every other test, and
-    last the modules that set ``RUN_LAST = True``, in their own order. The batch job modules do: they
-    use pyarrow in the test process, whose threads and pools stay there and grow its memory (the
-    memory checks that are judged in a test process, test_resources.py and test_state_api.py, come
-    before them)."""
+    """Modules that set ``RUN_LAST = True`` run after all the others, in their own order. The batch
+    job modules do: they use pyarrow in the test process, whose threads and pools stay there and
+    grow its memory (the memory checks that are judged in a test process, test_resources.py and
+    test_state_api.py, come before them)."""
     _deselect_cpu_only_elsewhere(config, items)
-    _schedule.order(items)
-
-
-@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook
-def pytest_xdist_make_scheduler(config, log):
-    """Under ``--dist loadfile`` (pyproject's addopts), ``_schedule.BackendHalvesScheduling``: a
-    module's non-CPU half is a work unit of its own, and units go out in collection order."""
-    if config.getvalue("dist") == "loadfile":
-        return _schedule.BackendHalvesScheduling(config, log)
-    return None
+    last = [item for item in items if getattr(item.module, "RUN_LAST", False)]
+    if last:
+        chosen = {id(item) for item in last}
+        items[:] = [item for item in items if id(item) not in chosen] + last
 
 
 def _deselect_cpu_only_elsewhere(config, items) -> None:
