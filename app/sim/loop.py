@@ -123,7 +123,7 @@ class Sim:
             solver.build(spec, n)
         try:
             scene, runner = scenefile.build(spec, n_envs=n_envs)
-            scene.visualizer = Visualizer(scene, res=c.camera_params[3], lod=c.lod)
+            scene.visualizer = Visualizer(scene, res=c.camera_params[3], lod=c.lod, quick_first_image=True)
             shading.prepare(scene.visualizer, runner.robot.tree)  # STL shells smooth, not speckled, at its LOD
         except BaseException:
             if solver is not None:

@@ -173,6 +173,25 @@ def _visual_key(visual):
     return str(visual.mesh_file), tuple(float(x) for x in np.round(np.asarray(visual.size, float), 9))
 
 
+def decimation_cached(visual, max_faces: int) -> bool:
+    """``visual`` needs no decimation at ``max_faces`` (a primitive, a small or no mesh) or its
+    decimated mesh is in memory or in the disk cache (loads its mesh file, decimates nothing)."""
+    if visual.kind != "mesh" and coarse_primitive(visual) is not None:
+        return True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        mesh = visual.mesh
+    if mesh is None or len(mesh.faces) <= max_faces:
+        return True
+    key = _visual_key(visual)
+    if key is None:
+        return False
+    if (key, int(max_faces)) in _DECIMATED:
+        return True
+    path = mesh_cache.entry_path(key[0], key[1], max_faces)
+    return path is not None and path.is_file()
+
+
 def coarse_primitive(visual):
     """A primitive visual tessellated for many small copies (about a third of the faces of
     ``visual.mesh``), or None for a mesh visual or an unknown kind."""

@@ -29,7 +29,8 @@ class FrameRequest:
     """Everything one frame needs, computed in the caller's thread.
 
     ``poses``: {mesh key: (N, 4, 4) float32}; keys absent (or with N = 0) are hidden this frame.
-    ``specs``: {mesh key: MeshSpec} for every key that may appear. ``sink``: called in the render
+    ``specs``: {mesh key: MeshSpec} for every key that may appear; a mesh drawn before whose key
+    is no longer among them is removed (its set was replaced). ``sink``: called in the render
     thread with the image (the video recorder), or None; then ``on_image(image, timing)`` (ms of
     each stage), before the frame's Future resolves.
     """
@@ -107,6 +108,8 @@ class GLScene:
             if poses is not last:
                 uploaded += _upload_poses(mesh.primitives[0], poses)
                 self.nodes[key] = (node, mesh, poses)
+        for key in [k for k in self.nodes if k not in req.specs]:  # a replaced set (engine.vis.link_sets)
+            self.scene.remove_node(self.nodes.pop(key)[0])  # pyrender frees its GL buffers at the next draw
         for key, (_, mesh, _) in self.nodes.items():
             if key not in req.poses or len(req.poses[key]) == 0:
                 mesh.is_visible = False

@@ -20,7 +20,7 @@ from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError, StateError
 from ..options import studio_vis_options
 from ..transforms import pose_to_matrix
-from . import meshes
+from . import link_sets, meshes
 from .camera import Camera
 from .debug import DebugObject, DebugObjects, as_color, frame_instances
 from .recorder import VideoRecorder
@@ -41,10 +41,14 @@ class Visualizer:
     ``max_faces_per_mesh`` the face budget of a decimated visual; ``show_grid`` the ground grid;
     ``bg_color`` and ``ambient_light`` (None: the scene's ``vis_options``). The scene's
     ``vis_options`` also choose the world and link frames and the envs drawn.
+    ``quick_first_image``: when the decimated meshes are not cached yet (a robot never drawn on
+    this machine), draw the full ones while they are made in the background, instead of waiting
+    for them (:mod:`engine.vis.link_sets`; an interactive app's choice: a video keeps one level).
     """
 
     def __init__(self, scene, res=None, camera: Camera | None = None, lod: str | None = None,
-                 max_faces_per_mesh: int = 1000, show_grid: bool = True, bg_color=None, ambient_light=None):
+                 max_faces_per_mesh: int = 1000, show_grid: bool = True, bg_color=None, ambient_light=None,
+                 quick_first_image: bool = False):
         if lod is not None and lod not in meshes.LODS:
             raise InvalidValueError(f"lod: expected one of {meshes.LODS} or None (auto), got {lod!r}")
         if camera is not None and not isinstance(camera, Camera):
@@ -71,6 +75,7 @@ class Visualizer:
         self._viewer = None
         self.debug = DebugObjects(scene)
         self._tint: np.ndarray | None = None  # (n_batch, 4), NaN rows untinted
+        self._links = link_sets.LinkSets(quick_first=inputs.as_flag("quick_first_image", quick_first_image))
         self._link_specs: list | None = None  # [(entity idx, link indices sharing one mesh, key)]
         self._specs: dict = {}
         self._thread: RenderThread | None = None
@@ -113,6 +118,17 @@ class Visualizer:
         n = self._scene.n_batch
         heavy = n * self._full_triangles() > AUTO_DECIMATE_TRIANGLES
         return "decimated" if n >= AUTO_DECIMATE_ENVS or heavy else "full"
+
+    @property
+    def drawn_lod(self) -> str | None:
+        """The level of detail of the link meshes drawn now: :attr:`lod`, or "full" while a quick
+        first image's decimated meshes are being made (None before the first frame)."""
+        return self._links.lod
+
+    @property
+    def link_meshes_preparing(self) -> bool:
+        """The decimated link meshes are being made in the background (see ``quick_first_image``)."""
+        return self._links.preparing
 
     @property
     def link_meshes(self) -> tuple[int, int]:
@@ -251,26 +267,18 @@ class Visualizer:
 
     # -- frames -------------------------------------------------------------------------------------
     def _ensure_meshes(self) -> None:
-        if self._link_specs is not None:
-            return
         self._scene.require_built()
-        lod, link_specs = self.lod, []
-        for e, entity in enumerate(self._scene.entities):
-            shared: dict = {}  # links whose visuals are the same (Baxter's two arms): one mesh, more instances
-            for i, (link_idx, spec) in enumerate(meshes.link_specs(entity.tree, lod, self.max_faces_per_mesh)):
-                same = meshes.visuals_signature(entity.tree.links[link_idx])
-                if same is not None and same in shared:
-                    shared[same][1].append(link_idx)
-                    continue
-                key = ("link", e, link_idx, i)
-                self._specs[key] = spec
-                entry = (e, [link_idx], key)
-                link_specs.append(entry)
-                if same is not None:
-                    shared[same] = entry
-        self._link_specs = [(e, np.asarray(links), key) for e, links, key in link_specs]
-        offsets = self._scene.envs_offset()
-        margin = np.array([0.6, 0.6]) + 0.5 * self._scene.env_spacing
+        scene = self._scene
+        entries, specs, _ = self._links.current(scene, self.lod, self.max_faces_per_mesh,
+                                                lambda: scene.n_batch * self._full_triangles())
+        if entries is not self._link_specs:  # the first set, or the decimated one replacing a quick first
+            self._specs = {k: s for k, s in self._specs.items() if k[0] != "link"}  # tinted copies too
+            self._specs.update(specs)
+            self._link_specs = entries
+        if ("ground", "plane") in self._specs:
+            return
+        offsets = scene.envs_offset()
+        margin = np.array([0.6, 0.6]) + 0.5 * scene.env_spacing
         ground = meshes.ground_specs(offsets[:, :2].min(axis=0) - margin, offsets[:, :2].max(axis=0) + margin)
         for name, spec in ground.items():
             self._specs[("ground", name)] = spec
