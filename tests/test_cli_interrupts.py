@@ -14,6 +14,7 @@ grows with the load (5.9 s and 17.6 s were seen at load 4-6), the work done to s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -39,7 +40,8 @@ def _default_sigint() -> None:
 
 
 def _record(out: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PYTHONFAULTHANDLER="1")  # a stuck command's stacks (see _why_still_open)
     return subprocess.Popen([sys.executable, "-m", "app", "record", str(REPO / "scenes" / "batched_panda.yaml"),
                              "-o", str(out), "--frames", "2000", "--size", "320x240", "--n-envs", "4",
                              "--no-progress", "--backend", "cpu"], cwd=REPO, env=env, stderr=subprocess.PIPE,
@@ -67,12 +69,35 @@ def _stop(proc: subprocess.Popen, sig) -> tuple[str, float]:
     reader.start()
     reader.join(STOP_WITHIN_WALL_S)
     if reader.is_alive():
-        proc.kill()
-        reader.join(30)
-        raise AssertionError(f"still running {STOP_WITHIN_WALL_S:.0f} s after {sig.name}: killed")
+        raise AssertionError(f"{STOP_WITHIN_WALL_S:.0f} s after {sig.name}: {_why_still_open(proc, reader, err)}")
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return err[0], usage.ru_utime + usage.ru_stime - before
+
+
+def _why_still_open(proc: subprocess.Popen, reader, err: list) -> str:
+    """The command's stderr is still open: say who holds it (the command itself, with its threads'
+    Python stacks, from faulthandler on SIGABRT; or a child it left behind), then kill them."""
+    inode = os.fstat(proc.stderr.fileno()).st_ino
+    holders = []
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            if int(fd_dir.parent.name) != os.getpid() and any(
+                    os.readlink(fd) == f"pipe:[{inode}]" for fd in fd_dir.iterdir()):
+                cmd = (fd_dir.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                holders.append((int(fd_dir.parent.name), cmd[:200]))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    alive = proc.poll() is None
+    if alive:
+        proc.send_signal(signal.SIGABRT)  # PYTHONFAULTHANDLER=1: every thread's stack to stderr
+        reader.join(20)
+    for pid, _ in holders:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    reader.join(30)
+    what = "the command is still running" if alive else "the command exited, a child still holds its stderr"
+    return f"{what}; stderr held by {holders}; its stderr's end:\n{(err[0] or '')[-6000:]}"
 
 
 def _wait_for(condition, timeout: float, what: str) -> None:
