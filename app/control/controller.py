@@ -33,6 +33,7 @@ from ..sim.thread import SimThread
 from . import motion, placement
 from .camera_math import OrbitCamera
 from .history import EditHistory
+from .image_pacing import ImagePacing
 from .obstacles import ObstacleEditor
 from .pointer import PointerMixin
 from .recording import RecordingMixin
@@ -81,6 +82,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.edit_count = 0
         self.step_requests = 0
         self.render_requests = 0  # a new one makes the sim render even when nothing changed
+        self.pacing: ImagePacing | None = None  # the window's: images spaced while its frames are slow
         self.view: Snapshot | None = None  # the engine state the GUI shows (the sim's snapshot, adopted per frame)
         self.targets: TargetEditor | None = None
         self.obstacles: ObstacleEditor | None = None  # the obstacles' gizmo and pose edits

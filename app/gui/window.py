@@ -18,6 +18,7 @@ from pathlib import Path
 import dearpygui.dearpygui as dpg
 
 from ..control.controller import AppController
+from ..control.image_pacing import ImagePacing
 from . import keybinds
 from .frame_clock import FrameClock
 from .panels import Panels, menu
@@ -47,6 +48,7 @@ class App:
         size = tuple(size) if size is not None else window_size(screen_size())
         self.size = size
         self.controller = AppController(scene_path, res=(size[0] - 2 * SIDE_W - 40, size[1] - 120), threaded=True)
+        self.controller.pacing = ImagePacing()  # images spaced while this window's frames are slow
         self.screenshot_dir = Path(screenshot_dir or ".")
         self.show_help = False
         self.n_frames = self.n_images = 0  # GUI frames run, rendered images shown
@@ -241,6 +243,9 @@ class App:
             self._note_startup()  # the robots were just drawn
         if self._startup_said == 1 and c.answers_shown and c.sim.startup_note() is not None:
             self._note_startup()  # the first image with IK answers was just drawn
+        c.pacing.frame_drawn()
+        if self.n_frames % 15 == 0:
+            c.pacing.adapt(*self.rates())
         self.work_ms = (time.perf_counter() - t0) * 1e3
         rest = 1.0 / (STARTING_FPS if self.starting else MAX_FPS) - (time.perf_counter() - t0)
         self._slept = max(rest, 0.0)

@@ -88,6 +88,7 @@ class Sim:
         self._solved_edits = -1  # ... and last solved
         self._steps_seen = 0
         self._stepped_unrendered = False  # a solved state no image was requested of yet
+        self._frames_at_request = 0  # the window's frame count when the last image was asked for
         self._last_tick = time.perf_counter()
         self._tinted = np.zeros(0, bool)
         self.on_image = None  # called (render thread) when an image is ready: the sim thread's wake-up
@@ -326,10 +327,17 @@ class Sim:
 
     def wants_step(self) -> bool:
         """A tick would solve, and the last solved state is already on its way to the screen (the sim
-        runs at most one frame ahead of the renderer)."""
+        runs at most one frame ahead of the renderer, and of the window's image pacing)."""
         if self.scene is None or not self._step_due() or self.first_image_due():
             return False
-        return not (self._stepped_unrendered and self.busy_rendering())
+        return not (self._stepped_unrendered and (self.busy_rendering() or self._image_paced()))
+
+    def _image_paced(self) -> bool:
+        """The window's pacing (``c.pacing``, app.control.image_pacing) holds the next image back;
+        never the scene's first one."""
+        pacing = getattr(self.c, "pacing", None)
+        return (pacing is not None and self._first_image_done and self._image is not None
+                and self._image[3] == self.generation and not pacing.due(self._frames_at_request))
 
     def _tint_failures(self, success: np.ndarray, colliding: np.ndarray | None = None, lagging=None) -> None:
         """Failed envs red, lagging ones amber, those whose answer collides magenta (collision_view)."""
@@ -392,6 +400,8 @@ class Sim:
         if self.scene is None or self.busy_rendering() or self._solve_before_first_image():
             return False
         self.collect()
+        if not force and self._image_paced():
+            return False
         if self.first_image_due() and self.c.camera_generation != self.generation:
             return False  # the GUI is about to frame the camera for this scene: render that
         key = (self.version, self.c.camera_params, self.c.render_requests)
@@ -401,6 +411,8 @@ class Sim:
         if self._image is None or self._image[3] != self.generation:
             self.startup.setdefault("image_t0", time.perf_counter())
         fut = self.visualizer.request_frame()
+        pacing = getattr(self.c, "pacing", None)
+        self._frames_at_request = pacing.frames if pacing is not None else 0
         self.pending, self._requested, self._stepped_unrendered = fut, key, False
         self._pending_answers = self._warm  # the state it shows was solved at least once
         if self.on_image is not None:
