@@ -285,3 +285,52 @@ def test_undo_takes_back_obstacle_moves_and_target_edits_in_the_order_made(ctl):
     np.testing.assert_allclose(ed.pose(BALL)[0], dragged, atol=1e-9)
     np.testing.assert_allclose(c.targets.target_pose(0)[0], target0 + [0.0, 0.05, 0.0], atol=1e-9)
     np.testing.assert_allclose(ball_in_every_env(), np.tile(dragged, (c.n_envs, 1)), atol=1e-6)
+
+
+def test_with_the_solves_in_a_child_the_checks_run_there_too(tmp_path, monkeypatch):
+    """The window's controller solves in a child process; the collision checks (after a solve that
+    did not avoid, a joint edit, the sphere toggle) run there too. In the window's process taichi
+    held the GIL while it compiled the check's kernel (3.5 s cold on the idle VM, over 30 s on a busy
+    one): the window's frames stopped, and its image after the sphere toggle with them (issue 27).
+    Judged by the engine's check of the answers the window shows, in a scene of the test's own."""
+    import time
+
+    scene = write_scene(tmp_path).read_text().replace(
+        "rpy: [180, 0, 0]}", "rpy: [180, 0, 0], motion: {type: offset, offsets: [[0, 0, 0], [0, 0, 1.5]]}}")
+    path = write_scene(tmp_path, scene)
+    c = AppController(path, res=RES, threaded=True)
+    try:
+        assert c.wait_ready(timeout=300)
+
+        def wait(cond, what: str, timeout: float = 300.0):
+            t0 = time.perf_counter()
+            while not (c.update() or True) or not cond():
+                assert time.perf_counter() - t0 < timeout, f"timed out waiting for {what}"
+                time.sleep(0.01)
+
+        wait(lambda: c.last_frame is not None, "the first answers")
+        asked = []
+        monkeypatch.setattr(c.sim.robot, "in_collision", lambda *a, **k: asked.append(1) or 1 / 0)
+        c.toggle_play()
+        c.set_solver_param("avoid_collisions", False)
+        c.obstacles.set_pose(BALL, pos=BALL_ON_ARM)
+        c.reset_scene()
+        wait(lambda: asked or c.view.colliding is not None and c.view.colliding.any(), "an answer through the ball")
+        assert not asked, "the window's process ran the collision check itself"
+        c.show_collision_spheres(True)
+        wait(lambda: asked or c.worker.idle and c.sim.collisions.spheres_shown, "the spheres")
+        assert not asked, "the window's process ran the collision check itself"
+        assert c.status()[0] != "error", c.status()
+
+        spec = scenefile.load(path)
+        spec.obstacles[BALL] = spec.obstacles[BALL].model_copy(update={"pos": BALL_ON_ARM})
+        ref_scene, runner = scenefile.build(spec)
+        try:
+            runner.robot.set_qpos(np.array(c.view.qpos))
+            truth = np.asarray(runner.robot.in_collision())
+        finally:
+            ref_scene.destroy()
+        np.testing.assert_array_equal(c.view.colliding, truth)
+        assert truth.tolist() == [True, False]
+    finally:
+        c.close()

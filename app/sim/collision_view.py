@@ -57,9 +57,10 @@ def sphere_centres(model, links_pos: np.ndarray, links_quat: np.ndarray) -> np.n
 class CollisionView:
     """The collision checks and sphere drawings of one scene (its ``robot`` and ``visualizer``)."""
 
-    def __init__(self, robot, visualizer):
+    def __init__(self, robot, visualizer, checker=None):
         self.robot = robot
         self.visualizer = visualizer
+        self.checker = checker  # () -> (n_envs,) bool of the robot's current state, checked elsewhere
         self.colliding: np.ndarray | None = None  # (n_envs,) bool of the last check, None: none ran
         self.error: str | None = None  # why the robot has no collision model (checks stay off)
         self._handles: list = []  # one debug sphere (batched over envs) per robot sphere
@@ -72,11 +73,14 @@ class CollisionView:
 
     def check(self) -> np.ndarray | None:
         """``(n_envs,)`` bool: each env's answer collides (see the module docstring); None when the
-        robot has no collision model (the reason is in :attr:`error`)."""
+        robot has no collision model (the reason is in :attr:`error`). With a ``checker`` (the app's
+        solver child: taichi holds the GIL while it compiles the check's kernel, 3.5 s cold on the
+        idle 2-core VM, which would stop the window's frames) the check runs there."""
         if self.error is not None:
             return None
         try:
-            self.colliding = np.asarray(self.robot.in_collision(), bool).reshape(-1)
+            found = self.robot.in_collision() if self.checker is None else self.checker()
+            self.colliding = np.asarray(found, bool).reshape(-1)
         except (ValueError, RuntimeError, OSError) as err:
             self.error = f"no collision checks for this robot: {err}"
             self.colliding = None

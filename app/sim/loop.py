@@ -139,7 +139,8 @@ class Sim:
             self.solver = solver
         self.scene, self.runner, self.robot = scene, runner, runner.robot
         self.paths = PathView()  # the old scene's drawing went with it
-        self.collisions = collision_view.CollisionView(runner.robot, scene.visualizer)
+        checker = None if self.solver is None else self._check_in_child
+        self.collisions = collision_view.CollisionView(runner.robot, scene.visualizer, checker)
         runner.spec = spec.model_copy(deep=True)  # the runner's own: the GUI edits `spec`
         self.pending, self._requested, self.last_frame = None, None, None
         self._tinted = np.zeros(scene.n_batch, np.int8)
@@ -359,6 +360,10 @@ class Sim:
         if self.collisions.error is not None:
             self.c.error(self.collisions.error, key="collisions")
         return colliding
+
+    def _check_in_child(self) -> np.ndarray:
+        """``in_collision()`` of the robot's current state, run in the solver child (its spec synced)."""
+        return self.solver.check(self.runner, self._synced_edits)
 
     def _retint(self) -> None:
         """The state changed without a solve (a joint, the spheres): check and tint again, publish."""

@@ -4,7 +4,8 @@ pickled ``(kind, args)`` commands on stdin and answers ``(ok, value)`` on stdout
 Commands: ``init`` (the engine like the parent's), ``build`` (a scene spec
 for ``n_envs`` envs; the child solves frame 0 once to prepare its kernels before it replies,
 :func:`prepare_kernels`: the parent reads that reply only when it can without waiting, or at its
-first step), ``step`` (one frame from the parent's state and edits), and
+first step), ``step`` (one frame from the parent's state and edits), ``check`` (``in_collision``
+of the parent's state, after its edits), and
 ``preload`` (no answer): a scene file and a backend, from which the first child builds and
 prepares the scene the GUI will open while the parent is still starting
 (:func:`app.sim.solver_proc.preload_early`); a later ``init`` and ``build`` that ask for the same
@@ -94,6 +95,17 @@ class Child:
         return runner.step(dt)
 
 
+    def check(self, qpos, edits):
+        """``in_collision()`` of ``qpos`` (n_envs, n_qs), after ``edits`` (as for :meth:`step`)."""
+        import numpy as np
+
+        runner = self.runner
+        if edits is not None:
+            _edit(runner, *edits, override=self.override)
+        runner.robot.set_qpos(qpos if runner.scene.is_batched else qpos[0])
+        return np.asarray(runner.robot.in_collision(), bool).reshape(-1)
+
+
 def serve(inp, out) -> None:
     """The child's loop: read (kind, args), reply (ok, value), until stdin closes."""
     child = Child()
@@ -116,6 +128,8 @@ def serve(inp, out) -> None:
                     value = True  # the scene built ahead was taken
             elif kind == "step":
                 value = child.step(*args)
+            elif kind == "check":
+                value = child.check(*args)
             else:
                 raise ValueError(f"unknown command {kind!r}")
         except Exception as err:  # the parent shows it; this child goes on

@@ -169,16 +169,27 @@ class SolverProcess:
         number and qpos, with the spec's targets, solver settings and obstacles when ``edits`` (the
         edit count they were copied at) changed since the last step. Returns the child's RunnerFrame
         (not applied)."""
-        spec = runner.spec
-        changed = None
-        if edits != self._sent_edits:
-            changed = ([t.model_copy() for t in spec.targets], spec.solver.model_copy(),
-                       [o.model_copy() for o in spec.obstacles])
-            self._sent_edits = edits
         qpos = runner.robot.get_qpos().reshape(runner.n_envs, -1)
         self.send("step", float(dt), float(runner.t), float(runner.t_solved), int(runner.frame_index), qpos,
-                  changed)
+                  self._changes(runner.spec, edits))
         return self.receive()
+
+    def check(self, runner, edits: int):
+        """``in_collision()`` (n_envs,) bool of ``runner``'s current qpos, run in the child, with the
+        spec's obstacles (and targets and solver settings) sent when ``edits`` changed, as for
+        :meth:`step`."""
+        qpos = runner.robot.get_qpos().reshape(runner.n_envs, -1)
+        self.send("check", qpos, self._changes(runner.spec, edits))
+        return self.receive()
+
+    def _changes(self, spec, edits: int):
+        """The spec's targets, solver settings and obstacles if ``edits`` changed since they were
+        last sent, else None."""
+        if edits == self._sent_edits:
+            return None
+        self._sent_edits = edits
+        return ([t.model_copy() for t in spec.targets], spec.solver.model_copy(),
+                [o.model_copy() for o in spec.obstacles])
 
     def close(self, timeout: float = 10.0) -> None:
         """End the child the normal way (taichi writes its cache), killing it after ``timeout`` s."""
