@@ -8,7 +8,8 @@ Runs the real dearpygui app (one window, under Xvfb when there is no display) on
 scene (the seed's circling hands). The GUI thread only handles input, uploads finished images
 and draws; the solver and the renderer run in their own threads (app.sim), so "frames/s" (GUI
 frames) stays up when they are slow, and "images/s" (rendered images shown) is whatever the
-renderer reaches. "IK" is the batched IK call per solved frame, "render" an image's time from
+renderer reaches. "view/image": the 3D view's size and its images' (smaller in software GL:
+app.control.viewing). "IK" is the batched IK call per solved frame, "render" an image's time from
 its request to its pixels, "texture" the upload of one image to dearpygui, "GUI frame" the GUI
 thread's own work per frame (without the sleep that caps it at ``app.gui.window.MAX_FPS``). The load
 average is printed too: other processes on the machine take CPU from all of these.
@@ -106,7 +107,8 @@ def rates(args, view_w: int, view_h: int) -> None:
                 if app.n_images > images:
                     upload_ms.append(app.view.upload_ms)
             wall = time.perf_counter() - t0
-            rows.append((n_envs, f"{app.view.size[0]}x{app.view.size[1]}", statistics.median(ik_ms or [0.0]),
+            rows.append((n_envs, f"{app.view.size[0]}x{app.view.size[1]}/{c.camera.width}x{c.camera.height}",
+                         statistics.median(ik_ms or [0.0]),
                          statistics.median(render_ms), statistics.median(upload_ms or [0.0]),
                          statistics.median(work_ms), (app.n_frames - frames0) / wall,
                          (app.n_images - images0) / wall, max(load0, os.getloadavg()[0])))
@@ -117,10 +119,10 @@ def rates(args, view_w: int, view_h: int) -> None:
         dpg.destroy_context()
     arch = ik.runtime.state.STATE.arch
     print(f"IK Studio app, Panda, backend {arch}, {os.cpu_count()} CPUs (median ms; rates per s)")
-    print(f"{'envs':>5} {'view':>10} {'IK':>7} {'render':>8} {'texture':>8} {'GUI frame':>10} "
+    print(f"{'envs':>5} {'view/image':>18} {'IK':>7} {'render':>8} {'texture':>8} {'GUI frame':>10} "
           f"{'frames/s':>9} {'images/s':>9} {'load avg':>9}")
     for r in rows:
-        print(f"{r[0]:>5} {r[1]:>10} {r[2]:>7.2f} {r[3]:>8.1f} {r[4]:>8.2f} {r[5]:>10.2f} "
+        print(f"{r[0]:>5} {r[1]:>18} {r[2]:>7.2f} {r[3]:>8.1f} {r[4]:>8.2f} {r[5]:>10.2f} "
               f"{r[6]:>9.1f} {r[7]:>9.1f} {r[8]:>9.2f}")
     print("target: GUI >= 20 frames/s at 256 envs on 2 cores, software GL; images/s is what the renderer reaches")
 

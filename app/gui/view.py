@@ -49,27 +49,24 @@ class View:
         self.app.controller.resize_view(width, height)
 
     def show_image(self, img: np.ndarray) -> None:
-        """Show an (H, W, 3) uint8 frame: written in place into the float buffer of a raw texture,
-        which dearpygui reads at its next frame (a new texture only when the size changes).
+        """Upload an (H, W, 3) uint8 frame as a new static texture, in place of the last one.
 
-        Measured at 1020 x 885 px under Xvfb (Mesa's llvmpipe), a GUI frame with a new image cost
-        ~25 ms more than one without as a new static texture (dearpygui copies the floats one by
-        one, then GL converts them to its 8-bit format), ~4 ms more in place in a raw RGB float
-        texture; a frame whose raw texture stands still costs what a static one does
-        (``/tmp``-free figures: docs/design.md, "The GUI's image")."""
+        Not a dynamic texture: dearpygui (2.x) uploads it to the GL again at every GUI frame,
+        changed or not; under a software GL (Mesa's llvmpipe: Xvfb, a VM) that upload was a third
+        of a GUI frame's CPU (~14 of 39 ms at 1500 x 900 px on 2 cores, measured). Not a raw
+        texture written in place either, though a new image cost ~4 ms that way against ~25 ms
+        here (1020 x 885 px): dearpygui 2.3.1 showed a new raw texture's first frames black or
+        stale, and a bare script using one crashed in 2 of 5 runs (docs/design.md, "The GUI")."""
         h, w = img.shape[:2]
         t0 = time.perf_counter()
-        if self._buf is None or self._buf.shape != (h, w, 3):
-            buf = np.empty((h, w, 3), np.float32)  # dearpygui reads this memory: kept in self._buf
-            np.multiply(img, np.float32(1.0 / 255.0), out=buf)
-            old = self.tex
-            with dpg.texture_registry():
-                self.tex = dpg.add_raw_texture(w, h, buf.reshape(-1), format=dpg.mvFormat_Float_rgb)
-            dpg.configure_item(self.image, texture_tag=self.tex)
-            dpg.delete_item(old)
-            self._buf = buf
-        else:
-            np.multiply(img, np.float32(1.0 / 255.0), out=self._buf)
+        if self._buf is None or self._buf.shape != (h, w, 4):
+            self._buf = np.ones((h, w, 4), np.float32)  # alpha stays 1
+        np.multiply(img, np.float32(1.0 / 255.0), out=self._buf[..., :3])
+        old = self.tex
+        with dpg.texture_registry():
+            self.tex = dpg.add_static_texture(w, h, self._buf.ravel())
+        dpg.configure_item(self.image, texture_tag=self.tex)
+        dpg.delete_item(old)
         scale, x0, y0 = self.app.controller.view_transform()
         if (w, h) != (self.app.controller.camera.width, self.app.controller.camera.height):
             scale, x0, y0 = min(self.size[0] / w, self.size[1] / h), 0.0, 0.0  # an image of the size before

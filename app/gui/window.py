@@ -243,7 +243,7 @@ class App:
             self._note_startup()  # the robots were just drawn
         if self._startup_said == 1 and c.answers_shown and c.sim.startup_note() is not None:
             self._note_startup()  # the first image with IK answers was just drawn
-        c.pacing.frame_drawn()
+        c.pacing.frame_drawn(self.starting)
         if self.n_frames % 15 == 0:
             c.pacing.adapt(*self.rates())
         self.work_ms = (time.perf_counter() - t0) * 1e3

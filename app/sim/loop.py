@@ -89,6 +89,7 @@ class Sim:
         self._steps_seen = 0
         self._stepped_unrendered = False  # a solved state no image was requested of yet
         self._frames_at_request = 0  # the window's frame count when the last image was asked for
+        self._pending_version = self.image_version = (0, 0)  # (generation, version) rendered / shown
         self._last_tick = time.perf_counter()
         self._tinted = np.zeros(0, bool)
         self.on_image = None  # called (render thread) when an image is ready: the sim thread's wake-up
@@ -420,6 +421,7 @@ class Sim:
         self._frames_at_request = pacing.frames if pacing is not None else 0
         self.pending, self._requested, self._stepped_unrendered = fut, key, False
         self._pending_answers = self._warm  # the state it shows was solved at least once
+        self._pending_version = (self.generation, self.version)
         if self.on_image is not None:
             fut.add_done_callback(lambda f: self.on_image())
         return True
@@ -439,6 +441,7 @@ class Sim:
             return
         self.pending = None
         self._first_image_done = True
+        self.image_version = self._pending_version  # (generation, version) the newest image shows
         try:
             image = fut.result()
         except Exception as err:  # the render thread's error, shown rather than raised
@@ -455,6 +458,11 @@ class Sim:
         recorder = self.c.recorder
         if recorder is not None:
             recorder.offer(image)
+
+    def image_is_current(self) -> bool:
+        """The newest collected image shows the state last published (no newer one waits to be
+        drawn); any thread may ask."""
+        return self.pending is None and self.image_version == (self.generation, self.version)
 
     def first_answers_image(self) -> int | None:
         """The sequence number (as in :meth:`latest_image`) of the current scene's first image that
