@@ -17,6 +17,7 @@ SIM_MEMBERS = frozenset({
     "reset", "set_joint", "show_spheres", "show_target_frames", "sync_spec",  # posted engine actions
     "request_frame", "wait_image", "latest_image", "collect",  # images (recording, tests)
     "first_answers_image",  # the first image of solved answers ("solving" is said once it is drawn)
+    "image_is_current",  # the newest image shows the state last published (the report, for tests)
     "published",          # the snapshot the sim published last (qpos, link poses, the last frame)
     "solved_edits",       # how many GUI edits the last solve took in
     "stage", "startup_note",  # what the sim is busy with, for the status line
