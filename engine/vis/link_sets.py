@@ -56,8 +56,8 @@ def decimated_ready(scene, max_faces: int) -> bool:
 class LinkSets:
     """The link mesh set in use and, with ``quick_first``, the decimated one being made.
 
-    ``current(scene, lod, max_faces)`` gives ``(entries, specs, lod drawn)``, building the set on
-    the first call (in the caller's thread) and swapping in a finished background one on later calls.
+    :meth:`current` gives ``(entries, specs, lod drawn)``, building the set on the first call (in
+    the caller's thread) and swapping in a finished background one on later calls.
     """
 
     def __init__(self, quick_first: bool = False):
