@@ -30,6 +30,7 @@ CONTROLLER_FIELDS = frozenset({
     "spec", "edit_lock", "edit_count",       # the spec the GUI edits, its lock and edit counter
     "playing", "speed", "manual", "step_requests", "render_requests", "always_render",  # the clock
     "camera_params", "camera_generation", "lod",  # how to draw
+    "pacing",  # the window's image pacing: frames drawn, frames per image (app.control.image_pacing)
     "show_spheres", "recorder", "metrics",   # what else to draw and record, where readouts go
     "selected_env",                          # whose planned path to draw (solver.plan)
     "error", "resolve",                      # the status line

@@ -88,3 +88,12 @@ def test_the_sim_waits_for_the_windows_frames(ctl):
     assert images <= 1 and solves <= 2, (images, solves)  # no frame drawn: nothing more asked for
     images, solves = _images_and_solves(ctl, 2.0, 0.05)  # 20 frames/s: at most 10 images/s
     assert 3 <= images <= 22 and solves <= images + 2, (images, solves)
+
+
+def test_the_readouts_say_when_images_are_paced(ctl):
+    from app.gui.panels import readouts
+
+    ctl.pacing.frames_per_image = 1
+    assert "paced" not in " ".join(readouts.solve_lines(ctl, 25.0, 25.0))
+    ctl.pacing.frames_per_image = 2
+    assert readouts.solve_lines(ctl, 18.0, 9.0)[1].endswith("images paced")

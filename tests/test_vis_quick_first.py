@@ -71,3 +71,8 @@ def test_without_quick_first_image_the_first_image_waits_for_the_decimated_meshe
     with Visualizer(scene, res=(160, 120), lod="decimated", max_faces_per_mesh=OTHER_BUDGET) as v:
         v.render()
         assert v.drawn_lod == "decimated"  # a video keeps one level of detail from its first frame
+
+
+def test_quick_first_image_takes_a_bool_only(scene):
+    with pytest.raises(TypeError, match="quick_first_image: expected True or False, got 'yes'"):
+        Visualizer(scene, res=(160, 120), quick_first_image="yes")

@@ -337,7 +337,7 @@ class Sim:
     def _image_paced(self) -> bool:
         """The window's pacing (``c.pacing``, app.control.image_pacing) holds the next image back;
         never the scene's first one."""
-        pacing = getattr(self.c, "pacing", None)
+        pacing = self.c.pacing
         return (pacing is not None and self._first_image_done and self._image is not None
                 and self._image[3] == self.generation and not pacing.due(self._frames_at_request))
 
@@ -417,8 +417,7 @@ class Sim:
         if self._image is None or self._image[3] != self.generation:
             self.startup.setdefault("image_t0", time.perf_counter())
         fut = self.visualizer.request_frame()
-        pacing = getattr(self.c, "pacing", None)
-        self._frames_at_request = pacing.frames if pacing is not None else 0
+        self._frames_at_request = self.c.pacing.frames if self.c.pacing is not None else 0
         self.pending, self._requested, self._stepped_unrendered = fut, key, False
         self._pending_answers = self._warm  # the state it shows was solved at least once
         self._pending_version = (self.generation, self.version)

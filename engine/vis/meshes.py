@@ -120,10 +120,9 @@ def decimate(mesh, max_faces: int, key=None):
     (:func:`cluster_vertices`) does it."""
     if mesh is None or len(mesh.faces) <= max_faces:
         return mesh
-    cache_key = None if key is None else (key, int(max_faces))
+    cache_key, path = _cache_entry(key, max_faces) if key is not None else (None, None)
     if cache_key is not None and cache_key in _DECIMATED:
         return _DECIMATED[cache_key]
-    path = mesh_cache.entry_path(key[0], key[1], max_faces) if key is not None else None
     out = mesh_cache.load(path)
     if out is None:
         out = _decimate(mesh, int(max_faces))
@@ -186,10 +185,14 @@ def decimation_cached(visual, max_faces: int) -> bool:
     key = _visual_key(visual)
     if key is None:
         return False
-    if (key, int(max_faces)) in _DECIMATED:
-        return True
-    path = mesh_cache.entry_path(key[0], key[1], max_faces)
-    return path is not None and path.is_file()
+    memo_key, path = _cache_entry(key, max_faces)
+    return memo_key in _DECIMATED or (path is not None and path.is_file())
+
+
+def _cache_entry(key, max_faces: int) -> tuple[tuple, object]:
+    """Where a visual's decimated mesh is kept: its key in :data:`_DECIMATED` and its disk cache
+    path (None: its file cannot be stat'ed)."""
+    return (key, int(max_faces)), mesh_cache.entry_path(key[0], key[1], max_faces)
 
 
 def coarse_primitive(visual):

@@ -36,12 +36,18 @@ def step_line(step: float, m) -> str:
     return f"worst step {step:6.4f} rad   moving {m.lagging}   no path {m.plan_failed}"
 
 
+def paced(c) -> bool:
+    """The window asks for an image only every few frames (app.control.image_pacing)."""
+    return c.pacing is not None and c.pacing.frames_per_image > 1
+
+
 def solve_lines(c, gui_fps: float, images_per_s: float) -> list[str]:
     """The readout lines before the collision ones (as many before the first solve as after)."""
     m = c.metrics.last
     state = "manual" if c.manual else ("playing" if c.playing else "paused")
     lines = [f"GUI {gui_fps:3.0f} fps  images {images_per_s:4.1f}/s  solves {c.metrics.fps:3.0f}/s",
-             f"{state}   envs {c.n_envs}", f"backend {backend.current().describe()}"]
+             f"{state}   envs {c.n_envs}" + ("   images paced" if paced(c) else ""),
+             f"backend {backend.current().describe()}"]
     if m is not None:
         lines += [f"IK {m.ik_ms:6.2f} ms   render {c.render_ms:6.1f} ms",
                   f"converged {m.converged:5.1f} %   failed {m.failed}",
