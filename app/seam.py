@@ -18,6 +18,7 @@ SIM_MEMBERS = frozenset({
     "request_frame", "wait_image", "latest_image", "collect",  # images (recording, tests)
     "first_answers_image",  # the first image of solved answers ("solving" is said once it is drawn)
     "image_is_current",  # the newest image shows the state last published (the report, for tests)
+    "kernels_prepared", "kernels_prepared_since",  # kernels compiled in the window's process (the report)
     "published",          # the snapshot the sim published last (qpos, link poses, the last frame)
     "solved_edits",       # how many GUI edits the last solve took in
     "stage", "startup_note",  # what the sim is busy with, for the status line

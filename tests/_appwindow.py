@@ -26,6 +26,7 @@ class AppProcess:
     def __init__(self, display: str, folder: Path, **kwargs):
         self.display, self.folder = display, folder
         self.report = folder / "report.json"
+        self.late_kernels: list = []  # [kernel, seconds, thread] from the last report (close)
         args = ", ".join(f"{k}={v!r}" for k, v in {**kwargs, "report": str(self.report)}.items())
         code = f"import engine as ik; ik.init(backend='cpu'); from app import gui; raise SystemExit(gui.run({args}))"
         self.env = dict(os.environ, DISPLAY=display, PYOPENGL_PLATFORM=os.environ.get("PYOPENGL_PLATFORM", "osmesa"))
@@ -178,6 +179,8 @@ class AppProcess:
             pytest.fail(f"the app did not exit within {timeout} s:\n{self.log()}")
 
     def close(self) -> None:
+        last = self.read()
+        self.late_kernels = [] if last is None else last.get("late_kernels", [])  # see late_kernel_note
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=120)  # SIGKILL: no work left, but on a loaded machine (load 18
@@ -186,6 +189,19 @@ class AppProcess:
         if cache and Path(cache).is_relative_to(self.folder):  # the test's own kernel cache: its warm-up goes too
             end_warmups(cache)
         self.out.close()
+
+
+def late_kernel_note(apps) -> str | None:
+    """What the closed ``apps`` (AppProcess) compiled or loaded in the window's own process after
+    its first frame, as the last report said, or None if nothing: every IK solve and collision check
+    runs in the solver's process, and the window's FK is prepared before its first frame, because
+    taichi holds the GIL while it traces a kernel and the window stands still meanwhile (issue 27)."""
+    late = [k for app in apps for k in app.late_kernels]
+    if not late:
+        return None
+    return ("kernels were prepared in the window's process after its first frame (the GUI stood still "
+            "meanwhile; prepare them before the first frame or in the solver's process): "
+            + "; ".join(f"{name} ({seconds} s, thread {thread})" for name, seconds, thread in late))
 
 
 def end_warmups(cache_dir) -> int:

@@ -30,7 +30,7 @@ os.environ.setdefault("TI_ENABLE_TELEMETRY", "0")
 os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
 
 import _backend  # noqa: E402
-from _appwindow import AppProcess  # noqa: E402
+from _appwindow import AppProcess, late_kernel_note  # noqa: E402
 from _support import in_ci, require_or_fail, skip_or_fail  # noqa: E402
 
 __all__ = ["in_ci", "require_or_fail", "skip_or_fail"]
@@ -126,7 +126,8 @@ def display(xvfb_display):
 
 @pytest.fixture
 def launch(display, tmp_path):
-    """``launch(**kwargs)`` starts ``app.gui.run(**kwargs)`` as an :class:`AppProcess`; all are killed at the end."""
+    """``launch(**kwargs)`` starts ``app.gui.run(**kwargs)`` as an :class:`AppProcess`; all are killed at the
+    end, and the test fails if any window's process prepared a kernel after its first frame."""
     started = []
 
     def start(**kwargs) -> AppProcess:
@@ -137,6 +138,9 @@ def launch(display, tmp_path):
     yield start
     for app in started:
         app.close()
+    note = late_kernel_note(started)  # every window test guards it (tests/_appwindow.py)
+    if note is not None:
+        pytest.fail(note)
 
 
 MAX_WORKERS = 4  # each worker holds a taichi runtime, an Xvfb and the app windows it starts: ~1.5 GB

@@ -115,3 +115,38 @@ def test_float_arguments_reach_the_kernel_as_given(panda):
         out = np.zeros(5)
         kernel(x, factor, shift, out)
         np.testing.assert_allclose(out, x * np.float32(factor) + shift, rtol=1e-6)
+
+
+def test_each_first_launch_is_recorded_with_its_kernel_and_thread(panda):
+    """Every signature's first launch (a compile, or a load from taichi's cache) is counted and
+    recorded with the kernel's name, its time and the thread that ran it; a later launch of the
+    same signature is not (the app's window reads these: tests/test_app_frame_gaps.py)."""
+    import threading
+
+    import taichi as ti
+
+    from engine.runtime import launch
+
+    @ti.kernel
+    def doubled(x: ti.types.ndarray(), out: ti.types.ndarray()):
+        for i in range(x.shape[0]):
+            out[i] = 2 * x[i]
+
+    kernel = launch.fast(doubled)
+    before = launch.kernels_prepared()
+    x, out = np.arange(3.0), np.zeros(3)
+    worker = threading.Thread(target=kernel, args=(x, out), name="a-worker")
+    worker.start()
+    worker.join()
+    kernel(x, out)  # the same signature again: nothing new
+    kernel(np.arange(3, dtype=np.int32), np.zeros(3, np.int32))  # another signature: prepared in this thread
+    new = launch.prepared_since(before)
+    assert launch.kernels_prepared() == before + 2
+    assert [(p.number, p.kernel, p.thread) for p in new] == [
+        (before + 1, f"{__name__}.test_each_first_launch_is_recorded_with_its_kernel_and_thread.<locals>.doubled",
+         "a-worker"),
+        (before + 2, f"{__name__}.test_each_first_launch_is_recorded_with_its_kernel_and_thread.<locals>.doubled",
+         threading.current_thread().name)]
+    assert all(p.seconds > 0 for p in new)
+    assert launch.prepared_since(before + 2) == []
+    np.testing.assert_array_equal(out, 2 * x)

@@ -2,8 +2,8 @@
 the 3D view's top-left corner in window pixels, each env's projected centre and each target's
 gizmo handles in view pixels, the targets' poses and masks, qpos, the state flags, the shortcuts
 run, who has the keyboard, widget rectangles and which of them the mouse is over, the status line,
-the messages and the packages imported since the first frame. Before the scene is ready only the
-parts that do not need it are there."""
+the messages, and the packages imported and the kernels prepared in its process since the first
+frame. Before the scene is ready only the parts that do not need it are there."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def write_report(app, path: Path) -> None:
             "image_current": c.sim.image_is_current() and c.latest_image is not None,
             "pointer_events": app.pointer_events,
             "longest_frame_gap": app.clock.report(), "late_imports": app.late_imports(),
+            "late_kernels": app.late_kernels(), "kernels_prepared": c.sim.kernels_prepared(),
             "camera": [cam.azimuth_deg, cam.elevation_deg, cam.distance, *np.asarray(cam.target).tolist()],
             "state": {"playing": c.playing, "manual": c.manual, "follow": c.follow,
                       "space": c.targets.space if c.targets is not None else "world",

@@ -91,6 +91,7 @@ class App:
         self.controller.wait_kernels(KERNELS_WAIT_S)  # the window's frames never wait on a compile of FK
         dpg.show_viewport()
         self._modules_at_window = set(sys.modules.copy())  # see late_imports
+        self._kernels_at_window = self.controller.sim.kernels_prepared()  # see late_kernels
         self.t_window = time.perf_counter()
         self.startup_text = ""
         self._startup_said = 0  # startup lines said: robots on screen, then solving
@@ -291,6 +292,14 @@ class App:
         """The top-level packages imported since the window's first frame, sorted: each import holds
         the GIL, so a first scene's should come before it (:mod:`app.sim.preload`)."""
         return sorted({name.partition(".")[0] for name in set(sys.modules.copy()) - self._modules_at_window})
+
+    def late_kernels(self) -> list[list]:
+        """``[kernel, seconds, thread]`` of each kernel compiled or loaded in this process since the
+        window's first frame: each holds the GIL while taichi traces it, so the window's frames
+        stop for it. The IK solves, collision checks and their compiles run in the solver's own
+        process; the FK and the scene's other kernels here are prepared before the first frame."""
+        late = self.controller.sim.kernels_prepared_since(self._kernels_at_window)
+        return [[p.kernel, round(p.seconds, 3), p.thread] for p in late]
 
     @property
     def frames_shown(self) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine import scenefile
+from engine.runtime import launch
 
 from . import collision_view, shading
 from .metrics import FrameReadout
@@ -462,6 +463,16 @@ class Sim:
         """The newest collected image shows the state last published (no newer one waits to be
         drawn); any thread may ask."""
         return self.pending is None and self.image_version == (self.generation, self.version)
+
+    @staticmethod
+    def kernels_prepared() -> int:
+        """How many kernels this process compiled or loaded so far (engine.runtime.launch)."""
+        return launch.kernels_prepared()
+
+    @staticmethod
+    def kernels_prepared_since(number: int) -> list:
+        """The kernel preparations of this process after the ``number``-th (launch.Preparation)."""
+        return launch.prepared_since(number)
 
     def first_answers_image(self) -> int | None:
         """The sequence number (as in :meth:`latest_image`) of the current scene's first image that

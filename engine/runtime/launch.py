@@ -29,9 +29,13 @@ holds the GIL while a kernel runs, so this costs no parallelism.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import threading
+import time
 import warnings
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 from taichi.lang import impl
@@ -42,12 +46,34 @@ from ..errors import InvalidValueError
 from .state import LOCK, STATE
 
 _PREPARED = {"count": 0}  # kernels compiled or loaded from taichi's cache in this process (first launches)
+_RECENT: collections.deque = collections.deque(maxlen=256)  # the newest of them, as Preparation records
+
+
+class Preparation(NamedTuple):
+    """One kernel signature compiled or loaded from taichi's disk cache in this process (its first
+    launch). ``number``: 1 for the process's first, counting up (:func:`kernels_prepared` is the
+    newest's); ``kernel``: the kernel's module and name; ``seconds``: wall time of the first launch
+    (tracing, compiling or loading, and the launch itself); ``thread``: the name of the thread that
+    launched it."""
+
+    number: int
+    kernel: str
+    seconds: float
+    thread: str
 
 
 def kernels_prepared() -> int:
     """How many :class:`FastKernel` signatures this process has compiled or loaded from taichi's
     disk cache so far: a call that raised it spent part of its time on that, not on its work."""
     return _PREPARED["count"]
+
+
+def prepared_since(number: int) -> list[Preparation]:
+    """The kernel preparations after the ``number``-th (as counted by :func:`kernels_prepared`),
+    oldest first; of the newest 256 only. Each holds the GIL for its tracing and taichi's front end
+    (up to seconds), so a process whose other threads must keep running (the app's window) reads
+    here which of its kernels were prepared late."""
+    return [p for p in list(_RECENT) if p.number > number]
 
 
 class FastKernel:
@@ -66,6 +92,8 @@ class FastKernel:
         self.compile_config = dict(compile_config or {})
         self.trace_helpers = trace_helpers
         self._primal = kernel._primal
+        func = self._primal.func
+        self.name = f"{func.__module__}.{func.__qualname__}"  # e.g. engine.kernels.generic._solve
         self._cache: dict = {}
         self.__doc__ = kernel.__doc__
         # template (compile-time) arguments key the compiled kernel and take no launch slot
@@ -87,10 +115,13 @@ class FastKernel:
         key = self._signature(args)
         entry = self._cache.get(key)
         if entry is None:
+            t0 = time.perf_counter()
             with self._compiling():
                 self.kernel(*args)  # compiles this signature through the public path
                 self._cache[key] = self._prepare(args)
             _PREPARED["count"] += 1
+            _RECENT.append(Preparation(_PREPARED["count"], self.name, time.perf_counter() - t0,
+                                       threading.current_thread().name))
             return
         compiled, t_kernel, ctx, bound = entry
         if STATE.arch != "cpu":  # a launch there rewrites its context: never reuse one
