@@ -26,7 +26,7 @@ from .entity import RigidEntity
 from .errors import InvalidTypeError, InvalidValueError, StateError
 from .materials import Material, Rigid
 from .morphs import Shape
-from .runtime import backend
+from .runtime import backend, garbage
 from .runtime.locking import new_lock, serialised
 
 LOG = logging.getLogger("engine")
@@ -267,10 +267,12 @@ class Scene:
         """Free the scene's state; the scene cannot be used afterwards."""
         if self._visualizer is not None:
             self._visualizer.close()
+        held = sum(garbage.loaded_visual_bytes(entity.tree) for entity in self.entities)
         for entity in self.entities:
             entity.on_destroy()
         self.entities = []
         self.is_built = False
+        garbage.let_go(held)  # trimesh's meshes hold cycles: freed by a full collection (see garbage)
 
     # -- the visualizer seam ----------------------------------------------------------------------
     # The kinematics core never imports engine.vis. A scene holds at most one visualizer object,

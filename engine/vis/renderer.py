@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import StateError
+from ..runtime import garbage
 from . import meshes, shaders
 
 
@@ -128,9 +129,20 @@ class GLScene:
         return image
 
     def delete(self) -> None:
+        """Free the GL context and every mesh's GL buffers; the meshes' Python side is counted as
+        let go (:mod:`engine.runtime.garbage`: a full collection once enough is pending)."""
         if self.renderer is not None:
             _delete_renderer(self.renderer)
             self.renderer = None
+        held = sum(_primitive_bytes(p) for _, mesh, _ in self.nodes.values() for p in mesh.primitives)
+        self.nodes.clear()
+        garbage.let_go(held)
+
+
+def _primitive_bytes(primitive) -> int:
+    """Bytes of a pyrender primitive's vertex and index arrays."""
+    arrays = (primitive.positions, primitive.normals, primitive.indices, primitive.color_0)
+    return sum(int(a.nbytes) for a in arrays if a is not None)
 
 
 def _stable_context_ids() -> None:
@@ -169,7 +181,15 @@ def _delete_renderer(renderer) -> None:
         context = contextdata.getContext()
     except Exception:  # no context to clean up (it never came up, or is gone)
         pass
-    renderer.delete()
+    # OffscreenRenderer.delete's steps, less its closing gc.collect() (paced by the bytes let go
+    # instead: engine.runtime.garbage); the GL side is freed here, explicitly.
+    platform, inner = renderer._platform, renderer._renderer
+    if platform is not None:
+        platform.make_current()
+        if inner is not None:
+            inner.delete()
+        platform.delete_context()
+    renderer._renderer = renderer._platform = None
     if context is not None:
         contextdata.cleanupContext(context)
 

@@ -1,0 +1,60 @@
+"""engine.runtime.garbage: full collections paced by what closed scenes let go."""
+
+import gc
+
+import numpy as np
+import pytest
+
+from engine.runtime import garbage
+
+
+@pytest.fixture
+def collections(monkeypatch):
+    """Full collections run from here on (counted by a gc callback), with nothing pending before."""
+    gc.collect()
+    monkeypatch.setitem(garbage._PENDING, "bytes", 0)
+    monkeypatch.setitem(garbage._PENDING, "releases", 0)
+    seen = []
+
+    def count(phase, info):
+        if phase == "stop" and info["generation"] == 2:
+            seen.append(1)
+
+    gc.callbacks.append(count)
+    yield seen
+    gc.callbacks.remove(count)
+
+
+def test_a_full_collection_every_few_closes(collections):
+    done = [garbage.let_go(1000) for _ in range(2 * garbage.GC_AFTER_RELEASES)]
+    assert done == ([False] * (garbage.GC_AFTER_RELEASES - 1) + [True]) * 2
+    assert len(collections) == 2 and garbage.pending() == (0, 0)
+
+
+def test_a_large_release_collects_at_once(collections):
+    assert not garbage.let_go(garbage.GC_AFTER_BYTES // 2)
+    assert garbage.pending() == (garbage.GC_AFTER_BYTES // 2, 1)
+    assert garbage.let_go(garbage.GC_AFTER_BYTES // 2)
+    assert len(collections) == 1 and garbage.pending() == (0, 0)
+
+
+def test_the_cycles_of_a_released_mesh_are_freed_by_the_collection_it_triggers(collections):
+    import weakref
+
+    import trimesh
+
+    mesh = trimesh.creation.icosphere(subdivisions=3)
+    mesh.vertex_normals  # noqa: B018 -- fills trimesh's cache: the mesh now sits in reference cycles
+    gone = weakref.ref(mesh)
+    held = garbage.mesh_bytes(mesh)
+    assert held == mesh.vertices.nbytes + mesh.faces.nbytes
+    gc.disable()  # only the engine's collection may free it
+    try:
+        del mesh
+        assert gone() is not None  # cycles: reference counting alone does not free it
+        assert garbage.let_go(garbage.GC_AFTER_BYTES)
+        assert gone() is None
+    finally:
+        gc.enable()
+    assert garbage.mesh_bytes(None) == 0
+    assert garbage.mesh_bytes(np.zeros(3)) == 0  # no vertices, no faces
