@@ -1,4 +1,4 @@
-"""Full garbage collections paced by the bytes of mesh data let go, not run at every close.
+"""Full garbage collections paced by what closed scenes let go, not run at every close.
 
 Meshes loaded with trimesh hold reference cycles (a ``Trimesh`` and its caches, visuals and query
 helpers point at each other), so a closed scene's or visualizer's meshes are freed only by a full
