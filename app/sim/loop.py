@@ -27,7 +27,7 @@ from engine.runtime import launch
 from . import collision_view, shading
 from .metrics import FrameReadout
 from .path_view import PathView
-from .tuning import freeze_heap, kernel_cache_files
+from .tuning import kernel_cache_files
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
 MAX_DT = 0.25  # s of motion per solved frame at most (a stall does not make the targets jump further)
@@ -161,8 +161,6 @@ class Sim:
             old_solver.close()
         self.collisions.show_spheres(c.show_spheres)  # shown in the old scene: shown in this one
         self.publish(spec)
-        if self.pool is not None:
-            freeze_heap()
 
     def close(self) -> None:
         if self.solver is not None:

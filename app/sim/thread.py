@@ -75,6 +75,7 @@ class SimThread:
             if self.prepare:
                 preload()  # the first scene's lazy imports: each holds the GIL (app.sim.preload)
                 prepare_fk()
+                freeze_heap()  # the modules just imported, out of the collector (never a scene: tuning)
         except Exception:  # the first build meets the same error and reports it
             pass
         finally:
