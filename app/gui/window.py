@@ -297,8 +297,14 @@ class App:
         """``[kernel, seconds, thread]`` of each kernel compiled or loaded in this process since the
         window's first frame: each holds the GIL while taichi traces it, so the window's frames
         stop for it. The IK solves, collision checks and their compiles run in the solver's own
-        process; the FK and the scene's other kernels here are prepared before the first frame."""
-        late = self.controller.sim.kernels_prepared_since(self._kernels_at_window)
+        process; the FK and the scene's other kernels here are prepared before the first frame
+        (or, where the window stopped waiting for them, :data:`KERNELS_WAIT_S`, they count once
+        prepared)."""
+        worker = self.controller.worker  # the sim thread: its start-up kernels were ready at this count
+        start = 0 if worker is None else worker.kernels_at_ready
+        if start is None:  # the window's wait for them timed out (a very busy machine): not done yet
+            return []
+        late = self.controller.sim.kernels_prepared_since(max(self._kernels_at_window, start))
         return [[p.kernel, round(p.seconds, 3), p.thread] for p in late]
 
     @property

@@ -45,6 +45,7 @@ class SimThread:
             freeze_heap()
         self.prepare = solver_process  # compile this process's FK before the first command (see kernels_ready)
         self.kernels_ready = threading.Event()  # set once that is done (or failed: the build says why)
+        self.kernels_at_ready: int | None = None  # this process's kernels prepared by then (launch)
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stop = False
@@ -79,6 +80,7 @@ class SimThread:
         except Exception:  # the first build meets the same error and reports it
             pass
         finally:
+            self.kernels_at_ready = sim.kernels_prepared()
             self.kernels_ready.set()
         while not self._stop:
             self._wake.wait(IDLE_WAIT_S)
