@@ -265,14 +265,16 @@ class Scene:
     @serialised
     def destroy(self) -> None:
         """Free the scene's state; the scene cannot be used afterwards."""
-        if self._visualizer is not None:
-            self._visualizer.close()
+        drawn = self._visualizer is not None
+        if drawn:
+            self._visualizer.close()  # counts itself as a close (engine.runtime.garbage)
         held = sum(garbage.loaded_visual_bytes(entity.tree) for entity in self.entities)
         for entity in self.entities:
             entity.on_destroy()
         self.entities = []
         self.is_built = False
-        garbage.let_go(held)  # trimesh's meshes hold cycles: freed by a full collection (see garbage)
+        if held:  # trimesh's meshes hold cycles: freed by a full collection (see garbage)
+            garbage.let_go(held, close=not drawn)
 
     # -- the visualizer seam ----------------------------------------------------------------------
     # The kinematics core never imports engine.vis. A scene holds at most one visualizer object,

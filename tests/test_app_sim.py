@@ -129,8 +129,8 @@ def replaced_scene() -> dict:
         wait_for(c, lambda: c.last_frame is not None and c.sim.latest_image() is not None, timeout=300)
         robots = [c.sim.robot.tree.name]
         scene = weakref.ref(c.sim.scene)
-        meshes = [weakref.ref(vars(v)["mesh"]) for link in c.sim.robot.tree.links for v in link.visuals
-                  if vars(v).get("mesh") is not None]
+        meshes = [weakref.ref(v.loaded_mesh) for link in c.sim.robot.tree.links for v in link.visuals
+                  if v.loaded_mesh is not None]
         assert c.load_robot("ur5")
         wait_for(c, lambda: c.sim.robot.tree.name != robots[0] and c.last_frame is not None
                  and c.sim.latest_image() is not None and c.sim.latest_image()[3] == c.sim.generation, timeout=300)

@@ -9,11 +9,10 @@ from engine.runtime import garbage
 
 
 @pytest.fixture
-def collections(monkeypatch):
+def collections():
     """Full collections run from here on (counted by a gc callback), with nothing pending before."""
     gc.collect()
-    monkeypatch.setitem(garbage._PENDING, "bytes", 0)
-    monkeypatch.setitem(garbage._PENDING, "releases", 0)
+    garbage.reset()
     seen = []
 
     def count(phase, info):
@@ -58,3 +57,8 @@ def test_the_cycles_of_a_released_mesh_are_freed_by_the_collection_it_triggers(c
         gc.enable()
     assert garbage.mesh_bytes(None) == 0
     assert garbage.mesh_bytes(np.zeros(3)) == 0  # no vertices, no faces
+
+
+def test_bytes_alone_do_not_count_a_close(collections):
+    assert not garbage.let_go(1000, close=False)
+    assert garbage.pending() == (1000, 0)

@@ -74,6 +74,11 @@ class Visual:
 
         return visual_to_trimesh(self)
 
+    @property
+    def loaded_mesh(self):
+        """:attr:`mesh` if it was loaded already, else None (never loads it)."""
+        return self.__dict__.get("mesh")
+
 
 MAX_JOINT_VALUE = 1e6  # rad or m: a 1-dof joint's value beyond this is refused (see check_joint_values)
 MAX_MODEL_NUMBER = 1e30  # a robot file's numbers beyond this (1e39 is inf in float32) are refused

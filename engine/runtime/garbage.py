@@ -20,19 +20,19 @@ import gc
 import threading
 
 GC_AFTER_BYTES = 32 << 20  # vertex and face arrays let go before a full collection runs
-GC_AFTER_RELEASES = 8  # ... or closes
+GC_AFTER_RELEASES = 4  # ... or closes (of visualizers, or of scenes that had none)
 
 _LOCK = threading.Lock()
 _PENDING = {"bytes": 0, "releases": 0}
 
 
-def let_go(nbytes: int) -> bool:
-    """Count a close that let go of meshes with ``nbytes`` of vertex and face arrays (any
-    thread); when :data:`GC_AFTER_BYTES` or :data:`GC_AFTER_RELEASES` are reached, run a full
-    garbage collection. Returns True when it did."""
+def let_go(nbytes: int, close: bool = True) -> bool:
+    """Count ``nbytes`` of vertex and face arrays let go and, with ``close``, one close (a
+    visualizer, a scene without one; any thread); when :data:`GC_AFTER_BYTES` or
+    :data:`GC_AFTER_RELEASES` are reached, run a full garbage collection. Returns True when it did."""
     with _LOCK:
         _PENDING["bytes"] += max(int(nbytes), 0)
-        _PENDING["releases"] += 1
+        _PENDING["releases"] += int(bool(close))
         due = _PENDING["bytes"] >= GC_AFTER_BYTES or _PENDING["releases"] >= GC_AFTER_RELEASES
         if due:
             _PENDING["bytes"] = _PENDING["releases"] = 0
@@ -43,7 +43,14 @@ def let_go(nbytes: int) -> bool:
 
 def pending() -> tuple[int, int]:
     """(bytes, closes) let go since the last collection :func:`let_go` ran."""
-    return _PENDING["bytes"], _PENDING["releases"]
+    with _LOCK:
+        return _PENDING["bytes"], _PENDING["releases"]
+
+
+def reset() -> None:
+    """Forget what is pending, without collecting (a process that collected by itself)."""
+    with _LOCK:
+        _PENDING["bytes"] = _PENDING["releases"] = 0
 
 
 def mesh_bytes(mesh) -> int:
@@ -55,6 +62,5 @@ def mesh_bytes(mesh) -> int:
 
 
 def loaded_visual_bytes(tree) -> int:
-    """Bytes of the visual meshes of a robot ``tree`` (engine.model) loaded so far (a visual's
-    ``mesh`` is loaded on first use and kept on it)."""
-    return sum(mesh_bytes(vars(visual).get("mesh")) for link in tree.links for visual in link.visuals)
+    """Bytes of the visual meshes of a robot ``tree`` (engine.model) loaded so far."""
+    return sum(mesh_bytes(visual.loaded_mesh) for link in tree.links for visual in link.visuals)

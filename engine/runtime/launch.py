@@ -119,9 +119,8 @@ class FastKernel:
             with self._compiling():
                 self.kernel(*args)  # compiles this signature through the public path
                 self._cache[key] = self._prepare(args)
-            _PREPARED["count"] += 1
-            _RECENT.append(Preparation(_PREPARED["count"], self.name, time.perf_counter() - t0,
-                                       threading.current_thread().name))
+            number = _PREPARED["count"] = _PREPARED["count"] + 1  # under LOCK (__call__)
+            _RECENT.append(Preparation(number, self.name, time.perf_counter() - t0, threading.current_thread().name))
             return
         compiled, t_kernel, ctx, bound = entry
         if STATE.arch != "cpu":  # a launch there rewrites its context: never reuse one

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import StateError
-from ..runtime import garbage
 from . import meshes, shaders
 
 
@@ -129,20 +128,15 @@ class GLScene:
         return image
 
     def delete(self) -> None:
-        """Free the GL context and every mesh's GL buffers; the meshes' Python side is counted as
-        let go (:mod:`engine.runtime.garbage`: a full collection once enough is pending)."""
-        if self.renderer is not None:
-            _delete_renderer(self.renderer)
+        """Free the GL context and every mesh's GL buffers, and drop the meshes (their Python side
+        goes with the visualizer's next garbage collection: :mod:`engine.runtime.garbage`)."""
+        try:
+            if self.renderer is not None:
+                _delete_renderer(self.renderer)
+        finally:
             self.renderer = None
-        held = sum(_primitive_bytes(p) for _, mesh, _ in self.nodes.values() for p in mesh.primitives)
-        self.nodes.clear()
-        garbage.let_go(held)
-
-
-def _primitive_bytes(primitive) -> int:
-    """Bytes of a pyrender primitive's vertex and index arrays."""
-    arrays = (primitive.positions, primitive.normals, primitive.indices, primitive.color_0)
-    return sum(int(a.nbytes) for a in arrays if a is not None)
+            self.nodes.clear()
+            self.scene = self.camera_node = None
 
 
 def _stable_context_ids() -> None:
@@ -350,6 +344,7 @@ class RenderThread:
                     self.gl.delete()
                 except Exception:  # the context may already be gone at interpreter exit
                     pass
+                self.gl = None  # its meshes go now, not with this thread object
 
 
 def _render_job(gl: GLScene, req: FrameRequest) -> np.ndarray:

@@ -19,6 +19,7 @@ import numpy as np
 from .. import inputs
 from ..errors import InvalidTypeError, InvalidValueError, StateError
 from ..options import studio_vis_options
+from ..runtime import garbage
 from ..transforms import pose_to_matrix
 from . import link_sets, meshes
 from .camera import Camera
@@ -79,6 +80,7 @@ class Visualizer:
         self._link_specs: list | None = None  # [(entity idx, link indices sharing one mesh, key)]
         self._specs: dict = {}
         self._thread: RenderThread | None = None
+        self._finalizer: weakref.finalize | None = None  # closes the thread of a visualizer dropped unclosed
         self.recorded_frames = 0  # frames in the last finished recording
         self.skipped_updates = 0  # update() calls that rendered nothing: no window, no recording
         self._lock = threading.Lock()
@@ -354,7 +356,7 @@ class Visualizer:
             raise StateError("the visualizer is closed")
         if self._thread is None:
             self._thread = RenderThread()
-            weakref.finalize(self, self._thread.close, 5.0)  # a dropped visualizer frees its GL thread
+            self._finalizer = weakref.finalize(self, self._thread.close, 5.0)  # a dropped visualizer: GL freed
         return self._thread
 
     def request_frame(self, record: bool = True) -> Future:
@@ -434,7 +436,9 @@ class Visualizer:
             self._closed = True
             if self._thread is not None:
                 self._thread.close()
+                self._finalizer.detach()  # ... and holds the thread no longer
                 self._thread = None
+            garbage.let_go(self._links.release())  # its meshes hold cycles: freed by a full collection
 
     def __enter__(self):
         return self
