@@ -166,25 +166,26 @@ def _stable_context_ids() -> None:
 
 def _delete_renderer(renderer) -> None:
     """Delete a pyrender ``OffscreenRenderer``, its GL context and what PyOpenGL keeps about that
-    context (see :func:`_stable_context_ids`)."""
+    context (see :func:`_stable_context_ids`): ``OffscreenRenderer.delete``'s steps, less its
+    closing ``gc.collect()`` (paced instead by what closed visualizers let go:
+    :mod:`engine.runtime.garbage`). A context that cannot be made current (it never came up, or
+    is gone) has nothing left to free."""
     from OpenGL import contextdata
 
-    context = None
-    try:
-        renderer._platform.make_current()
-        context = contextdata.getContext()
-    except Exception:  # no context to clean up (it never came up, or is gone)
-        pass
-    # OffscreenRenderer.delete's steps, less its closing gc.collect() (paced by the bytes let go
-    # instead: engine.runtime.garbage); the GL side is freed here, explicitly.
     platform, inner = renderer._platform, renderer._renderer
-    if platform is not None:
+    renderer._renderer = renderer._platform = None  # pyrender's __del__ then has nothing to do
+    if platform is None:
+        return
+    try:
         platform.make_current()
+        context = contextdata.getContext()
+    except Exception:  # noqa: BLE001 -- see the docstring
+        return
+    try:
         if inner is not None:
             inner.delete()
         platform.delete_context()
-    renderer._renderer = renderer._platform = None
-    if context is not None:
+    finally:
         contextdata.cleanupContext(context)
 
 
