@@ -21,7 +21,6 @@ from concurrent.futures import Future
 
 import numpy as np
 
-from ..runtime import garbage
 from . import meshes
 
 QUICK_FULL_TRIANGLES = 2_000_000  # full meshes over all envs drawn while decimating (UR5 x 16: 1.5 M)
@@ -77,12 +76,9 @@ class LinkSets:
         """A decimated set is being made in the background."""
         return self._next is not None
 
-    def release(self) -> int:
-        """Drop the sets (a closed visualizer); returns the bytes of their meshes' vertex and face
-        arrays (:mod:`engine.runtime.garbage`). A set still being made is dropped when done."""
-        held = 0 if self._set is None else sum(garbage.mesh_bytes(spec.mesh) for spec in self._set[1].values())
+    def release(self) -> None:
+        """Drop the sets (a closed visualizer); a set still being made is dropped when done."""
         self._set = self._next = None
-        return held
 
     def current(self, scene, lod: str, max_faces: int, full_triangles) -> tuple[list, dict, str]:
         """``(entries, specs, lod drawn)``. ``lod`` the level of detail wanted, ``max_faces`` the

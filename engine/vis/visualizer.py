@@ -438,7 +438,10 @@ class Visualizer:
                 self._thread.close()
                 self._finalizer.detach()  # ... and holds the thread no longer
                 self._thread = None
-            garbage.let_go(self._links.release())  # its meshes hold cycles: freed by a full collection
+            held = sum(garbage.mesh_bytes(spec.mesh) for spec in self._specs.values())
+            self._links.release()
+            self._specs = {}
+            garbage.let_go(held)  # its meshes hold cycles: freed by a full collection
 
     def __enter__(self):
         return self
