@@ -30,8 +30,9 @@ class View:
         self.size = (640, 360)
         self.upload_ms = 0.0  # time of the last texture upload
         self._buf = None
-        with dpg.texture_registry():
-            self.tex = dpg.add_static_texture(*self.size, np.zeros(self.size[0] * self.size[1] * 4, np.float32))
+        self.textures = dpg.add_texture_registry()  # one for every image: a new registry per image piled up
+        self.tex = dpg.add_static_texture(*self.size, np.zeros(self.size[0] * self.size[1] * 4, np.float32),
+                                          parent=self.textures)
         self.drawlist = dpg.add_drawlist(*self.size, parent=parent)
         self.image = dpg.draw_image(self.tex, (0, 0), self.size, parent=self.drawlist)
         self.overlay = dpg.add_draw_layer(parent=self.drawlist)
@@ -63,8 +64,7 @@ class View:
             self._buf = np.ones((h, w, 4), np.float32)  # alpha stays 1
         np.multiply(img, np.float32(1.0 / 255.0), out=self._buf[..., :3])
         old = self.tex
-        with dpg.texture_registry():
-            self.tex = dpg.add_static_texture(w, h, self._buf.ravel())
+        self.tex = dpg.add_static_texture(w, h, self._buf.ravel(), parent=self.textures)
         dpg.configure_item(self.image, texture_tag=self.tex)
         dpg.delete_item(old)
         scale, x0, y0 = self.app.controller.view_transform()
