@@ -62,3 +62,31 @@ def test_the_cycles_of_a_released_mesh_are_freed_by_the_collection_it_triggers(c
 def test_bytes_alone_do_not_count_a_close(collections):
     assert not garbage.let_go(1000, close=False)
     assert garbage.pending() == (1000, 0)
+
+
+def test_the_window_hands_freed_memory_back(collections):
+    """app.sim.tuning.release_freed_memory (after a robot switch in the window's process): the
+    replaced scene's cycles are collected and, on Linux with glibc, malloc's free pages go back to
+    the system (in the window, Panda <-> UR5 switches grew the process 533 -> 811 MB over 6
+    switches without it, and stayed at 537-630 MB with it)."""
+    import sys
+    import weakref
+
+    from app.sim.tuning import release_freed_memory
+
+    class Node:
+        pass
+
+    node = Node()
+    node.me = node  # a cycle
+    gone = weakref.ref(node)
+    garbage.let_go(1000)
+    gc.disable()  # only the call may free it
+    try:
+        del node
+        trimmed = release_freed_memory()
+        assert gone() is None and garbage.pending() == (0, 0)
+    finally:
+        gc.enable()
+    glibc = sys.platform.startswith("linux") and "glibc" in " ".join(__import__("platform").libc_ver())
+    assert trimmed == glibc

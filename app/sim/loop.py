@@ -27,7 +27,7 @@ from engine.runtime import launch
 from . import collision_view, shading
 from .metrics import FrameReadout
 from .path_view import PathView
-from .tuning import kernel_cache_files
+from .tuning import kernel_cache_files, release_freed_memory
 
 FAIL_TINT = (0.95, 0.15, 0.1, 1.0)
 MAX_DT = 0.25  # s of motion per solved frame at most (a stall does not make the targets jump further)
@@ -157,6 +157,8 @@ class Sim:
         c.metrics.reset()
         if old is not None:
             old.destroy()
+            if self.pool is not None:  # the window's process: its heap is frozen, so this is quick
+                release_freed_memory()
         if old_solver is not None:
             old_solver.close()
         self.collisions.show_spheres(c.show_spheres)  # shown in the old scene: shown in this one
