@@ -15,6 +15,7 @@ import ctypes
 import queue
 import threading
 import time
+import weakref
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
@@ -284,6 +285,14 @@ def _upload_poses(primitive, poses: np.ndarray) -> int:
     return data.nbytes
 
 
+_OPEN: weakref.WeakSet = weakref.WeakSet()  # RenderThreads started and not closed yet
+
+
+def open_threads() -> int:
+    """How many render threads (and their GL contexts and meshes) are open in this process."""
+    return sum(1 for t in list(_OPEN) if not t.closed)
+
+
 class RenderThread:
     """A worker thread running jobs in order; it creates (and at exit deletes) the :class:`GLScene`."""
 
@@ -293,6 +302,11 @@ class RenderThread:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._closed = False
         self._thread.start()
+        _OPEN.add(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     @property
     def ident(self) -> int | None:
