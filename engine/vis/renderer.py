@@ -286,11 +286,13 @@ def _upload_poses(primitive, poses: np.ndarray) -> int:
 
 
 _OPEN: weakref.WeakSet = weakref.WeakSet()  # RenderThreads started and not closed yet
+_OPEN_LOCK = threading.Lock()
 
 
 def open_threads() -> int:
     """How many render threads (and their GL contexts and meshes) are open in this process."""
-    return sum(1 for t in list(_OPEN) if not t.closed)
+    with _OPEN_LOCK:
+        return sum(1 for t in list(_OPEN) if not t.closed)
 
 
 class RenderThread:
@@ -302,7 +304,8 @@ class RenderThread:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._closed = False
         self._thread.start()
-        _OPEN.add(self)
+        with _OPEN_LOCK:
+            _OPEN.add(self)
 
     @property
     def closed(self) -> bool:
