@@ -132,6 +132,13 @@ def test_talos_from_the_catalog_in_the_window(launch, display):
     r = app.wait_report(lambda r: not r["state"]["playing"])
     _clear_of_the_edges(_view_robot_pixels(app, display, app.wait_frames(3)))
     app.click_widget("robot_filter", at=inside_left)
+    app.type("zzz")  # matches nothing: nothing is lit, and Load says so instead of loading the Panda again
+    app.wait_report(lambda r: r["robot_choice"] == "")
+    app.click_widget("robot_load")
+    r = app.wait_report(lambda r: any("no catalog robot matches 'zzz'" in m[1] for m in r["messages"]))
+    assert r.get("robot", "").startswith("panda") and not any("loaded robot" in m[1] for m in r["messages"])
+    app.click_widget("robot_filter", at=inside_left)
+    app.select_all()
     app.type("talos")
     r = app.wait_report(lambda r: r["robot_choice"].startswith("talos "))  # the first match is picked
     app.click_widget("robot_load")

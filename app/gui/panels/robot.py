@@ -53,18 +53,25 @@ class RobotPanel(Panel):
         self.list = self.add(dpg.add_child_window(tag="robot_list", height=CATALOG_ROWS * CATALOG_ROW_H + 8,
                                                   width=-1, border=True))
         self.show_matches("")
-        self.add(dpg.add_button(label="Load selected robot", tag="robot_load", width=-1),
-                 on_update=lambda _: self.c.load_robot(self.choice.split("  ")[0]))
+        self.add(dpg.add_button(label="Load selected robot", tag="robot_load", width=-1), on_update=self.load)
+
+    def load(self, _=None) -> None:
+        """Load the lit entry; with none (the search matches nothing) say so and load nothing."""
+        if not self.choice:
+            self.c.error(f"no catalog robot matches {self.filter.value!r}: nothing loaded")
+            return
+        self.c.load_robot(self.choice.split("  ")[0])
 
     def show_matches(self, filter_text: str) -> None:
         """Show the catalog entries matching the search box; the first is picked when the one
-        picked before is filtered out (so "Load selected robot" loads what the list shows)."""
+        picked before is filtered out, none when nothing matches (so "Load selected robot" loads
+        what the list shows, or nothing)."""
         items = catalog(filter_text)
         dpg.delete_item(self.list.item, children_only=True)
         self.rows = {item: dpg.add_selectable(label=item, parent=self.list.item, user_data=item,
                                               callback=lambda s, a, u: self.pick(u))
                      for item in items}
-        self.pick(self.choice if self.choice in items or not items else items[0])
+        self.pick(self.choice if self.choice in items else items[0] if items else "")
 
     def pick(self, item: str, scroll: bool = False) -> None:
         """Light the catalog entry ``item`` (alone); ``scroll``: bring it into the list's view."""
