@@ -23,8 +23,7 @@ def freeze_heap() -> None:
     a collection (:mod:`engine.runtime.garbage`: none at the window's start-up) are collected
     first, so that they are not frozen with the rest."""
     if any(garbage.pending()):
-        gc.collect()
-        garbage.reset()
+        garbage.collect_now()
     gc.freeze()
 
 
@@ -40,8 +39,7 @@ def release_freed_memory() -> bool:
     811 MB over 6 switches), with every scene freed. ``malloc_trim(0)`` releases the free pages of
     every arena. (Capping the arenas with ``mallopt`` works only before any thread allocates, which
     a script that called ``engine.init`` first has already done.)"""
-    gc.collect()
-    garbage.reset()
+    garbage.collect_now()
     if not sys.platform.startswith("linux"):
         return False
     try:

@@ -41,6 +41,12 @@ def let_go(nbytes: int, close: bool = True) -> bool:
     return due
 
 
+def collect_now() -> None:
+    """Run a full collection now and forget what was pending (a caller that needs it at once)."""
+    gc.collect()
+    reset()
+
+
 def pending() -> tuple[int, int]:
     """(bytes, closes) let go since the last collection :func:`let_go` ran."""
     with _LOCK:

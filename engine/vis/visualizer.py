@@ -9,7 +9,6 @@ the result (:mod:`engine.vis.renderer`).
 from __future__ import annotations
 
 import atexit
-import gc
 import threading
 import time
 import weakref
@@ -362,7 +361,7 @@ class Visualizer:
             raise StateError("the visualizer is closed")
         if self._thread is None:
             if renderer.open_threads() >= OPEN_BEFORE_COLLECT:  # visualizers of scenes let go without
-                gc.collect()  # destroy() hold their threads, GL and meshes until a collection finds them
+                garbage.collect_now()  # destroy() hold their threads, GL and meshes until a collection finds them
             self._thread = RenderThread()
             self._finalizer = weakref.finalize(self, self._thread.close, 5.0)  # a dropped visualizer: GL freed
         return self._thread
