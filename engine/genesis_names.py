@@ -116,7 +116,7 @@ def destroy() -> None:
     import taichi as ti
 
     from .errors import StateError
-    from .runtime import locking, memory
+    from .runtime import kernel_cache, locking, memory
     from .runtime.state import LOCK, STATE
 
     with LOCK:
@@ -126,6 +126,7 @@ def destroy() -> None:
         if busy:
             raise StateError(f"destroy: {busy} engine call(s) are running in other threads; call it after they finish")
         memory.orphan_device_arrays()
+        kernel_cache.settle()  # the reset writes taichi's cache: not while another process holds its lock
         ti.reset()
         STATE.initialised = False
         STATE.generation += 1  # scenes built before it refuse further calls

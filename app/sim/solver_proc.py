@@ -396,10 +396,8 @@ def lowest_priority() -> None:
 
 def warm_generic() -> int:
     """Compile the generic solver, plain and avoiding (Panda and a table), write taichi's cache
-    (``ti.reset`` does), then the marker."""
+    (``engine.destroy`` does), then the marker."""
     lowest_priority()
-    import taichi as ti
-
     import engine
 
     engine.init(backend=os.environ.get("IKSTUDIO_WARM_BACKEND", "cpu"))
@@ -408,7 +406,7 @@ def warm_generic() -> int:
         return 3  # another process is warming this cache up
     marker = marker_path()
     solve_generic_once(avoid=(False, True))
-    ti.reset()  # writes the offline cache
+    engine.destroy()  # writes taichi's offline cache (once its lock is free)
     marker.write_text("the generic IK solver of this code is in this cache (app/sim/solver_proc.py)\n")
     return 0
 

@@ -8,6 +8,7 @@ memory, kernel launches, and every choice of which compiled form runs and how.
 - :mod:`.locking`: per-entity locks and the count of engine calls in progress.
 - :mod:`.memory`: arrays that live on the device on a GPU.
 - :mod:`.launch`: cheap repeated kernel launches and bounded caches of compiled kernels.
+- :mod:`.kernel_cache`: taichi's disk cache of kernels kept usable beside other processes (its lock).
 - :mod:`.threads`: serial or pooled CPU launches, chosen by timing both.
 - :mod:`.dispatch`: which compiled solver and FK form run, and launch budgets.
 

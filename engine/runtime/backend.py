@@ -11,6 +11,7 @@ anything is reset.
 
 from __future__ import annotations
 
+import atexit
 import inspect
 import logging
 import os
@@ -33,7 +34,7 @@ for _name in FROZEN_IMPORTLIB:
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
-from . import devices, frontend, locking, memory, randomness  # noqa: E402
+from . import devices, frontend, kernel_cache, locking, memory, randomness  # noqa: E402
 from .state import LOCK, STATE  # noqa: E402
 
 frontend.install()  # before the engine's kernels are defined: their definitions ask taichi a costly question
@@ -177,6 +178,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
             return current()
         if STATE.initialised:
             memory.orphan_device_arrays()  # before the reset: their memory goes with this program
+            kernel_cache.settle()  # the reset writes taichi's cache: not while another process holds its lock
             ti.reset()
         chosen = None
         for arch, device in candidates:
@@ -207,8 +209,18 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         STATE.debug = debug
         STATE.generation += 1
         STATE.runtime += 1
+        kernel_cache.settle()  # the first kernel reads taichi's cache index, if its lock is free
         _materialize()
     return current()
+
+
+EXIT_WAIT_S = 5.0  # s an ending process waits for taichi's cache lock before taichi writes the cache
+
+
+@atexit.register  # (before taichi's program is torn down, which is when it writes its cache)
+def _settle_cache_at_exit() -> None:
+    if STATE.initialised:
+        kernel_cache.settle(wait_s=EXIT_WAIT_S)
 
 
 def _keeps_runtime(backend: str, precision: str, debug: bool) -> bool:
