@@ -20,16 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache_root import cache_root
+
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "collision_fits"
 
 
 def cache_dir() -> Path:
     """Where fitted models are kept: ``$IKSTUDIO_CACHE_DIR/collision``, else
     ``$XDG_CACHE_HOME/ikstudio/collision`` (``~/.cache`` without XDG_CACHE_HOME)."""
-    root = os.environ.get("IKSTUDIO_CACHE_DIR")
-    if not root:  # XDG's rule (what platformdirs gives on Linux), without the dependency
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ikstudio"
-    return Path(root) / "collision"
+    return cache_root() / "collision"
 
 
 def cache_key(source: Path, files: list[Path], params: dict) -> str:

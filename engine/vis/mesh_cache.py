@@ -17,15 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache_root import cache_root
+
 VERSION = 4  # 4: vertices merged before every quadric collapse; budget doubled while area is lost
 
 
 def cache_dir() -> Path:
     """The folder of decimated meshes (see the module docstring)."""
-    root = os.environ.get("IKSTUDIO_CACHE_DIR")
-    if not root:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ikstudio"
-    return Path(root) / "meshes"
+    return cache_root() / "meshes"
 
 
 def entry_path(mesh_file, scale, max_faces: int) -> Path | None:

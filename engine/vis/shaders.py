@@ -9,16 +9,21 @@ the same uniforms pyrender sets (``material.*``, ``directional_lights[i].*``, ``
 ``#ifdef NAME`` lines and define names into values. The normal matrix is the cofactor of the
 model matrix (the inverse-transpose up to scale), not a per-vertex ``inverse()``.
 
-pyrender loads shaders from files, so :func:`shader_paths` writes these to a private temp folder
-once per process.
+pyrender loads shaders from files, so :func:`shader_paths` writes these to the engine's cache
+folder once per machine (a temp folder per process, removed at its exit, left 21 folders behind
+in one test run: the processes killed never ran their exit).
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
+
+from ..cache_root import cache_root
 
 MESH_VERT = """#version 330 core
 struct DirLight {
@@ -104,11 +109,41 @@ _DIR: Path | None = None
 
 
 def shader_paths() -> dict[str, str]:
-    """``{"mesh.vert": path, "mesh.frag": path}`` of our shaders on disk (written on first call)."""
+    """``{"mesh.vert": path, "mesh.frag": path}`` of our shaders on disk: in the engine's cache
+    folder, under a digest of their text (written once per machine and version, by whichever
+    process comes first, each file whole: written aside, then renamed), or, where that folder
+    cannot be written, in a temp folder of this process's (removed at its exit)."""
     global _DIR
-    if _DIR is None or not _DIR.is_dir():
-        _DIR = Path(tempfile.mkdtemp(prefix="ikstudio-shaders-"))
-        atexit.register(shutil.rmtree, _DIR, True)
-        (_DIR / "mesh.vert").write_text(MESH_VERT)
-        (_DIR / "mesh.frag").write_text(MESH_FRAG)
-    return {"mesh.vert": str(_DIR / "mesh.vert"), "mesh.frag": str(_DIR / "mesh.frag")}
+    if _DIR is None or not all((_DIR / name).is_file() for name in _SOURCES):
+        _DIR = _written(_shared_folder()) or _written(None)
+        if _DIR is None:
+            raise OSError(f"the renderer's shaders could not be written to {_shared_folder()} nor to a temp folder")
+    return {name: str(_DIR / name) for name in _SOURCES}
+
+
+_SOURCES = {"mesh.vert": MESH_VERT, "mesh.frag": MESH_FRAG}
+
+
+def _shared_folder() -> Path:
+    digest = hashlib.sha256("\0".join(_SOURCES.values()).encode()).hexdigest()[:16]
+    return cache_root() / "shaders" / digest
+
+
+def _written(folder: Path | None) -> Path | None:
+    """``folder`` holding the shaders (made if need be; None: a new temp folder), or None when it
+    cannot be written."""
+    try:
+        if folder is None:
+            folder = Path(tempfile.mkdtemp(prefix="ikstudio-shaders-"))
+            atexit.register(shutil.rmtree, folder, True)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in _SOURCES.items():
+            path = folder / name
+            if path.is_file() and path.read_text() == text:
+                continue
+            aside = folder / f".{name}.{os.getpid()}.tmp"
+            aside.write_text(text)
+            os.replace(aside, path)  # whole or not at all, for a process reading it meanwhile
+    except OSError:
+        return None
+    return folder
