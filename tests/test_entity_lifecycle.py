@@ -57,6 +57,28 @@ def test_calls_after_destroy_say_destroyed(unbuilt):
             call()
 
 
+def test_debug_drawings_after_destroy_say_the_visualizer_is_closed(unbuilt):
+    """(They returned a handle marked "drawn" that nothing would ever draw.)"""
+    scene, robot = unbuilt
+    scene.build(n_envs=2)
+    kept = scene.draw_debug_sphere([0.0, 0.0, 1.0])
+    hand = robot.get_link("hand")
+    draws = {
+        "draw_debug_frame": lambda: scene.draw_debug_frame(np.eye(4)),
+        "draw_debug_sphere": lambda: scene.draw_debug_sphere([0.0, 0.0, 1.0]),
+        "draw_debug_spheres": lambda: scene.draw_debug_spheres(np.zeros((3, 3))),
+        "draw_debug_line": lambda: scene.draw_debug_line([0, 0, 0], [0, 0, 1]),
+        "draw_debug_arrow": lambda: scene.draw_debug_arrow([0, 0, 0]),
+        "draw_debug_path": lambda: scene.draw_debug_path(np.zeros((4, robot.n_qs)), robot, hand.idx_local),
+    }
+    scene.destroy()
+    for name, draw in draws.items():
+        with pytest.raises(StateError, match=f"{name}: the scene's visualizer is closed"):
+            draw()
+    scene.clear_debug_object(kept)  # letting go of an old drawing stays harmless
+    scene.clear_debug_objects()
+
+
 def test_calls_after_a_new_init_say_rebuild(unbuilt):
     scene, robot = unbuilt
     scene.build()

@@ -180,24 +180,33 @@ class Visualizer:
     # -- debug objects (scene.draw_debug_* delegate here) ----------------------------------------------
     # Genesis 1.4.5's defaults (a 1 m frame, 1 cm axes; a 1 cm arrow up the z axis)
     def draw_debug_frame(self, T, axis_length=1.0, origin_size=0.015, axis_radius=0.01, env_idx=0) -> DebugObject:
-        return self.debug.frame(T, axis_length, origin_size, axis_radius, env_idx)
+        return self._drawing("draw_debug_frame").frame(T, axis_length, origin_size, axis_radius, env_idx)
 
     def draw_debug_sphere(self, pos, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
-        return self.debug.sphere(pos, radius, color, env_idx)
+        return self._drawing("draw_debug_sphere").sphere(pos, radius, color, env_idx)
 
     def draw_debug_spheres(self, poss, radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
-        return self.debug.spheres(poss, radius, color, env_idx)
+        return self._drawing("draw_debug_spheres").spheres(poss, radius, color, env_idx)
 
     def draw_debug_line(self, start, end, radius=0.002, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
-        return self.debug.line(start, end, radius, color, env_idx)
+        return self._drawing("draw_debug_line").line(start, end, radius, color, env_idx)
 
     def draw_debug_arrow(self, pos, vec=(0, 0, 1), radius=0.01, color=(1.0, 0.0, 0.0, 0.5), env_idx=0) -> DebugObject:
-        return self.debug.arrow(pos, vec, radius, color, env_idx)
+        return self._drawing("draw_debug_arrow").arrow(pos, vec, radius, color, env_idx)
 
     def draw_debug_path(self, qposs, entity, link_idx=-1, density=0.3, frame_scaling=1.0, env_idx=0) -> DebugObject:
         from .debug_path import path_handle
 
-        return path_handle(self.debug, self.scene, qposs, entity, link_idx, density, frame_scaling, env_idx)
+        debug = self._drawing("draw_debug_path")
+        return path_handle(debug, self.scene, qposs, entity, link_idx, density, frame_scaling, env_idx)
+
+    def _drawing(self, what: str) -> DebugObjects:
+        """The debug objects, for a new drawing by ``what``; a StateError once this visualizer is
+        closed (``scene.destroy()``, ``close()``): nothing would ever draw it."""
+        if self._closed:
+            raise StateError(f"{what}: the scene's visualizer is closed (the scene was destroyed, or its "
+                             "visualizer closed); draw debug objects in an open scene")
+        return self.debug
 
     def update_debug_objects(self, objs=None, poses=None) -> None:
         """Re-pose moved handles; with ``objs`` and ``poses`` first set each handle's pose (all
