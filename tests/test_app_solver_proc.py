@@ -14,6 +14,7 @@ import pytest
 import engine as ik
 from app.sim import solver_proc
 from engine import scenefile
+from engine.runtime import kernel_cache
 
 SCENE = "scenes/batched_panda.yaml"
 
@@ -110,7 +111,7 @@ def test_a_dead_child_is_an_error_not_a_hang(pool):
 
 def test_the_generic_marker_is_per_cache_folder_and_code(tmp_path, monkeypatch):
     """The marker lives in taichi's cache folder and names a digest of the solver's source: a cache
-    warmed for other kernel code does not count."""
+    warmed for other kernel code does not count, nor one emptied since (taichi's index gone)."""
     ik.init(backend="cpu")
     from taichi.lang import impl
 
@@ -120,6 +121,8 @@ def test_the_generic_marker_is_per_cache_folder_and_code(tmp_path, monkeypatch):
     assert marker.parent == tmp_path / "cache"
     marker.parent.mkdir()
     marker.write_text("ok\n")
+    assert not solver_proc.generic_ready(), "a marker in a cache without taichi's index (ti cache clean)"
+    (marker.parent / kernel_cache.INDEX_NAME).write_bytes(b"index")
     assert solver_proc.generic_ready()
     code = tmp_path / "pkg"
     (code / "engine" / "kernels").mkdir(parents=True)

@@ -331,9 +331,15 @@ def marker_path() -> Path:
 
 
 def generic_ready() -> bool:
-    """The generic solver of this code, taichi and backend is in taichi's cache (a warm-up finished)."""
+    """The generic solver of this code, taichi and backend is in taichi's cache: a warm-up finished,
+    and the cache has not been emptied since (``ti cache clean``, which taichi's own lock warning
+    suggests, deletes its index and kernels but leaves our marker: every child would then compile
+    the generic solver again, and no warm-up would run)."""
     try:
-        return marker_path().exists()
+        from engine.runtime import kernel_cache
+
+        marker = marker_path()
+        return marker.exists() and kernel_cache.has_index(marker.parent)
     except Exception:  # taichi not initialised: nothing is known to be cached
         return False
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 LOCK_NAME = "ticache.lock"  # taichi 1.7.4's lock file (kernel_compilation_manager.cpp, offline_cache.h)
+INDEX_NAME = "ticache.tcb"  # the index it guards (``ti cache clean`` deletes it with the kernels' files)
 STALE_S = 30.0  # s: a lock file older than this was left by a process that died holding it
 POLL_S = 0.05  # s between looks while a live holder writes
 
@@ -56,6 +57,11 @@ def cache_folder() -> Path | None:
         return Path(impl.current_cfg().offline_cache_file_path)
     except AttributeError:  # no program yet
         return None
+
+
+def has_index(folder: Path) -> bool:
+    """Whether taichi's cache ``folder`` holds an index (no index: no kernel in it is ever loaded)."""
+    return (Path(folder) / INDEX_NAME).is_file()
 
 
 def lock_age(folder: Path, now: float | None = None) -> float | None:
