@@ -10,8 +10,9 @@ from pathlib import Path
 
 
 def cache_root() -> Path:
-    """The engine's cache folder (see the module doc); read from the environment at each call."""
+    """The engine's cache folder (see the module doc), absolute; read from the environment at each
+    call."""
     root = os.environ.get("IKSTUDIO_CACHE_DIR")
     if not root:
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ikstudio"
-    return Path(root)
+    return Path(root).expanduser().absolute()  # (files named here are read after a chdir too)

@@ -113,10 +113,9 @@ def module_attribute(name: str):
 def destroy() -> None:
     """Genesis' ``gs.destroy()``: release the taichi runtime; scenes built before it can no longer
     be used, and the next engine call (or ``init``) starts a fresh runtime. Safe to call twice."""
-    import taichi as ti
-
     from .errors import StateError
-    from .runtime import kernel_cache, locking, memory
+    from .runtime import locking, memory
+    from .runtime.backend import reset_taichi
     from .runtime.state import LOCK, STATE
 
     with LOCK:
@@ -126,8 +125,7 @@ def destroy() -> None:
         if busy:
             raise StateError(f"destroy: {busy} engine call(s) are running in other threads; call it after they finish")
         memory.orphan_device_arrays()
-        kernel_cache.settle()  # the reset writes taichi's cache: not while another process holds its lock
-        ti.reset()
+        reset_taichi()  # (which writes taichi's cache once its lock is free)
         STATE.initialised = False
         STATE.generation += 1  # scenes built before it refuse further calls
         STATE.runtime += 1  # and every compiled kernel and device array is gone

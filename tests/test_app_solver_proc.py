@@ -124,6 +124,10 @@ def test_the_generic_marker_is_per_cache_folder_and_code(tmp_path, monkeypatch):
     assert not solver_proc.generic_ready(), "a marker in a cache without taichi's index (ti cache clean)"
     (marker.parent / kernel_cache.INDEX_NAME).write_bytes(b"index")
     assert solver_proc.generic_ready()
+    marker.write_text("ok\nTsolver.tic\n")  # the kernel files the warm-up wrote: one was dropped since
+    assert not solver_proc.generic_ready()
+    (marker.parent / "Tsolver.tic").write_bytes(b"kernel")
+    assert solver_proc.generic_ready()
     code = tmp_path / "pkg"
     (code / "engine" / "kernels").mkdir(parents=True)
     (code / "engine" / "kernels" / "ik.py").write_text("# other kernel code\n")

@@ -128,6 +128,41 @@ def test_settle_waits_for_a_live_holder_and_gives_up_after_its_wait(tmp_path):
     assert not s.held and s.removed is None and 0.4 <= s.waited_s < 29, s
 
 
+def test_settle_removes_a_lock_dated_in_the_future(tmp_path):
+    lock = _leave_lock(tmp_path, -(kernel_cache.FUTURE_S + 60))  # made under another clock
+    s = kernel_cache.settle(tmp_path, wait_s=5.0)
+    assert not lock.exists() and s.removed is not None and not s.held
+
+
+def test_an_old_lock_of_a_live_engine_process_is_not_taken_from_it(tmp_path):
+    """A slow holder (the generic solver's warm-up at the lowest priority on a busy machine) is
+    marked as such; its lock is waited for however old, and taken once the mark is gone."""
+    lock = _leave_lock(tmp_path, kernel_cache.STALE_S + 60)
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / f"{kernel_cache.HOLDER_PREFIX}{holder.pid}").touch()
+        s = kernel_cache.settle(tmp_path, wait_s=0.5)
+        assert s.held and s.removed is None and lock.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    s = kernel_cache.settle(tmp_path, wait_s=5.0)  # the holder ended: its mark is ignored, then deleted
+    assert not lock.exists() and s.removed is not None
+    assert not list(tmp_path.glob(f"{kernel_cache.HOLDER_PREFIX}*"))
+
+
+def test_holding_marks_this_process_for_the_block_and_ended_ones_are_swept(tmp_path):
+    mark = tmp_path / f"{kernel_cache.HOLDER_PREFIX}{os.getpid()}"
+    with kernel_cache.holding(tmp_path):
+        assert mark.exists()
+    assert not mark.exists()
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = tmp_path / f"{kernel_cache.HOLDER_PREFIX}{int(ended.stdout)}"  # a process's exit mark, left at its end
+    gone.touch()
+    kernel_cache.settle(tmp_path, wait_s=1.0)  # any engine process's next settle sweeps it
+    assert not gone.exists()
+
+
 # -- processes sharing a cache ------------------------------------------------------------------------------
 def test_a_lock_left_by_a_killed_process_no_longer_disables_the_cache(tmp_path):
     # the control: plain taichi with a lock left behind neither reads nor writes its cache
@@ -169,8 +204,10 @@ def test_a_process_waits_for_a_live_holder_to_read_and_to_write_the_cache(tmp_pa
         _release_after(lock, 1.0).join()
         _line(proc, "READY")
         lock = _leave_lock(cache, 0)
-        timer = _release_after(lock, 1.0)
+        timer = _release_after(lock, 3.0)
+        t_close = time.monotonic()
         out, err = proc.communicate("", timeout=300)
+        ended_after = time.monotonic() - t_close
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -178,4 +215,5 @@ def test_a_process_waits_for_a_live_holder_to_read_and_to_write_the_cache(tmp_pa
             timer.join()
     assert proc.returncode == 0, err
     assert FAILED not in err, err
+    assert ended_after >= 2.5, f"the process ended {ended_after:.1f} s after its input closed: it did not wait"
     assert len(_kernel_files(cache) - before) == 1, "the new kernel was not written to the cache at the end"

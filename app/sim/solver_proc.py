@@ -334,13 +334,17 @@ def generic_ready() -> bool:
     """The generic solver of this code, taichi and backend is in taichi's cache: a warm-up finished,
     and the cache has not been emptied since (``ti cache clean``, which taichi's own lock warning
     suggests, deletes its index and kernels but leaves our marker: every child would then compile
-    the generic solver again, and no warm-up would run)."""
+    the generic solver again, and no warm-up would run), nor lost the kernel files the warm-up
+    wrote (taichi's cache drops its least recently used kernels beyond 100 MB): the marker lists
+    them after its first line."""
     try:
         from engine.runtime import kernel_cache
 
         marker = marker_path()
-        return marker.exists() and kernel_cache.has_index(marker.parent)
-    except Exception:  # taichi not initialised: nothing is known to be cached
+        if not (marker.exists() and kernel_cache.has_index(marker.parent)):
+            return False
+        return all((marker.parent / name).is_file() for name in marker.read_text().splitlines()[1:] if name)
+    except Exception:  # taichi not initialised (nothing is known to be cached), or an unreadable marker
         return False
 
 
@@ -402,19 +406,43 @@ def lowest_priority() -> None:
 
 def warm_generic() -> int:
     """Compile the generic solver, plain and avoiding (Panda and a table), write taichi's cache
-    (``engine.destroy`` does), then the marker."""
+    (``engine.destroy`` does), then the marker, naming the kernel files that appeared. Returns 0,
+    3 when another process is warming this cache up, 4 when taichi did not write its cache (its
+    lock stayed taken): no marker then, so the next start tries again."""
     lowest_priority()
     import engine
+    from engine.runtime import kernel_cache
 
     engine.init(backend=os.environ.get("IKSTUDIO_WARM_BACKEND", "cpu"))
     lock = _one_warmup_lock()
     if lock is None:
         return 3  # another process is warming this cache up
     marker = marker_path()
+    folder = marker.parent
+    before, index_before = _kernel_files(folder), _mtime(folder / kernel_cache.INDEX_NAME)
     solve_generic_once(avoid=(False, True))
     engine.destroy()  # writes taichi's offline cache (once its lock is free)
-    marker.write_text("the generic IK solver of this code is in this cache (app/sim/solver_proc.py)\n")
+    if _mtime(folder / kernel_cache.INDEX_NAME) in (None, index_before):
+        return 4
+    written = sorted(_kernel_files(folder) - before)
+    marker.write_text("the generic IK solver of this code is in this cache (app/sim/solver_proc.py); "
+                      "its kernel files:\n" + "".join(f"{name}\n" for name in written))
     return 0
+
+
+def _kernel_files(folder: Path) -> set[str]:
+    """Names of the kernel files in taichi's cache ``folder``."""
+    try:
+        return {p.name for p in folder.iterdir() if p.suffix == ".tic"}
+    except OSError:
+        return set()
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def _one_warmup_lock():

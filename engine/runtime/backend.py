@@ -178,8 +178,7 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
             return current()
         if STATE.initialised:
             memory.orphan_device_arrays()  # before the reset: their memory goes with this program
-            kernel_cache.settle()  # the reset writes taichi's cache: not while another process holds its lock
-            ti.reset()
+            reset_taichi()
         chosen = None
         for arch, device in candidates:
             if arch == ti.vulkan and isinstance(device, devices.VulkanDevice):
@@ -209,18 +208,32 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         STATE.debug = debug
         STATE.generation += 1
         STATE.runtime += 1
-        kernel_cache.settle()  # the first kernel reads taichi's cache index, if its lock is free
-        _materialize()
+        folder = kernel_cache.cache_folder()
+        # the first kernel reads taichi's cache index (taking its lock, where there is one): not while
+        # another process holds the lock, which taichi would take for "no cache"
+        kernel_cache.settle(folder, wait_s=kernel_cache.STALE_S if kernel_cache.has_index(folder) else 0.0)
+        with kernel_cache.holding(folder):
+            _materialize()
     return current()
 
 
 EXIT_WAIT_S = 5.0  # s an ending process waits for taichi's cache lock before taichi writes the cache
 
 
+def reset_taichi() -> None:
+    """``ti.reset()``, which writes taichi's cache (its index and new kernels): once its lock is free,
+    and marked as a holder meanwhile (engine.runtime.kernel_cache)."""
+    folder = kernel_cache.cache_folder()
+    kernel_cache.settle(folder)
+    with kernel_cache.holding(folder):
+        ti.reset()
+
+
 @atexit.register  # (before taichi's program is torn down, which is when it writes its cache)
 def _settle_cache_at_exit() -> None:
     if STATE.initialised:
         kernel_cache.settle(wait_s=EXIT_WAIT_S)
+        kernel_cache.mark_holding_until_exit()
 
 
 def _keeps_runtime(backend: str, precision: str, debug: bool) -> bool:
