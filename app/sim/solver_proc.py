@@ -406,9 +406,10 @@ def lowest_priority() -> None:
 
 def warm_generic() -> int:
     """Compile the generic solver, plain and avoiding (Panda and a table), write taichi's cache
-    (``engine.destroy`` does), then the marker, naming the kernel files that appeared. Returns 0,
-    3 when another process is warming this cache up, 4 when taichi did not write its cache (its
-    lock stayed taken): no marker then, so the next start tries again."""
+    (``engine.destroy`` does), then the marker, naming the kernel files that appeared (none where
+    the solver was in the cache already). Returns 0, 3 when another process is warming this cache
+    up, 4 when taichi could not write its cache (its lock stayed taken): no marker then, so the
+    next start tries again."""
     lowest_priority()
     import engine
     from engine.runtime import kernel_cache
@@ -419,12 +420,14 @@ def warm_generic() -> int:
         return 3  # another process is warming this cache up
     marker = marker_path()
     folder = marker.parent
-    before, index_before = _kernel_files(folder), _mtime(folder / kernel_cache.INDEX_NAME)
+    before = _kernel_files(folder)
     solve_generic_once(avoid=(False, True))
-    engine.destroy()  # writes taichi's offline cache (once its lock is free)
-    if _mtime(folder / kernel_cache.INDEX_NAME) in (None, index_before):
+    engine.destroy()  # writes taichi's offline cache (new kernels only: none where all were loaded from it)
+    settled = kernel_cache.last_settled()
+    if settled is not None and settled.held:  # taichi found its lock taken, and wrote nothing
         return 4
-    written = sorted(_kernel_files(folder) - before)
+    listed = marker.read_text().splitlines()[1:] if marker.exists() else []  # an earlier warm-up's, still there
+    written = sorted((_kernel_files(folder) - before) | {name for name in listed if (folder / name).is_file()})
     marker.write_text("the generic IK solver of this code is in this cache (app/sim/solver_proc.py); "
                       "its kernel files:\n" + "".join(f"{name}\n" for name in written))
     return 0
@@ -437,12 +440,6 @@ def _kernel_files(folder: Path) -> set[str]:
     except OSError:
         return set()
 
-
-def _mtime(path: Path) -> int | None:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return None
 
 
 def _one_warmup_lock():

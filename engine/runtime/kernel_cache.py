@@ -145,11 +145,25 @@ def _live_holders(folder: Path) -> list[int]:
     return live
 
 
+_LAST: list = [None]  # the Settled of this process's newest settle()
+
+
+def last_settled() -> Settled | None:
+    """What this process's newest :func:`settle` found (``held``: taichi's next read or write then
+    found the lock taken, and skipped), or None before any."""
+    return _LAST[0]
+
+
 def settle(folder: Path | None = None, wait_s: float = STALE_S) -> Settled:
     """Make taichi's cache lock in ``folder`` (default: the running program's) free for the next
     read or write: wait up to ``wait_s`` s while a live process holds it, and delete it once it is
     :data:`STALE_S` s old (or dated in the future) and no live engine process is marked as holding
     it. Never raises (an unreadable folder is taichi's to report)."""
+    _LAST[0] = found = _settle(folder, wait_s)
+    return found
+
+
+def _settle(folder: Path | None, wait_s: float) -> Settled:
     folder = cache_folder() if folder is None else Path(folder)
     if folder is None:
         return Settled(0.0, None, False)
