@@ -441,7 +441,6 @@ def _kernel_files(folder: Path) -> set[str]:
         return set()
 
 
-
 def _one_warmup_lock():
     """An exclusive lock on the cache folder's warm-up lock file (held until this process exits), or
     None when another warm-up holds it; where there is no flock, no lock is taken."""

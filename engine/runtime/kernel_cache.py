@@ -68,9 +68,10 @@ def cache_folder() -> Path | None:
         return None
 
 
-def has_index(folder: Path) -> bool:
-    """Whether taichi's cache ``folder`` holds an index (no index: no kernel in it is ever loaded)."""
-    return (Path(folder) / INDEX_NAME).is_file()
+def has_index(folder: Path | None) -> bool:
+    """Whether taichi's cache ``folder`` holds an index (no index: no kernel in it is ever loaded;
+    None, no folder known: False)."""
+    return folder is not None and (Path(folder) / INDEX_NAME).is_file()
 
 
 def lock_age(folder: Path, now: float | None = None) -> float | None:

@@ -21,6 +21,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 from ..cache_root import cache_root
@@ -141,7 +142,7 @@ def _written(folder: Path | None) -> Path | None:
             path = folder / name
             if path.is_file() and path.read_text() == text:
                 continue
-            aside = folder / f".{name}.{os.getpid()}.tmp"
+            aside = folder / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"  # (render threads may race)
             aside.write_text(text)
             os.replace(aside, path)  # whole or not at all, for a process reading it meanwhile
     except OSError:
