@@ -90,3 +90,11 @@ def test_the_window_hands_freed_memory_back(collections):
         gc.enable()
     glibc = sys.platform.startswith("linux") and "glibc" in " ".join(__import__("platform").libc_ver())
     assert trimmed == glibc
+
+
+def test_a_new_render_thread_collects_first_once_enough_are_open(collections):
+    """(The threads of scenes let go without a close are freed only by a full collection.)"""
+    assert not garbage.before_opening(garbage.GC_AT_OPEN - 1) and not collections
+    garbage.let_go(1000)
+    assert garbage.before_opening(garbage.GC_AT_OPEN)
+    assert len(collections) == 1 and garbage.pending() == (0, 0)

@@ -333,22 +333,23 @@ def test_scenes_dropped_without_destroy_do_not_pile_up_render_threads():
     scene's visualizer keeps its render thread, GL context and meshes until a garbage collection
     finds the scene's cycle, and the interpreter's own full collections came rarely (20 dropped
     scenes grew a process 130 -> 1138 MB). A new visualizer collects first once
-    OPEN_BEFORE_COLLECT threads are open, so they stay bounded."""
+    garbage.GC_AT_OPEN threads are open, so they stay bounded."""
     import gc
 
-    from engine.vis import renderer, visualizer
+    from engine.runtime import garbage
+    from engine.vis import renderer
 
-    assert visualizer.OPEN_BEFORE_COLLECT <= 8  # a few scenes' worth, not dozens
+    assert garbage.GC_AT_OPEN <= 8  # a few scenes' worth, not dozens
     gc.collect()
     before = renderer.open_threads()
     gc.disable()  # only the engine's collections may free them
     try:
-        for _ in range(3 * visualizer.OPEN_BEFORE_COLLECT):
+        for _ in range(3 * garbage.GC_AT_OPEN):
             scene = engine.Scene()
             scene.add_entity(morphs.MJCF(file="panda"))
             scene.build(n_envs=2)
             scene.visualizer.render()
             del scene
-            assert renderer.open_threads() <= max(before, visualizer.OPEN_BEFORE_COLLECT) + 1
+            assert renderer.open_threads() <= max(before, garbage.GC_AT_OPEN) + 1
     finally:
         gc.enable()

@@ -30,11 +30,6 @@ from .renderer import FrameRequest, RenderThread
 AUTO_DECIMATE_ENVS = 16  # lod=None: "decimated" from this many envs up
 AUTO_DECIMATE_TRIANGLES = 300_000  # lod=None: "decimated" too past this many triangles (Baxter: 410k an env)
 DEFAULT_RES = (1280, 720)
-# Open render threads from which a new visualizer first runs a full garbage collection: a scene
-# dropped without destroy() (a script building scene after scene) keeps its visualizer's thread,
-# GL context and meshes (~40 MB for Baxter) until a collection finds the cycle, and few objects
-# mean the interpreter's own full collections come rarely (20 dropped scenes: 130 -> 1138 MB).
-OPEN_BEFORE_COLLECT = 4
 
 
 class Visualizer:
@@ -369,8 +364,7 @@ class Visualizer:
         if self._closed:
             raise StateError("the visualizer is closed")
         if self._thread is None:
-            if renderer.open_threads() >= OPEN_BEFORE_COLLECT:  # visualizers of scenes let go without
-                garbage.collect_now()  # destroy() hold their threads, GL and meshes until a collection finds them
+            garbage.before_opening(renderer.open_threads())  # (frees those of scenes let go unclosed)
             self._thread = RenderThread()
             self._finalizer = weakref.finalize(self, self._thread.close, 5.0)  # a dropped visualizer: GL freed
         return self._thread
