@@ -136,7 +136,12 @@ def replaced_scene() -> dict:
                  and c.sim.latest_image() is not None and c.sim.latest_image()[3] == c.sim.generation, timeout=300)
         robots.append(c.sim.robot.tree.name)
         c.update()
-        gc.collect()
+        t0 = time.monotonic()  # a busy machine's render or decimation thread may hold it a moment longer
+        while True:
+            gc.collect()
+            if scene() is None or time.monotonic() - t0 > 30:
+                break
+            time.sleep(0.2)
         return {"robots": robots, "scene_freed": scene() is None, "meshes_loaded": len(meshes),
                 "meshes_freed": sum(m() is None for m in meshes)}
     finally:

@@ -59,6 +59,24 @@ def test_the_first_image_draws_full_meshes_then_the_decimated_ones(scene):
     assert _differs(decimated, full) > 0.0  # (and the two sets differ: the check above can fail)
 
 
+def test_closing_the_visualizer_stops_the_background_decimation(scene):
+    """A robot switch closes the old scene's visualizer while its decimated meshes may still be in
+    the making: the making stops after the link it is at, and lets the scene go (it went on to the
+    last mesh, holding the old scene that long: seconds on a busy machine)."""
+    import threading
+
+    budget = BUDGET - 2  # nothing of it decimated yet, whatever ran before
+    with Visualizer(scene, res=(160, 120), lod="decimated", max_faces_per_mesh=budget, quick_first_image=True) as v:
+        v.render()
+        assert v.link_meshes_preparing
+    t0 = time.perf_counter()
+    while any(t.name == "ikstudio-decimate" for t in threading.enumerate()):
+        assert time.perf_counter() - t0 < 30, "the background decimation went on after the close"
+        time.sleep(0.01)
+    n_meshes = sum(1 for link in scene.entities[0].tree.links for visual in link.visuals if visual.kind == "mesh")
+    assert len(list(mesh_cache.cache_dir().glob("*.npz"))) < n_meshes, "it decimated every mesh: it never stopped"
+
+
 def test_cached_decimated_meshes_are_drawn_from_the_first_image(scene):
     _image(scene, "decimated", OTHER_BUDGET)  # decimates and caches
     with Visualizer(scene, res=(160, 120), lod="decimated", max_faces_per_mesh=OTHER_BUDGET,

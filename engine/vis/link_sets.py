@@ -26,13 +26,15 @@ from . import meshes
 QUICK_FULL_TRIANGLES = 2_000_000  # full meshes over all envs drawn while decimating (UR5 x 16: 1.5 M)
 
 
-def build(scene, lod: str, max_faces: int) -> tuple[list, dict]:
+def build(scene, lod: str, max_faces: int, stop: threading.Event | None = None) -> tuple[list, dict]:
     """The link mesh set of ``scene``'s entities at ``lod`` ("full" | "decimated"), each decimated
-    visual capped at ``max_faces`` faces (see the module docstring for the layout)."""
+    visual capped at ``max_faces`` faces (see the module docstring for the layout). Raises
+    ``meshes.Stopped`` between links once ``stop`` is set (the scene is then let go at once, not
+    after its last mesh is decimated)."""
     entries, specs = [], {}
     for e, entity in enumerate(scene.entities):
         shared: dict = {}  # links whose visuals are the same (Baxter's two arms): one mesh, more instances
-        for i, (link_idx, spec) in enumerate(meshes.link_specs(entity.tree, lod, max_faces)):
+        for i, (link_idx, spec) in enumerate(meshes.link_specs(entity.tree, lod, max_faces, stop)):
             same = meshes.visuals_signature(entity.tree.links[link_idx])
             if same is not None and same in shared:
                 shared[same][1].append(link_idx)
@@ -65,6 +67,7 @@ class LinkSets:
         self._set: tuple[list, dict] | None = None
         self._lod: str | None = None
         self._next: Future | None = None
+        self._stop = threading.Event()  # set by release(): a background set in the making stops
 
     @property
     def lod(self) -> str | None:
@@ -77,7 +80,9 @@ class LinkSets:
         return self._next is not None
 
     def release(self) -> None:
-        """Drop the sets (a closed visualizer); a set still being made is dropped when done."""
+        """Drop the sets (a closed visualizer); a set still being made stops after the link it is
+        at, and lets its scene go."""
+        self._stop.set()
         self._set = self._next = None
 
     def current(self, scene, lod: str, max_faces: int, full_triangles) -> tuple[list, dict, str]:
@@ -96,7 +101,7 @@ class LinkSets:
                 built = "full"
             self._set, self._lod = build(scene, built, max_faces), built
             if built != lod:
-                self._next = _in_background(build, scene, lod, max_faces)
+                self._next = _in_background(build, scene, lod, max_faces, self._stop)
         entries, specs = self._set
         return entries, specs, self._lod
 

@@ -238,15 +238,23 @@ def tree_triangles(tree) -> int:
     return total
 
 
-def link_specs(tree, lod: str = "full", max_faces: int = 1000) -> list[tuple[int, MeshSpec]]:
+class Stopped(Exception):
+    """:func:`link_specs` stopped before its end: its ``stop`` was set (a visualizer closed while
+    its decimated meshes were being made in the background)."""
+
+
+def link_specs(tree, lod: str = "full", max_faces: int = 1000, stop=None) -> list[tuple[int, MeshSpec]]:
     """``[(link index, MeshSpec)]``: each link's visuals merged into one mesh in the link frame,
-    with per-vertex colours (one draw call per link, whatever its colours)."""
+    with per-vertex colours (one draw call per link, whatever its colours). ``stop``: a
+    ``threading.Event`` looked at before each link (set: :class:`Stopped` is raised)."""
     import trimesh
 
     if lod not in LODS:
         raise InvalidValueError(f"lod: expected one of {LODS}, got {lod!r}")
     out = []
     for link in tree.links:
+        if stop is not None and stop.is_set():
+            raise Stopped(f"stopped before link {link.name!r}")
         parts, colors = [], []
         for visual in link.visuals:
             mesh = coarse_primitive(visual) if lod == "decimated" else None
