@@ -22,13 +22,7 @@ from engine.runtime import kernel_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 
-ENGINE_SCRIPT = """
-import sys
-import numpy as np
-import taichi as ti
-import engine
-print("START", flush=True)
-engine.init(backend="cpu")
+KERNEL = """
 @ti.kernel
 def scale(a: ti.types.ndarray()):
     for i in a:
@@ -36,23 +30,29 @@ def scale(a: ti.types.ndarray()):
 a = np.ones(3, np.float32)
 scale(a)
 assert a[0] == FACTOR, a
+"""
+
+HEAD = """
+import sys
+import numpy as np
+import taichi as ti
+"""
+
+# the engine's process (its cache from TI_OFFLINE_CACHE_FILE_PATH); "--wait": it ends when its input closes
+ENGINE_SCRIPT = HEAD + """
+import engine
+print("START", flush=True)
+engine.init(backend="cpu")
+""" + KERNEL + """
 print("READY", flush=True)
 if "--wait" in sys.argv:
     sys.stdin.read()
 """
 
-PLAIN_SCRIPT = """
-import sys
-import numpy as np
-import taichi as ti
+# the control: plain taichi on the same folder
+PLAIN_SCRIPT = HEAD + """
 ti.init(arch=ti.cpu, offline_cache=True, offline_cache_file_path=sys.argv[1])
-@ti.kernel
-def scale(a: ti.types.ndarray()):
-    for i in a:
-        a[i] = FACTOR * a[i]
-a = np.ones(3, np.float32)
-scale(a)
-"""
+""" + KERNEL
 
 FAILED = "ticache.lock failed"  # taichi's warning when it goes on without its cache
 
@@ -61,21 +61,26 @@ def _env(cache: Path) -> dict:
     return dict(os.environ, TI_OFFLINE_CACHE_FILE_PATH=str(cache))
 
 
-def _script(template: str, cache: Path, factor: float) -> str:
-    """The script written to a file beside ``cache`` (taichi reads a kernel's source from its file)."""
-    path = cache.parent / f"{'engine' if template is ENGINE_SCRIPT else 'plain'}_{factor:g}.py"
+def _script(template: str, cache: Path, factor: float) -> list[str]:
+    """The command running ``template`` (written to a file beside ``cache``: taichi reads a kernel's
+    source from its file) with ``factor`` for FACTOR and ``cache`` as its argument."""
+    name = "engine" if template is ENGINE_SCRIPT else "plain"
+    path = cache.parent / f"{name}_{factor:g}.py"
     path.write_text(template.replace("FACTOR", repr(float(factor))))
-    return str(path)
+    return [sys.executable, str(path), str(cache)]
+
+
+def _run(template: str, cache: Path, factor: float) -> subprocess.CompletedProcess:
+    return subprocess.run(_script(template, cache, factor), cwd=ROOT, env=_env(cache), capture_output=True,
+                          text=True, timeout=300)
 
 
 def _engine(cache: Path, factor: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, _script(ENGINE_SCRIPT, cache, factor)], cwd=ROOT, env=_env(cache),
-                          capture_output=True, text=True, timeout=300)
+    return _run(ENGINE_SCRIPT, cache, factor)
 
 
 def _plain(cache: Path, factor: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, _script(PLAIN_SCRIPT, cache, factor), str(cache)], cwd=ROOT,
-                          env=_env(cache), capture_output=True, text=True, timeout=300)
+    return _run(PLAIN_SCRIPT, cache, factor)
 
 
 def _kernel_files(cache: Path) -> set[str]:
@@ -195,7 +200,7 @@ def test_a_process_waits_for_a_live_holder_to_read_and_to_write_the_cache(tmp_pa
     # the engine waits for the holder: at init, to read the cache (the lock goes 1 s after the
     # process says it starts its engine), and at its end, to write its new kernel (scale by 3)
     lock = _leave_lock(cache, 0)
-    proc = subprocess.Popen([sys.executable, _script(ENGINE_SCRIPT, cache, 3.0), "--wait"], cwd=ROOT,
+    proc = subprocess.Popen([*_script(ENGINE_SCRIPT, cache, 3.0), "--wait"], cwd=ROOT,
                             env=_env(cache), text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     timer = None

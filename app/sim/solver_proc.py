@@ -343,7 +343,7 @@ def generic_ready() -> bool:
         marker = marker_path()
         if not (marker.exists() and kernel_cache.has_index(marker.parent)):
             return False
-        return all((marker.parent / name).is_file() for name in marker.read_text().splitlines()[1:] if name)
+        return all((marker.parent / name).is_file() for name in _listed_files(marker))
     except Exception:  # taichi not initialised (nothing is known to be cached), or an unreadable marker
         return False
 
@@ -426,11 +426,16 @@ def warm_generic() -> int:
     settled = kernel_cache.last_settled()
     if settled is not None and settled.held:  # taichi found its lock taken, and wrote nothing
         return 4
-    listed = marker.read_text().splitlines()[1:] if marker.exists() else []  # an earlier warm-up's, still there
+    listed = _listed_files(marker) if marker.exists() else []  # an earlier warm-up's, those still there kept
     written = sorted((_kernel_files(folder) - before) | {name for name in listed if (folder / name).is_file()})
     marker.write_text("the generic IK solver of this code is in this cache (app/sim/solver_proc.py); "
                       "its kernel files:\n" + "".join(f"{name}\n" for name in written))
     return 0
+
+
+def _listed_files(marker: Path) -> list[str]:
+    """The kernel file names a warm-up's marker lists (after its first line)."""
+    return [name for name in marker.read_text().splitlines()[1:] if name]
 
 
 def _kernel_files(folder: Path) -> set[str]:
