@@ -64,6 +64,7 @@ class OrbitCamera:
     zoom_factor: float = field(default=1.1, repr=False)
     min_distance: float = field(default=0.02, repr=False)
     max_distance: float = field(default=80.0, repr=False)
+    _view_memo: tuple | None = field(default=None, init=False, repr=False)  # (orbit parameters, view matrix)
 
     def __post_init__(self) -> None:
         self.target = np.array(self.target, dtype=float).reshape(3)
@@ -87,11 +88,14 @@ class OrbitCamera:
         return self.width / self.height
 
     def _basis(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """World-space unit (right, up, back) vectors of the camera."""
+        """World-space unit (right, up, back) vectors of the camera (up = back x right, written out:
+        the GUI asks for them many times a frame, and ``np.cross`` costs ~50 us a call)."""
         az, el = math.radians(self.azimuth_deg), math.radians(self.elevation_deg)
-        back = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
-        right = np.array([-math.sin(az), math.cos(az), 0.0])
-        return right, np.cross(back, right), back
+        ca, sa, ce, se = math.cos(az), math.sin(az), math.cos(el), math.sin(el)
+        bx, by, bz = ce * ca, ce * sa, se
+        rx, ry = -sa, ca
+        return (np.array([rx, ry, 0.0]), np.array([-bz * ry, bz * rx, bx * ry - by * rx]),
+                np.array([bx, by, bz]))
 
     def position(self) -> np.ndarray:
         """Camera position (3,), m."""
@@ -109,8 +113,12 @@ class OrbitCamera:
         return T
 
     def view_matrix(self) -> np.ndarray:
-        """World-to-camera (4, 4): the inverse of :meth:`pose`."""
-        return view_matrix_of(self.pose())
+        """World-to-camera (4, 4): the inverse of :meth:`pose` (a copy; the last one is kept for
+        the same orbit parameters: the GUI projects points many times a frame)."""
+        key = (self.azimuth_deg, self.elevation_deg, self.distance, *self.target.tolist())
+        if self._view_memo is None or self._view_memo[0] != key:
+            self._view_memo = (key, view_matrix_of(self.pose()))
+        return self._view_memo[1].copy()
 
     def projection_matrix(self) -> np.ndarray:
         """OpenGL perspective projection (4, 4), as pyrender's ``PerspectiveCamera(yfov, aspect, near, far)``."""

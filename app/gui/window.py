@@ -66,6 +66,7 @@ class App:
         self._t_input = -1e9  # perf_counter() of the last key, wheel or mouse motion seen
         self._ctrl = False  # a ctrl key is held, as of the key events seen so far
         self.shortcuts_run: list[str] = []  # the action of every shortcut run, in order (in the report)
+        self._text_entries: tuple = ((), [])  # (every item, the text fields among them): keyboard_owner
         dpg.create_context()
         dpg.configure_app(manual_callback_management=True)
         dpg.create_viewport(title="IK Studio", width=size[0], height=size[1], x_pos=0, y_pos=0)
@@ -129,8 +130,11 @@ class App:
         for tag in FILE_DIALOGS:
             if dpg.does_item_exist(tag) and dpg.is_item_shown(tag):
                 return tag
-        for item in dpg.get_all_items():
-            if dpg.get_item_type(item) in TEXT_ENTRY_TYPES and dpg.is_item_active(item):
+        items = tuple(dpg.get_all_items())
+        if self._text_entries[0] != items:  # items were added or deleted: find the text fields again
+            self._text_entries = (items, [i for i in items if dpg.get_item_type(i) in TEXT_ENTRY_TYPES])
+        for item in self._text_entries[1]:
+            if dpg.is_item_active(item):
                 return dpg.get_item_alias(item) or str(item)
         return None
 

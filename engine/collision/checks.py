@@ -105,7 +105,7 @@ class AvoidTables:
         obstacles = scene_obstacles(entity.scene, entity) if self.world else []
         shapes, poses = world_tables(obstacles, envs, self.dtype)
         self.names = [o.name for o in obstacles]
-        key = shapes.tobytes()
+        key = (shapes.tobytes(), search_rows())
         if self._key is None or self._key[0] is not model or self._key[1] is not robot_tables or self._key[2] != key:
             spheres, bounds, pairs = robot_tables
             self.coll_i, self.coll_f = pack(entity, (spheres, bounds, pairs if self.self_pairs else pairs[:0]), shapes,
@@ -138,6 +138,7 @@ def pack(entity, robot_tables, shapes: np.ndarray, pieces: list | None = None) -
     coll_i[0, AVOID_HEAD.n_pairs], coll_i[0, AVOID_HEAD.n_links] = P, L
     coll_i[0, AVOID_HEAD.n_shapes], coll_i[0, AVOID_HEAD.n_spheres] = O, S
     coll_i[0, AVOID_HEAD.n_pieces] = N
+    coll_i[0, AVOID_HEAD.search_rows] = search_rows()
     if P:
         coll_i[pair_row(0):pair_row(P), :PAIR_I.width] = pairs
     link = spheres[:, SPHERE_F.link].astype(np.int64)
@@ -205,21 +206,34 @@ def _sphere_loops(coll_i: np.ndarray) -> int:
     return int((on_a * (on_b + 1) + 1).sum()) + L * (O + 1) + S * O + 6
 
 
+def search_rows() -> int:
+    """The row budget of the solver's search that tables packed now carry: the current value of
+    :data:`engine.kernels.avoid.SEARCH_ROWS` (the kernels read it from the tables at run time, so a
+    budget set in a running process takes effect at the next packing, with the same compiled kernels)."""
+    from ..kernels import avoid
+
+    rows = avoid.SEARCH_ROWS
+    if not (isinstance(rows, int) and 0 < rows < 2**31):
+        raise ValueError(f"engine.kernels.avoid.SEARCH_ROWS: expected an int in [1, 2**31 - 1] (rows), got {rows!r}")
+    return rows
+
+
 def solver_loop_count(coll_i: np.ndarray) -> int:
     """Loop iterations the IK solver's avoidance task (:func:`engine.kernels.avoid.collision_task`)
     runs at most per solver iteration: its search, :func:`_sphere_loops` or less where the search's
-    row budget (:data:`engine.kernels.avoid.SEARCH_ROWS`, exit tests counted) binds first (past it
+    row budget (the tables' ``search_rows``: :func:`search_rows`, exit tests counted) binds first (past it
     each pair and link-obstacle pair left costs one more test); the pieces' bound
     (:data:`engine.kernels.avoid.HULL_WORK`, and each bound's exit tests) where the tables hold pieces;
     each near pair's insertion among
     the kept ones (:data:`~engine.kernels.avoid.KEEP_LOOPS`); and the rows' Jacobians (two chains of
     at most every link per row)."""
-    from ..kernels.avoid import HULL_WORK, KEEP_LOOPS, ROWS, SEARCH_ROWS
+    from ..kernels.avoid import HULL_WORK, KEEP_LOOPS, ROWS
     from ..kernels.gjk import EXITS
 
     head = coll_i[0]
-    P, L, O = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes))
-    search = min(_sphere_loops(coll_i), SEARCH_ROWS + 2 * (P + L * O) + L * (O + 1) + 6)
+    P, L, O, budget = (int(head[c]) for c in (AVOID_HEAD.n_pairs, AVOID_HEAD.n_links, AVOID_HEAD.n_shapes,
+                                              AVOID_HEAD.search_rows))
+    search = min(_sphere_loops(coll_i), budget + 2 * (P + L * O) + L * (O + 1) + 6)
     hulls = HULL_WORK + ROWS * (EXITS + 1) if piece_sizes(coll_i)[0].any() else 0  # the kept pairs' bounds
     return search + hulls + KEEP_LOOPS * (P + L * O) + ROWS * (2 * L + 3) + 1
 
@@ -304,4 +318,4 @@ def answer_distance(entity, qpos: np.ndarray, envs: np.ndarray, tables: AvoidTab
 
 
 __all__ = ["KINDS", "AvoidTables", "answer_distance", "distance", "loop_count", "pack", "search", "shape_bound",
-           "solver_loop_count"]
+           "search_rows", "solver_loop_count"]

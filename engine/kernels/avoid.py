@@ -69,7 +69,8 @@ NO_PAIR = 1e30    # the distance of an empty slot, and of a robot with nothing t
 # rows (spheres and group balls) one search of the solver visits at most, all pairs together: what
 # is left past it reads as near as the link balls allow (a lower bound, so still conservative).
 # It bounds the search's loops, which a software Vulkan device caps per launch (docs/backends.md;
-# with HULL_WORK, docs/collision.md says how the two were split)
+# with HULL_WORK, docs/collision.md says how the two were split). Tables packed from then on carry
+# the value (AVOID_HEAD.search_rows): the kernels read it there, at run time
 SEARCH_ROWS = 16384
 KEEP_LOOPS = ROWS + 1  # loop iterations of one _keep at most (exit test included)
 # loop iterations the solver's hull bounds (engine.kernels.gjk) run at most per search, all pairs
@@ -144,10 +145,11 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
     n_pairs = coll_i[0, AVOID_HEAD.n_pairs]
     n_links = coll_i[0, AVOID_HEAD.n_links]
     n_spheres = coll_i[0, AVOID_HEAD.n_spheres]
+    search_rows = coll_i[0, AVOID_HEAD.search_rows]  # SEARCH_ROWS as the tables were packed
     dmin = NO_PAIR
     which = ti.Vector([-1, -1, -1])
     cut = reach  # pairs at least this far apart are not searched
-    work = 0  # rows the solver's search visited (SEARCH_ROWS); the exact search does not count
+    work = 0  # rows the solver's search visited (search_rows); the exact search does not count
     rest = NO_PAIR  # the nearest pair that fell off the slots (the solver's search)
     for p in range(n_pairs):
         pr = pair_row(p)
@@ -171,13 +173,13 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
             # |cb - ca| - u . v - r_i - rb from anything in b's ball, u the unit vector ca -> cb
             gap_ab = (cb - ca).norm()
             u = qrot(qconj(qa), cb - ca) / ti.max(gap_ab, 1e-12)
-            short = 0  # the solver's search ran out of rows (SEARCH_ROWS) before this pair's end
+            short = 0  # the solver's search ran out of rows (search_rows) before this pair's end
             if ti.static(not exact):
                 work += 1  # the loop's exit test
             i = coll_i[pr, PAIR_I.a0]
             while i < coll_i[pr, PAIR_I.a1]:  # a's rows: a far group is skipped whole, a near one opened
                 if ti.static(not exact):
-                    if work >= SEARCH_ROWS:
+                    if work >= search_rows:
                         short = 1
                         break
                     work += 1
@@ -195,7 +197,7 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
                                 work += 1
                             while j < coll_i[pr, PAIR_I.b1]:  # b's rows, the same way
                                 if ti.static(not exact):
-                                    if work >= SEARCH_ROWS:
+                                    if work >= search_rows:
                                         short = 1
                                         break
                                     work += 1
@@ -269,7 +271,7 @@ def closest_pairs(form: ti.template(), ctx: ti.template(), S: ti.template(), t, 
                     s = coll_i[lr, LINK_C.s0]
                     while s < coll_i[lr, LINK_C.s1]:  # the link's rows: a far group skipped whole
                         if ti.static(not exact):
-                            if work >= SEARCH_ROWS:
+                            if work >= search_rows:
                                 short = 1
                                 break
                             work += 1

@@ -175,7 +175,9 @@ def rest_row(Lt, i):
 #   pieces' convex hulls (HULL_F), each piece's rows [h0, h1) named in its PIECE_I row, each link's
 #   pieces [p0, p1) in its LINK_C row (engine.kernels.gjk, the checks' exact tier).
 # - ``shape_pose`` float (n_envs, max(O, 1), POSE.width): each obstacle's pose per env.
-AVOID_HEAD = Columns(n_pairs=1, n_links=1, n_shapes=1, n_spheres=1, n_pieces=1)
+# search_rows: the solver's search's row budget (engine.kernels.avoid.SEARCH_ROWS when packed), read at
+# run time, so that a budget of another size needs no kernel of its own
+AVOID_HEAD = Columns(n_pairs=1, n_links=1, n_shapes=1, n_spheres=1, n_pieces=1, search_rows=1)
 # the two links of a pair and their sphere index ranges [a0, a1), [b0, b1)
 PAIR_I = Columns(link_a=1, link_b=1, a0=1, a1=1, b0=1, b1=1)
 # a link's sphere index range [s0, s1) (empty: no spheres), whether it is checked against obstacles,
