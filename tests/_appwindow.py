@@ -235,6 +235,16 @@ def robot_pixels(rgb: np.ndarray) -> np.ndarray:
     return (rgb.min(axis=2) > 190) & (rgb.max(axis=2) - rgb.min(axis=2) < 25)
 
 
+def assert_whole_in_view(app, display: str, r: dict, edge: int = 3) -> None:
+    """The robots on screen in the window's 3D view (report ``r``) are there, and none is cut off:
+    no robot pixel within ``edge`` px of the view's edges."""
+    (ox, oy), (w, h) = r["view_origin"], r["view_size"]
+    robot = robot_pixels(grab_screen(display, (int(ox), int(oy), int(ox) + w, int(oy) + h)))
+    assert robot.sum() > 2000, "no robots in the view"
+    assert not (robot[:edge].any() or robot[-edge:].any() or robot[:, :edge].any() or robot[:, -edge:].any()), \
+        "a robot is cut off at an edge of the view"
+
+
 def grab_screen(display: str, box) -> np.ndarray:
     """(H, W, 3) pixels of the X screen inside ``box`` (x0, y0, x1, y1)."""
     from PIL import ImageGrab

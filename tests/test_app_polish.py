@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _appwindow import centre, grab_screen, inside_left
+from _appwindow import assert_whole_in_view, centre, grab_screen, inside_left
 
 ROOT = Path(__file__).resolve().parent.parent
 LABEL_RGB = np.array([235, 235, 235])  # app.view.LABEL_RGBA
@@ -235,3 +235,17 @@ def test_the_plot_has_a_data_area_in_a_small_window(launch, display):
     inside = img[max(first - 2, 0):last + 3]  # the data area and its edges (100 % converged runs along the top)
     coloured = (inside.max(axis=2) - inside.min(axis=2)) > 60  # the series' blue and orange, not greys
     assert coloured.sum() > 20, coloured.sum()
+
+
+def test_a_laptop_screens_window_shows_every_robot_whole(launch, display):
+    """The window fitted to a 1366x768 laptop screen (1229x691): its view, ~520 px wide and taller than
+    wide, shows every env of the default scene whole (it was framed for the view as first laid out,
+    and cut robots off at its sides)."""
+    app = launch(size=(1229, 691))
+    app.wait_report(lambda r: r["images"] >= 2 and any(m[1].startswith("solving") for m in r["messages"]),
+                    timeout=240)
+    app.xdotool("key", "space")  # paused: the picture holds still
+    app.wait_report(lambda r: not r["state"]["playing"])
+    r = app.wait_frames(3)
+    assert r["view_size"][0] < r["view_size"][1], r["view_size"]
+    assert_whole_in_view(app, display, r)

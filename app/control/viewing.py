@@ -37,6 +37,8 @@ class CameraMixin:
         self.camera.fov_deg = float(cam.fov)
         if not self._shows_every_env():
             self.frame_all()
+        else:
+            self.framing = ("file", self._pose())
 
     def _shows_every_env(self, margin: float = 0.02) -> bool:
         """Every env's robot (the box around its link origins, padded) lies inside the view."""
@@ -56,9 +58,24 @@ class CameraMixin:
                                                 fov=float(self.camera.fov_deg))
 
     def resize_view(self, width: int, height: int) -> None:
-        """The 3D view's widget changed size: render at the new size (unless a recording fixes it)."""
+        """The 3D view's widget changed size: render at the new size (unless a recording fixes it).
+        A camera the app framed and nobody moved since is framed again for the new shape: every env
+        after "frame all" (the view first laid out, or made narrower, would cut envs off at its
+        sides: a laptop's screen), and a scene file's camera only while it still shows every env."""
         self.view_size = (max(int(width), 16), max(int(height), 16))
+        before = (self.camera.width, self.camera.height)
         self.apply_render_size()
+        framing = self.framing
+        if (self.view is None or framing is None or before == (self.camera.width, self.camera.height)
+                or framing[1] != self._pose()):
+            return
+        if framing[0] == "all" or not self._shows_every_env():
+            self.frame_all()
+
+    def _pose(self) -> tuple:
+        """The camera's position, look-at point (m) and field of view (degrees), rounded to 1e-9."""
+        cam = self.camera
+        return (*np.round(cam.position(), 9).tolist(), *np.round(cam.target, 9).tolist(), round(cam.fov_deg, 9))
 
     def apply_render_size(self) -> None:
         """The camera renders at the recording's size while one runs, else at the view's."""
@@ -90,6 +107,7 @@ class CameraMixin:
         """Fit every env's robot (and the ground under it) in the view, direction kept."""
         lo, hi = self.scene_bounds()
         self.camera.frame_box(lo, hi, margin_px=0.03 * min(self.camera.width, self.camera.height))
+        self.framing = ("all", self._pose())
 
     def preset(self, name: str) -> None:
         self.camera.preset(name)
