@@ -32,7 +32,7 @@ def lowest_point(c, env: int = 0) -> float:
     return float(placement.geometry_points(c.robot.tree, c.view.links_pos[env], c.view.links_quat[env])[:, 2].min())
 
 
-def robot_pixels(img: np.ndarray) -> np.ndarray:
+def magenta_pixels(img: np.ndarray) -> np.ndarray:
     """Magenta pixels: the robots, tinted so (the ground, grid and background are grey-blue)."""
     rgb = img.astype(int)
     return (rgb[..., 0] > rgb[..., 1] + 40) & (rgb[..., 2] > rgb[..., 1] + 40)
@@ -44,7 +44,7 @@ def framed(c) -> None:
     c.visualizer.set_env_tint(None, (1.0, 0.0, 1.0))  # every robot magenta, for the count below
     c.render_requests += 1  # a new image although the app's state did not change
     img = c.wait_frame()
-    robot = robot_pixels(img)
+    robot = magenta_pixels(img)
     h, w = robot.shape
     assert robot.sum() > 500
     edge = max(2, int(0.01 * min(w, h)))

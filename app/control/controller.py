@@ -75,7 +75,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.kept_velocity = None  # a scene's solver.max_joint_velocity while "smooth" is off (set_smooth)
         self.always_render = False  # render every tick even when nothing changed
         self.view_size = self.res  # the 3D view's size, px; the camera renders at it or at render_size
-        self.framing = None  # how the camera was last framed by the app: see CameraMixin.resize_view
+        self._framing = None  # how the camera was last framed by the app: see CameraMixin.resize_view
         self.render_size: tuple[int, int] | None = None  # a recording's fixed size
         self.init_recording()
         self.selected_env = 0

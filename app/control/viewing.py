@@ -38,7 +38,7 @@ class CameraMixin:
         if not self._shows_every_env():
             self.frame_all()
         else:
-            self.framing = ("file", self._pose())
+            self._framing = ("file", self._pose())
 
     def _shows_every_env(self, margin: float = 0.02) -> bool:
         """Every env's robot (the box around its link origins, padded) lies inside the view."""
@@ -65,7 +65,7 @@ class CameraMixin:
         self.view_size = (max(int(width), 16), max(int(height), 16))
         before = (self.camera.width, self.camera.height)
         self.apply_render_size()
-        framing = self.framing
+        framing = self._framing
         if (self.view is None or framing is None or before == (self.camera.width, self.camera.height)
                 or framing[1] != self._pose()):
             return
@@ -107,7 +107,7 @@ class CameraMixin:
         """Fit every env's robot (and the ground under it) in the view, direction kept."""
         lo, hi = self.scene_bounds()
         self.camera.frame_box(lo, hi, margin_px=0.03 * min(self.camera.width, self.camera.height))
-        self.framing = ("all", self._pose())
+        self._framing = ("all", self._pose())
 
     def preset(self, name: str) -> None:
         self.camera.preset(name)
