@@ -249,3 +249,21 @@ def test_a_laptop_screens_window_shows_every_robot_whole(launch, display):
     r = app.wait_frames(3)
     assert r["view_size"][0] < r["view_size"][1], r["view_size"]
     assert_whole_in_view(app, display, r)
+
+    # every panel ends inside the window, so the last row of a panel that scrolls is in the
+    # mouse's reach: the Recording section's "..." at the right panel's end opens the file dialog
+    height = r["window_size"][1]
+    for name in ("left", "right"):
+        assert r["panels"][name]["box"][3] <= height, (name, r["panels"][name], r["window_size"])
+    r = app.scroll_into_view("record_browse")
+    x = sum(r["widgets"]["record_browse"][::2]) / 2
+    panel = next(r["panels"][name]["box"] for name in ("left", "right")
+                 if r["panels"][name]["box"][0] <= x <= r["panels"][name]["box"][2])
+    app.xdotool("mousemove", int((panel[0] + panel[2]) / 2), int(panel[3] - 20))
+    for _ in range(15):  # on to the panel's very end
+        app.xdotool("click", "5")
+    r = app.wait_frames(3)
+    button = r["widgets"]["record_browse"]
+    assert button[3] <= min(height, panel[3]), (button, panel, r["window_size"])
+    app.click_widget("record_browse")
+    r = app.wait_report(lambda r: bool(r["dialogs"]), timeout=30)

@@ -253,3 +253,29 @@ def test_the_clutter_scene_is_solved_clear_of_its_obstacles():
             tf = coal.Transform3s(gdata.oMg[g].rotation, gdata.oMg[g].translation)
             worst = min(worst, min(coal_distance(obj.geometry, tf, s, stf) for s, stf in shapes))
     assert worst > 0.0, worst  # no answer touches an obstacle at mesh level
+
+
+def test_a_tracked_frame_reports_the_clearance_of_what_it_shows_after_an_obstacle_moved():
+    """Smooth tracking holds an env whose answer would come closer to an obstacle than the margin
+    and its last clearance. When an obstacle was moved onto the arm since the last frame, "its last
+    clearance" is that of the held configuration with the obstacle where it now stands: every
+    frame's ``min_distance`` is the clearance of the configuration the robot then holds, in the world
+    as it stands (it reported the clearance from before the move: clear, with the ball in the arm)."""
+    from _clutter import BALL, BALL_ON_ARM, SCENE
+
+    spec = scenefile.loads(SCENE.replace("collision_margin: 0.01}", "collision_margin: 0.01, track: true}"),
+                           base_dir=REPO / "scenes")
+    scene, runner = scenefile.build(spec, debug_frames=False)
+    try:
+        robot = runner.robot
+        frames = runner.run(3)
+        assert frames[-1].success.all() and (frames[-1].min_distance >= 0.01 - 1e-4).all()
+        q_held = robot.get_qpos().copy()
+        runner.spec.obstacles[BALL] = runner.spec.obstacles[BALL].model_copy(update={"pos": BALL_ON_ARM})
+        runner.place_obstacles()
+        assert (robot.collision_distance(q_held) < 0).all()  # the control: the ball is in the arm now
+        for _ in range(3):
+            frame = runner.step()
+            np.testing.assert_allclose(frame.min_distance, robot.collision_distance(), atol=1e-4)
+    finally:
+        scene.destroy()

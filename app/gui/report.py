@@ -1,6 +1,8 @@
 """The JSON report the GUI writes every frame for tests that drive the real window from outside:
 the 3D view's top-left corner in window pixels, each env's projected centre and each target's
-gizmo handles in view pixels, the targets' poses and masks, qpos, the state flags, the shortcuts
+gizmo handles in view pixels, the targets' poses and masks, qpos, which edit the answers shown
+follow (``solved.edits``, beside the edit count ``edits``: the obstacles' poses are the edited
+ones, the answers come a solve later), the state flags, the shortcuts
 run, who has the keyboard, widget rectangles and which of them the mouse is over, the status line,
 the messages, and the packages imported and the kernels prepared in its process since the first
 frame. Before the scene is ready only the parts that do not need it are there."""
@@ -85,7 +87,9 @@ def _scene(app) -> dict:
             "masks": [[list(t.pos_mask), list(t.rot_mask)] for t in ed.targets],
             "links": [t.link for t in ed.targets], "qpos": c.view.qpos.tolist(),
             "solved": {"generation": c.view.generation,
-                       "frames": 0 if c.view.frame is None else c.view.frame.index + 1},
+                       "frames": 0 if c.view.frame is None else c.view.frame.index + 1,
+                       "edits": c.view.edits},
+            "edits": c.edit_count,
             "readouts": app.panels.readouts.text.value, "gizmo_labels": list(app.view.labels),
             "plan_path": None if c.view.path is None else c.view.path.tolist(),
             "plan_path_px": None if c.view.path_points is None else
@@ -119,12 +123,15 @@ def _image_rect(c) -> list:
 
 
 def _panels(app) -> dict:
-    """The side panels' and the joint sliders' boxes: size, how far each scrolls, inner width (px),
+    """The side panels' and the joint sliders' boxes: size, window px [x0, y0, x1, y1], how far each
+    scrolls, inner width (px),
     and the right edge of the readouts and of the Local/World button inside their panel."""
     out = {}
     for name, item in (("left", app.left), ("right", app.right), ("joints", app.panels.joints.box.item)):
         state = dpg.get_item_state(item)
+        x0, y0 = state["pos"] if "pos" in state else dpg.get_item_pos(item)
         out[name] = {"size": state["rect_size"], "scroll_max": dpg.get_y_scroll_max(item),
+                     "box": [x0, y0, x0 + state["rect_size"][0], y0 + state["rect_size"][1]],
                      "content_w": state.get("content_region_avail", [0, 0])[0]}
     for handle, panel in ((app.panels.readouts.text, "left"), (app.panels.targets.space, "right")):
         state = handle.state()

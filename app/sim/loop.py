@@ -48,6 +48,9 @@ class Snapshot:
     ``path``: the planned path drawn for the selected env, ``(T, n_qs)`` samples (None: none drawn);
     ``path_points`` ``(T, 3)`` m: where its drawn link goes, in the world. ``kernel``: the solver
     the answers come from (the spec's, but "auto" while the generic one is not compiled yet).
+    ``edits``: the controller's edit count these answers follow (every edit up to it was in the
+    runner's spec when they were solved; -1: none solved yet). The GUI's spec may be newer: an
+    obstacle dragged on is drawn at once, its answer comes with a later snapshot.
     """
 
     generation: int
@@ -66,6 +69,7 @@ class Snapshot:
     path: np.ndarray | None = None
     path_points: np.ndarray | None = None
     kernel: str | None = None
+    edits: int = -1
 
 
 class Sim:
@@ -197,7 +201,8 @@ class Sim:
             links_pos=robot.get_links_pos().reshape(n, -1, 3), links_quat=robot.get_links_quat().reshape(n, -1, 4),
             frame=self.last_frame, t=self.runner.t,
             colliding=None if self.collisions.colliding is None else self.collisions.colliding.copy(),
-            path=self.paths.samples, path_points=self.paths.points, kernel=self.answering_kernel())
+            path=self.paths.samples, path_points=self.paths.points, kernel=self.answering_kernel(),
+            edits=self._solved_edits if self.last_frame is not None else -1)
         self.published = snap
         return snap
 

@@ -116,7 +116,8 @@ def plan_envs(runner, envs: np.ndarray, targets: list, keys: np.ndarray, q_now: 
         return {}
     velocity = solver.max_joint_velocity
     # the paths keep the solver's margin, or as much of it as the starts have (an obstacle moved near)
-    start_clear = np.inf if runner.clearance is None else np.nanmin(runner.clearance[rows], initial=np.inf)
+    clearance = runner.clearance_now()
+    start_clear = np.inf if clearance is None else np.nanmin(clearance[rows], initial=np.inf)
     margin = max(0.0, min(solver.collision_margin, start_clear - MARGIN_SLACK))
     trajectory = robot.plan_path(
         qpos_goal=q[ok] if batched else q[0], qpos_start=q_now[rows] if batched else q_now[0],

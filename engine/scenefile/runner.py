@@ -144,6 +144,7 @@ class Runner:
         self.t = 0.0
         self.t_solved = 0.0  # the time of the targets the robot's current answer was solved for (s)
         self.clearance: np.ndarray | None = None  # (n_envs,) m: the last frame's min_distance (with avoidance)
+        self._clearance_moved = False  # an obstacle moved since `clearance` was measured (clearance_now)
         self.frame_index = 0
         self.debug_frames = debug_frames
         self._frames: list | None = None  # debug frame handles, one per target
@@ -203,6 +204,8 @@ class Runner:
             keywords.update(max_samples=solver.samples(), max_joint_velocity=solver.max_joint_velocity,
                             dt=limit_dt)
         q_before = self.robot.get_qpos().reshape(n, -1).copy()
+        if track and solver.avoid_collisions:
+            self.clearance_now()  # before the solves move the robot: the clearance of q_before
         for g, (_name, idx) in enumerate(self.groups):
             first = self.spec.targets[idx[0]]
             seed = None if solver.seed is None else (solver.seed + 7919 * self.frame_index + g) % (2**31 - 1)
@@ -221,7 +224,7 @@ class Runner:
         q_after = self.robot.get_qpos().reshape(n, -1)
         if track and min_distance is not None:
             q_after, min_distance = self._hold_clear(q_before, q_after, min_distance, success, solver.collision_margin)
-        self.clearance = min_distance
+        self.clearance, self._clearance_moved = min_distance, False
         step, lagging = smoothness.frame_steps(self.robot.tree, q_before, q_after, success, track,
                                                solver.max_joint_velocity, limit_dt)
         frame = RunnerFrame(self.frame_index, self.t, q_after, success, pos_error, rot_error, float(sum(group_ms)),
@@ -233,7 +236,9 @@ class Runner:
         """A velocity-limited solve cannot leave for another branch, so near an obstacle it may follow
         its target into it. An env whose tracked answer is closer to collision than both the margin
         and its last clearance holds its configuration instead (short of its target, not a success):
-        smooth tracking never moves an env into collision. Returns ``(qpos, min_distance)``."""
+        smooth tracking never moves an env into collision. Its clearance is then that of the held
+        configuration in the world as it stands (:meth:`clearance_now`: measured again after an
+        obstacle moved). Returns ``(qpos, min_distance)``."""
         last = self.clearance if self.clearance is not None else np.full(len(min_distance), np.inf)
         worse = min_distance < np.minimum(last, margin) - CLEARANCE_SLACK_M
         if not worse.any():
@@ -272,7 +277,7 @@ class Runner:
             (rot_error <= 2 * solver.rot_tol).all(axis=1)
         min_distance = np.asarray(robot.collision_distance(), float).reshape(n)
         min_distance[~np.isfinite(min_distance)] = np.nan  # nothing to check
-        self.clearance = min_distance
+        self.clearance, self._clearance_moved = min_distance, False
         step, _ = smoothness.frame_steps(robot.tree, q_before, q_after, success, False)
         frame = RunnerFrame(self.frame_index, self.t, q_after, success, pos_error, rot_error,
                             (time.perf_counter() - t0) * 1e3, [], targets, min_distance, step, moving,
@@ -316,6 +321,17 @@ class Runner:
             entity.set_pos(obstacle.pos)
             entity.set_quat(obstacle.orientation())
         self.player.obstacles_changed()
+        self._clearance_moved = self.clearance is not None  # measured again when next needed, not here:
+        # the app's own runner (its solves in a child process) never runs a collision kernel
+
+    def clearance_now(self) -> np.ndarray | None:
+        """Each env's clearance (n_envs,) m at the configuration the robot holds: the last frame's
+        ``min_distance``, measured again (``collision_distance``) when an obstacle moved since. None
+        before a frame with avoidance."""
+        if self._clearance_moved:
+            self.clearance = np.asarray(self.robot.collision_distance(), float).reshape(self.n_envs)
+            self._clearance_moved = False
+        return self.clearance
 
     def run(self, n_frames: int) -> list[RunnerFrame]:
         """``n_frames`` steps; their frames."""
@@ -324,7 +340,7 @@ class Runner:
     def reset(self) -> None:
         """Back to time 0 and the robot's default configuration."""
         self.t = self.t_solved = 0.0
-        self.clearance = None
+        self.clearance, self._clearance_moved = None, False
         self.frame_index = 0
         self.player.reset()
         self.robot.set_qpos(np.tile(self.robot.tree.default_qpos, (self.n_envs, 1)))
