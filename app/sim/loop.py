@@ -48,9 +48,7 @@ class Snapshot:
     ``path``: the planned path drawn for the selected env, ``(T, n_qs)`` samples (None: none drawn);
     ``path_points`` ``(T, 3)`` m: where its drawn link goes, in the world. ``kernel``: the solver
     the answers come from (the spec's, but "auto" while the generic one is not compiled yet).
-    ``edits``: the controller's edit count these answers follow (every edit up to it was in the
-    runner's spec when they were solved; -1: none solved yet). The GUI's spec may be newer: an
-    obstacle dragged on is drawn at once, its answer comes with a later snapshot.
+    ``edits``: the controller's edit count the answers follow (-1: none yet; later ones: later snapshots).
     """
 
     generation: int
@@ -98,11 +96,8 @@ class Sim:
         self._last_tick = time.perf_counter()
         self._tinted = np.zeros(0, bool)
         self.on_image = None  # called (render thread) when an image is ready: the sim thread's wake-up
-        self.keep_edits = False
-        self._warm = False
+        self.keep_edits, self._warm, self._first_image_done, self._installed_at = False, False, False, 0.0
         self._following_edit = False  # the last solve followed an edit made while paused (catching_up)
-        self._first_image_done = False
-        self._installed_at = 0.0
         self.stage: str | None = None  # what a long step is doing (the GUI's progress note), or None
         self.startup: dict = {}  # how the current scene's first frame went: build_s, solve_s, kernels, image_s,
         # answers_seq (the sequence number of its first image showing solved answers)
@@ -202,7 +197,7 @@ class Sim:
             frame=self.last_frame, t=self.runner.t,
             colliding=None if self.collisions.colliding is None else self.collisions.colliding.copy(),
             path=self.paths.samples, path_points=self.paths.points, kernel=self.answering_kernel(),
-            edits=self._solved_edits if self.last_frame is not None else -1)
+            edits=-1 if self.last_frame is None else self._solved_edits)
         self.published = snap
         return snap
 
