@@ -150,3 +150,43 @@ def test_each_first_launch_is_recorded_with_its_kernel_and_thread(panda):
     assert all(p.seconds > 0 for p in new)
     assert launch.prepared_since(before + 2) == []
     np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_a_signature_compiles_under_the_config_its_template_arguments_choose(panda):
+    """``compile_config`` as a function of a signature's compile-time arguments: each signature
+    compiles under the fields it gives (read here while the kernel is traced), the choice is made
+    once per signature, and the config is restored after. The generic solver uses it to compile its
+    collision-avoiding form without taichi's IR optimiser on the CPU only."""
+    import taichi as ti
+    from taichi.lang import impl
+
+    from engine.kernels import generic
+    from engine.kernels.tables import COLLIDE
+    from engine.runtime.launch import fast
+
+    seen = []
+
+    def config(templates):
+        seen.append(dict(templates))
+        return {"advanced_optimization": False} if templates["flag"] else {}
+
+    @ti.kernel
+    def probe(out: ti.types.ndarray(), flag: ti.template()):
+        value = ti.static(int(impl.current_cfg().advanced_optimization))
+        out[0] = value
+
+    kernel, out = fast(probe, config), np.zeros(1, np.int32)
+    default = impl.current_cfg().advanced_optimization
+    assert default  # taichi's default, which the CPU keeps
+    for flag, want in ((1, 0), (0, 1), (1, 0)):
+        kernel(out, flag)
+        assert out[0] == want, flag
+    assert seen == [{"flag": 1}, {"flag": 0}]
+    assert impl.current_cfg().advanced_optimization == default
+    assert generic.solve.config_for([None] * 25 + [1 << COLLIDE, 0, 0]) == {"advanced_optimization": False}
+    assert generic.solve.config_for([None] * 25 + [0, 0, 0]) == {}
+    runtime_state.STATE.arch = "vulkan"
+    try:
+        assert generic.solve.config_for([None] * 25 + [1 << COLLIDE, 0, 0]) == {}
+    finally:
+        runtime_state.STATE.arch = "cpu"

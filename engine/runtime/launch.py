@@ -35,6 +35,7 @@ import threading
 import time
 import warnings
 import weakref
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -81,15 +82,17 @@ class FastKernel:
 
     ``compile_config``: taichi config fields set while this kernel compiles (and restored after),
     e.g. ``{"advanced_optimization": False}`` for large unrolled kernels, where taichi's own IR
-    optimisation costs 3-4x the compile time and LLVM does the same work anyway.
+    optimisation costs 3-4x the compile time and LLVM does the same work anyway; or a function of
+    a signature's compile-time (template) arguments, by name, giving those fields for it.
     ``trace_helpers``: the kernel calls plain Python functions on purpose (they build its IR at
     trace time, local matrices among it); taichi's warnings about each such call and about large
     local matrices are silenced while it compiles.
     """
 
-    def __init__(self, kernel, compile_config: dict | None = None, trace_helpers: bool = False):
+    def __init__(self, kernel, compile_config: dict | Callable[[dict], dict] | None = None,
+                 trace_helpers: bool = False):
         self.kernel = kernel
-        self.compile_config = dict(compile_config or {})
+        self.compile_config = compile_config if callable(compile_config) else dict(compile_config or {})
         self.trace_helpers = trace_helpers
         self._primal = kernel._primal
         func = self._primal.func
@@ -98,6 +101,7 @@ class FastKernel:
         self.__doc__ = kernel.__doc__
         # template (compile-time) arguments key the compiled kernel and take no launch slot
         self._is_template = [isinstance(a.annotation, template) for a in self._primal.arguments]
+        self._names = [a.name for a in self._primal.arguments]
         # ndarrays of vectors / matrices: taichi's launch passes the shape without the element dims
         self._element_dims = [_element_ndim(a.annotation) for a in self._primal.arguments]
 
@@ -116,7 +120,7 @@ class FastKernel:
         entry = self._cache.get(key)
         if entry is None:
             t0 = time.perf_counter()
-            with self._compiling():
+            with self._compiling(args):
                 self.kernel(*args)  # compiles this signature through the public path
                 self._cache[key] = self._prepare(args)
             number = _PREPARED["count"] = _PREPARED["count"] + 1  # under LOCK (__call__)
@@ -151,12 +155,20 @@ class FastKernel:
             slot += 1
         impl.get_runtime().prog.launch_kernel(compiled, ctx)
 
+    def config_for(self, args) -> dict:
+        """The taichi config fields set while the signature of ``args`` compiles."""
+        if not callable(self.compile_config):
+            return self.compile_config
+        return dict(self.compile_config({name: a for name, a, tmpl in zip(self._names, args, self._is_template)
+                                         if tmpl}))
+
     @contextlib.contextmanager
-    def _compiling(self):
+    def _compiling(self, args):
         cfg = impl.current_cfg()
-        saved = {name: getattr(cfg, name) for name in self.compile_config}
+        config = self.config_for(args)
+        saved = {name: getattr(cfg, name) for name in config}
         try:
-            for name, value in self.compile_config.items():
+            for name, value in config.items():
                 setattr(cfg, name, value)
             with warnings.catch_warnings():
                 if self.trace_helpers:
@@ -184,7 +196,8 @@ def _element_ndim(annotation) -> int:
     return int(getattr(dtype, "ndim", 0) or 0)
 
 
-def fast(kernel, compile_config: dict | None = None, trace_helpers: bool = False) -> FastKernel:
+def fast(kernel, compile_config: dict | Callable[[dict], dict] | None = None,
+         trace_helpers: bool = False) -> FastKernel:
     """Decorator form: ``solve = fast(ti.kernel(solve_fn))``."""
     return FastKernel(kernel, compile_config, trace_helpers)
 
