@@ -251,7 +251,7 @@ def test_a_laptop_screens_window_shows_every_robot_whole(launch, display):
     assert_whole_in_view(app, display, r)
 
     # every panel ends inside the window, so the last row of a panel that scrolls is in the
-    # mouse's reach: the Recording section's "..." at the right panel's end opens the file dialog
+    # mouse's reach: the Recording section's "..." at its panel's end opens the file dialog
     height = r["window_size"][1]
     for name in ("left", "right"):
         assert r["panels"][name]["box"][3] <= height, (name, r["panels"][name], r["window_size"])

@@ -183,10 +183,11 @@ def test_a_signature_compiles_under_the_config_its_template_arguments_choose(pan
         assert out[0] == want, flag
     assert seen == [{"flag": 1}, {"flag": 0}]
     assert impl.current_cfg().advanced_optimization == default
-    assert generic.solve.config_for([None] * 25 + [1 << COLLIDE, 0, 0]) == {"advanced_optimization": False}
-    assert generic.solve.config_for([None] * 25 + [0, 0, 0]) == {}
+    assert generic.solve.compile_config is generic.compile_config
+    assert generic.compile_config({"kinds": 1 << COLLIDE}) == {"advanced_optimization": False}
+    assert generic.compile_config({"kinds": 0}) == {}
     runtime_state.STATE.arch = "vulkan"
     try:
-        assert generic.solve.config_for([None] * 25 + [1 << COLLIDE, 0, 0]) == {}
+        assert generic.compile_config({"kinds": 1 << COLLIDE}) == {}
     finally:
         runtime_state.STATE.arch = "cpu"

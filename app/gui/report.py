@@ -124,8 +124,8 @@ def _image_rect(c) -> list:
 
 def _panels(app) -> dict:
     """The side panels' and the joint sliders' boxes: size, window px [x0, y0, x1, y1], how far each
-    scrolls, inner width (px),
-    and the right edge of the readouts and of the Local/World button inside their panel."""
+    scrolls, inner width (px), and the right edge of the readouts and of the Local/World button
+    inside their panel."""
     out = {}
     for name, item in (("left", app.left), ("right", app.right), ("joints", app.panels.joints.box.item)):
         state = dpg.get_item_state(item)

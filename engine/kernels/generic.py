@@ -487,12 +487,12 @@ def _solve(q0: ti.types.ndarray(), task_i: ti.types.ndarray(), task_f: ti.types.
 AVOIDING_CPU_COMPILE = {"advanced_optimization": False}
 
 
-def _compile_config(templates: dict) -> dict:
-    """On the CPU the solver with collision avoidance compiles without taichi's IR optimiser: 3x
-    sooner cold (Panda, 256 envs: 41.7 -> 13.4 s), its solves as fast (the search dominates them;
-    docs/backends.md). The other forms keep the arch's settings (without it they solve 5-8 % slower)."""
+def compile_config(templates: dict) -> dict:
+    """On the CPU the solver with collision avoidance compiles without taichi's IR optimiser: a first
+    avoiding call (which compiles the plain form too) 41.7 -> 20.6 s cold (Panda, 256 envs), its solves
+    as fast (the search dominates them; docs/backends.md). The other forms keep the arch's settings."""
     avoiding = (templates["kinds"] >> COLLIDE) & 1
     return AVOIDING_CPU_COMPILE if avoiding and STATE.arch == "cpu" else {}
 
 
-solve = fast(_solve, _compile_config, trace_helpers=True)  # Ctx(...) is built while tracing: a plain Python call
+solve = fast(_solve, compile_config, trace_helpers=True)  # Ctx(...) is built while tracing: a plain Python call
