@@ -261,7 +261,7 @@ def test_a_tracked_frame_reports_the_clearance_of_what_it_shows_after_an_obstacl
     clearance" is that of the held configuration with the obstacle where it now stands: every
     frame's ``min_distance`` is the clearance of the configuration the robot then holds, in the world
     as it stands (it reported the clearance from before the move: clear, with the ball in the arm)."""
-    from _clutter import BALL, BALL_ON_ARM, SCENE
+    from _clutter import BALL, BALL_ON_ARM, BALL_START, SCENE
 
     spec = scenefile.loads(SCENE.replace("collision_margin: 0.01}", "collision_margin: 0.01, track: true}"),
                            base_dir=REPO / "scenes")
@@ -277,5 +277,17 @@ def test_a_tracked_frame_reports_the_clearance_of_what_it_shows_after_an_obstacl
         for _ in range(3):
             frame = runner.step()
             np.testing.assert_allclose(frame.min_distance, robot.collision_distance(), atol=1e-4)
+        # the configuration set between frames (the app's joint sliders; its solver child gets the
+        # window's qpos before each frame): the clearance is that of the configuration set
+        runner.spec.obstacles[BALL] = runner.spec.obstacles[BALL].model_copy(update={"pos": BALL_START})
+        runner.place_obstacles()
+        frames = runner.run(3)
+        assert (frames[-1].min_distance > 0.01 - 1e-4).all(), frames[-1].min_distance
+        bent = q_held.copy()
+        bent[:, 1] += 0.9  # the shoulder forward, the arm into the table
+        robot.set_qpos(bent)
+        assert (robot.collision_distance() < 0).all()  # the control
+        frame = runner.step()
+        np.testing.assert_allclose(frame.min_distance, robot.collision_distance(), atol=1e-4)
     finally:
         scene.destroy()

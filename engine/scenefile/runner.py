@@ -144,7 +144,8 @@ class Runner:
         self.t = 0.0
         self.t_solved = 0.0  # the time of the targets the robot's current answer was solved for (s)
         self.clearance: np.ndarray | None = None  # (n_envs,) m: the last frame's min_distance (with avoidance)
-        self._clearance_moved = False  # an obstacle moved since `clearance` was measured (clearance_now)
+        self._clearance_q: np.ndarray | None = None  # (n_envs, n_qs): the qpos `clearance` was measured at
+        self._clearance_moved = False  # an obstacle moved since (clearance_now)
         self.frame_index = 0
         self.debug_frames = debug_frames
         self._frames: list | None = None  # debug frame handles, one per target
@@ -224,7 +225,7 @@ class Runner:
         q_after = self.robot.get_qpos().reshape(n, -1)
         if track and min_distance is not None:
             q_after, min_distance = self._hold_clear(q_before, q_after, min_distance, success, solver.collision_margin)
-        self.clearance, self._clearance_moved = min_distance, False
+        self._remember_clearance(min_distance)
         step, lagging = smoothness.frame_steps(self.robot.tree, q_before, q_after, success, track,
                                                solver.max_joint_velocity, limit_dt)
         frame = RunnerFrame(self.frame_index, self.t, q_after, success, pos_error, rot_error, float(sum(group_ms)),
@@ -277,7 +278,7 @@ class Runner:
             (rot_error <= 2 * solver.rot_tol).all(axis=1)
         min_distance = np.asarray(robot.collision_distance(), float).reshape(n)
         min_distance[~np.isfinite(min_distance)] = np.nan  # nothing to check
-        self.clearance, self._clearance_moved = min_distance, False
+        self._remember_clearance(min_distance)
         step, _ = smoothness.frame_steps(robot.tree, q_before, q_after, success, False)
         frame = RunnerFrame(self.frame_index, self.t, q_after, success, pos_error, rot_error,
                             (time.perf_counter() - t0) * 1e3, [], targets, min_distance, step, moving,
@@ -326,12 +327,21 @@ class Runner:
 
     def clearance_now(self) -> np.ndarray | None:
         """Each env's clearance (n_envs,) m at the configuration the robot holds: the last frame's
-        ``min_distance``, measured again (``collision_distance``) when an obstacle moved since. None
-        before a frame with avoidance."""
-        if self._clearance_moved:
-            self.clearance = np.asarray(self.robot.collision_distance(), float).reshape(self.n_envs)
-            self._clearance_moved = False
+        ``min_distance``, measured again (``collision_distance``) when an obstacle moved since or the
+        robot holds another configuration (set between frames: the app's joint sliders, its solver
+        child given the window's qpos). None before a frame with avoidance."""
+        if self.clearance is None:
+            return None
+        q = np.asarray(self.robot.get_qpos(), float).reshape(self.n_envs, -1)
+        if self._clearance_moved or not np.array_equal(q, self._clearance_q):
+            self._remember_clearance(np.asarray(self.robot.collision_distance(), float).reshape(self.n_envs))
         return self.clearance
+
+    def _remember_clearance(self, min_distance: np.ndarray | None) -> None:
+        """``min_distance`` (n_envs,) m is the clearance of the configuration the robot now holds."""
+        self.clearance, self._clearance_moved = min_distance, False
+        self._clearance_q = None if min_distance is None else \
+            np.asarray(self.robot.get_qpos(), float).reshape(self.n_envs, -1).copy()
 
     def run(self, n_frames: int) -> list[RunnerFrame]:
         """``n_frames`` steps; their frames."""
@@ -340,7 +350,7 @@ class Runner:
     def reset(self) -> None:
         """Back to time 0 and the robot's default configuration."""
         self.t = self.t_solved = 0.0
-        self.clearance, self._clearance_moved = None, False
+        self._remember_clearance(None)
         self.frame_index = 0
         self.player.reset()
         self.robot.set_qpos(np.tile(self.robot.tree.default_qpos, (self.n_envs, 1)))
