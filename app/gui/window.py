@@ -66,7 +66,7 @@ class App:
         self._t_input = -1e9  # perf_counter() of the last key, wheel or mouse motion seen
         self._ctrl = False  # a ctrl key is held, as of the key events seen so far
         self.shortcuts_run: list[str] = []  # the action of every shortcut run, in order (in the report)
-        self._text_entries: tuple = ((), [])  # (every item, the text fields among them): keyboard_owner
+        self._item_is_text: dict[int, bool] = {}  # item id -> a text field? (keyboard_owner)
         dpg.create_context()
         dpg.configure_app(manual_callback_management=True)
         dpg.create_viewport(title="IK Studio", width=size[0], height=size[1], x_pos=0, y_pos=0)
@@ -94,6 +94,7 @@ class App:
         self.controller.wait_kernels(KERNELS_WAIT_S)  # the window's frames never wait on a compile of FK
         dpg.show_viewport()
         self._modules_at_window = set(sys.modules.copy())  # see late_imports
+        self._late_imports: tuple[int, list[str]] = (-1, [])  # (len(sys.modules) when found, the names)
         self._kernels_at_window = self.controller.sim.kernels_prepared()  # see late_kernels
         self.t_window = time.perf_counter()
         self.startup_text = ""
@@ -132,10 +133,12 @@ class App:
         for tag in FILE_DIALOGS:
             if dpg.does_item_exist(tag) and dpg.is_item_shown(tag):
                 return tag
-        items = tuple(dpg.get_all_items())
-        if self._text_entries[0] != items:  # items were added or deleted: find the text fields again
-            self._text_entries = (items, [i for i in items if dpg.get_item_type(i) in TEXT_ENTRY_TYPES])
-        for item in self._text_entries[1]:
+        known, now = self._item_is_text, {}  # the overlay's draw items are new every frame: only new
+        for item in dpg.get_all_items():      # items are asked their type, and gone ones forgotten
+            is_text = known.get(item)
+            now[item] = is_text = dpg.get_item_type(item) in TEXT_ENTRY_TYPES if is_text is None else is_text
+        self._item_is_text = now
+        for item in (i for i, is_text in now.items() if is_text):
             if dpg.is_item_active(item):
                 return dpg.get_item_alias(item) or str(item)
         return None
@@ -297,7 +300,10 @@ class App:
     def late_imports(self) -> list[str]:
         """The top-level packages imported since the window's first frame, sorted: each import holds
         the GIL, so a first scene's should come before it (:mod:`app.sim.preload`)."""
-        return sorted({name.partition(".")[0] for name in set(sys.modules.copy()) - self._modules_at_window})
+        if len(sys.modules) != self._late_imports[0]:  # (modules are added, hardly ever removed)
+            names = set(sys.modules.copy()) - self._modules_at_window
+            self._late_imports = (len(sys.modules), sorted({name.partition(".")[0] for name in names}))
+        return list(self._late_imports[1])
 
     def late_kernels(self) -> list[list]:
         """``[kernel, seconds, thread]`` of each kernel compiled or loaded in this process since the
