@@ -292,11 +292,21 @@ def step(form: ti.template(), ctx: ti.template(), S: ti.template(), t, it, task_
     """One damped Gauss-Newton step from the rows of this iteration (see the module docstring)."""
     lam = task_f[0, SOLVE_F.damping] * ti.min(form.error_sq(ctx, S, t), 1.0) + 1e-6
     respect_limits = task_i[0, SOLVE_I.respect_limits]
-    form.direction(ctx, S, t, lam)
-    if respect_limits == 1:
-        if form.block(ctx, S, t, STEP, 1) > 0:  # their Jacobian columns leave the next solve
-            form.direction(ctx, S, t, lam)
-            form.block(ctx, S, t, STEP, 0)
+    # the direction; with limits, the dofs it pushes outward off a limit leave J's columns and the
+    # direction is solved once more without them (one call site in a loop of at most two passes:
+    # the per-robot form unrolls the solve, and a second copy was ~28 % of its code)
+    again = 1
+    first = 1
+    while again == 1:
+        form.direction(ctx, S, t, lam)
+        again = 0
+        if respect_limits == 1:
+            if first == 1:
+                if form.block(ctx, S, t, STEP, 1) > 0:  # their Jacobian columns leave the next solve
+                    again = 1
+            else:
+                form.block(ctx, S, t, STEP, 0)
+        first = 0
     max_step = task_f[0, SOLVE_F.max_step]
     big = form.largest(ctx, S, t, STEP)
     if big > max_step:
