@@ -327,7 +327,7 @@ class Generic:
 
     @staticmethod
     @ti.func
-    def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns: ti.template()):
+    def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns):
         """Dofs resting on a joint limit whose ``which`` vector points outward: zeroed there (and,
         with ``zero_columns``, in J). Returns how many. In a box (``ctx.boxed``) the step's dofs
         are first judged by the error's gradient ``J^T e`` (the side their multiplier is on), so
@@ -345,17 +345,18 @@ class Generic:
                 v = ctx.q[t, qs]
                 tol = 1e-5 * (1.0 + ti.abs(v))
                 move = ctx.vec[t, o + d]
-                if ti.static(which == STEP and zero_columns == 1):
-                    if ctx.boxed:
+                if ti.static(which == STEP):  # (zero_columns is read at run time)
+                    if zero_columns == 1 and ctx.boxed:
                         move = 0.0
                         for a in range(ctx.m):
                             move += ctx.J[t, a, d] * ctx.vec[t, ctx.m + ctx.n + a]
                 if (v <= lo + tol and move < 0) or (v >= hi - tol and move > 0):
                     blocked += 1
                     ctx.vec[t, o + d] = 0.0
-                    if ti.static(zero_columns == 1):
-                        for a in range(ctx.m):
-                            ctx.J[t, a, d] = 0.0
+                    if ti.static(which == STEP):
+                        if zero_columns == 1:
+                            for a in range(ctx.m):
+                                ctx.J[t, a, d] = 0.0
         return blocked
 
     @staticmethod

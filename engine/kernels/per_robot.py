@@ -426,18 +426,19 @@ def _build(spec: RobotSpec, structure):
 
         @staticmethod
         @ti.func
-        def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns: ti.template()):
+        def block(ctx: ti.template(), S: ti.template(), t, which: ti.template(), zero_columns):
             k = ti.static(4 if which == STEP else 5)
             move = S[k]
-            if ti.static(which == STEP and zero_columns == 1):
-                if ctx.boxed:  # a box: by the gradient (ik.Generic.block)
+            if ti.static(which == STEP):  # (zero_columns is read at run time: one copy serves both passes)
+                if zero_columns == 1 and ctx.boxed:  # a box: by the gradient (ik.Generic.block)
                     move = times_transposed(S[1], S[2])
             blocked = outward(ctx, t, S[0], move, 1)
             S[k] *= 1.0 - blocked
-            if ti.static(zero_columns == 1):
-                for d in ti.static(COLS):
-                    for r in ti.static(range(m)):
-                        S[1][r, d] *= 1.0 - blocked[d]
+            if ti.static(which == STEP):
+                if zero_columns == 1:
+                    for d in ti.static(COLS):
+                        for r in ti.static(range(m)):
+                            S[1][r, d] *= 1.0 - blocked[d]
             return blocked.sum()
 
         @staticmethod

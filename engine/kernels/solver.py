@@ -300,12 +300,9 @@ def step(form: ti.template(), ctx: ti.template(), S: ti.template(), t, it, task_
     while again == 1:
         form.direction(ctx, S, t, lam)
         again = 0
-        if respect_limits == 1:
-            if first == 1:
-                if form.block(ctx, S, t, STEP, 1) > 0:  # their Jacobian columns leave the next solve
-                    again = 1
-            else:
-                form.block(ctx, S, t, STEP, 0)
+        if respect_limits == 1:  # (on the first pass their Jacobian columns leave the next solve)
+            if form.block(ctx, S, t, STEP, first) > 0 and first == 1:
+                again = 1
         first = 0
     max_step = task_f[0, SOLVE_F.max_step]
     big = form.largest(ctx, S, t, STEP)
