@@ -13,8 +13,7 @@ The task structure (each task's kind, link and reference link) is compile-time t
 over the lineage of the links the tasks use only, and the Jacobian, the system and its factor span
 only the dofs that move them (:meth:`RobotSpec.moving_dofs`): for the Panda's hand, 7 of 9. The
 other dofs get no task step; the posture pull, which moves them freely, still applies. A new task
-structure compiles its own solver (seconds, once; then taichi's disk cache).
-"""
+structure compiles its own solver (seconds, once; then taichi's disk cache)."""
 
 from collections import namedtuple
 
