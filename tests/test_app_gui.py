@@ -22,6 +22,25 @@ def test_the_window_fits_the_screen(display, monkeypatch):
     assert w >= 640 and h >= 480
 
 
+def test_late_imports_names_each_package_imported_after_the_window_even_when_one_left(monkeypatch):
+    """The report's ``late_imports`` is recomputed only when ``sys.modules`` changed (it is read
+    every frame); a module removed and another added in its place between two reads still shows."""
+    import sys
+    import types
+    from types import SimpleNamespace
+
+    from app.gui import window as gui
+
+    app = SimpleNamespace(_modules_at_window=set(sys.modules.copy()), _late_imports=((-1, None), []))
+    late = lambda: gui.App.late_imports(app)  # noqa: E731
+    assert late() == []
+    monkeypatch.setitem(sys.modules, "ikstudio_probe_a", types.ModuleType("ikstudio_probe_a"))
+    assert late() == ["ikstudio_probe_a"]
+    monkeypatch.delitem(sys.modules, "ikstudio_probe_a")
+    monkeypatch.setitem(sys.modules, "ikstudio_probe_b.sub", types.ModuleType("ikstudio_probe_b.sub"))
+    assert late() == ["ikstudio_probe_b"]  # the same count as before: the last name tells
+
+
 def test_default_scene_shows_16_robot_cells(launch, tmp_path, display, monkeypatch):
     from app.gui import window as gui
 

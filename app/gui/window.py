@@ -94,7 +94,7 @@ class App:
         self.controller.wait_kernels(KERNELS_WAIT_S)  # the window's frames never wait on a compile of FK
         dpg.show_viewport()
         self._modules_at_window = set(sys.modules.copy())  # see late_imports
-        self._late_imports: tuple[int, list[str]] = (-1, [])  # (len(sys.modules) when found, the names)
+        self._late_imports: tuple = ((-1, None), [])  # (sys.modules' count and last name when found, the names)
         self._kernels_at_window = self.controller.sim.kernels_prepared()  # see late_kernels
         self.t_window = time.perf_counter()
         self.startup_text = ""
@@ -300,9 +300,11 @@ class App:
     def late_imports(self) -> list[str]:
         """The top-level packages imported since the window's first frame, sorted: each import holds
         the GIL, so a first scene's should come before it (:mod:`app.sim.preload`)."""
-        if len(sys.modules) != self._late_imports[0]:  # (modules are added, hardly ever removed)
-            names = set(sys.modules.copy()) - self._modules_at_window
-            self._late_imports = (len(sys.modules), sorted({name.partition(".")[0] for name in names}))
+        modules = sys.modules.copy()  # (a shallow copy: another thread may import meanwhile)
+        key = (len(modules), next(reversed(modules), None))  # a module added since: the count or the last one moved
+        if key != self._late_imports[0]:
+            names = set(modules) - self._modules_at_window
+            self._late_imports = (key, sorted({name.partition(".")[0] for name in names}))
         return list(self._late_imports[1])
 
     def late_kernels(self) -> list[list]:
