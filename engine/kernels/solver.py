@@ -295,15 +295,13 @@ def step(form: ti.template(), ctx: ti.template(), S: ti.template(), t, it, task_
     # the direction; with limits, the dofs it pushes outward off a limit leave J's columns and the
     # direction is solved once more without them (one call site in a loop of at most two passes:
     # the per-robot form unrolls the solve, and a second copy was ~28 % of its code)
-    again = 1
-    first = 1
-    while again == 1:
+    for solve in range(2):
         form.direction(ctx, S, t, lam)
-        again = 0
+        blocked = 0.0  # (the per-robot form counts in floats)
         if respect_limits == 1:  # (on the first pass their Jacobian columns leave the next solve)
-            if form.block(ctx, S, t, STEP, first) > 0 and first == 1:
-                again = 1
-        first = 0
+            blocked = form.block(ctx, S, t, STEP, 1 - solve)
+        if blocked == 0:
+            break
     max_step = task_f[0, SOLVE_F.max_step]
     big = form.largest(ctx, S, t, STEP)
     if big > max_step:
