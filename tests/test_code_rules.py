@@ -6,7 +6,10 @@
 * no module reads or writes another module's private names: ``obj._name`` is allowed only where
   ``_name`` is defined (assigned, or a function or class) in the same module, and no module imports
   another's ``_name``. The few reaches into a library's internals are listed in
-  :data:`LIBRARY_INTERNALS`, each with the test that guards it.
+  :data:`LIBRARY_INTERNALS`, each with the test that guards it;
+* no power (``x ** 2``) of a run-time value inside a taichi function or kernel: taichi lowers it to a
+  loop, and on lavapipe every loop counts against its per-invocation loop limit
+  (``engine.kernels.quat.square``; docs/backends.md, item 4).
 """
 
 from __future__ import annotations
@@ -113,3 +116,41 @@ def test_every_library_internal_names_its_guard():
         assert attr in (REPO / module).read_text(encoding="utf-8"), f"{module} no longer uses {attr}: drop it"
         guard_file = guard.split(" ")[0]
         assert not guard_file.startswith("tests/") or (REPO / guard_file).is_file(), guard
+
+
+def _taichi_powers(path: Path) -> list[str]:
+    """``file:line: expression`` of each ``**`` in a ``ti.func`` or ``ti.kernel`` of ``path`` that is
+    not folded while tracing (both sides literals, or inside ``ti.static(...)``)."""
+    rel = str(path.relative_to(REPO))
+    out = []
+
+    def visit(node, folded: bool):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "ti.static":
+            folded = True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not folded and not (
+                isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant)):
+            out.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+        for child in ast.iter_child_nodes(node):
+            visit(child, folded)
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef) and any(ast.unparse(d).split("(")[0] in ("ti.func", "ti.kernel")
+                                                     for d in node.decorator_list):
+            for statement in node.body:
+                visit(statement, False)
+    return out
+
+
+def test_no_taichi_function_raises_a_value_to_a_power():
+    found = [line for path in sources("engine") for line in _taichi_powers(path)]
+    assert found == [], "powers in taichi code (write square(x) or x * x):\n" + "\n".join(found)
+
+
+def test_the_power_reader_finds_powers(tmp_path):
+    probe = REPO / "engine" / "_probe_for_test.py"
+    try:
+        probe.write_text("import taichi as ti\n\n@ti.func\ndef f(x):\n"
+                         "    return x ** 2 + ti.static(2 ** x) + 2 ** 3\n\ndef g(x):\n    return x ** 2\n")
+        assert [line.split(": ", 1)[1] for line in _taichi_powers(probe)] == ["x ** 2"]
+    finally:
+        probe.unlink()

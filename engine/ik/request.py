@@ -134,8 +134,11 @@ def solver_spec(entity, request: IKRequest):
     moving = spec.moving_dofs(used) if spec is not None else ()
     what = ", ".join(repr(entity.links[row.link].name) if row.link >= 0 else kind_of(row.kind).name
                      for row in request.rows)
+    n_sel = len(entity.configuration.envs(None if request.envs is None else list(request.envs)))
+    per_thread = -(-request.max_samples // dispatch.restart_slots(n_sel, request.max_samples))
     return dispatch.ik_solver(request.kernel, spec, moving, entity.tree.name, what,
-                              avoiding=request.collide_index is not None)
+                              avoiding=request.collide_index is not None, samples_per_thread=per_thread,
+                              max_iters=request.max_iters)
 
 
 def as_seed(seed) -> int:

@@ -23,7 +23,7 @@ from ..runtime.state import STATE
 from .avoid import link_ball
 from .fk import BALL, FREE, HINGE, SLIDE, add_point_jacobian, fk_row, jacobian_row, link_com, vec3, vec4, zero_rows
 from .kinds import KINDS
-from .quat import qexp, qmul, qnormalize, qrot
+from .quat import qexp, qmul, qnormalize, qrot, square
 from .solver import BIG, STEP, loop_block_dim, run_thread, start_value
 from .tables import (
     AVOID_HEAD,
@@ -275,9 +275,9 @@ class Generic:
         out = 0.0
         for i in range(ctx.q.shape[1]):
             if ti.static(start):
-                out += task_f[rest_row(ctx.Lt, i), QPOS_REST_F.span] * (ctx.q[t, i] - ctx.q0[e, i]) ** 2
+                out += task_f[rest_row(ctx.Lt, i), QPOS_REST_F.span] * square(ctx.q[t, i] - ctx.q0[e, i])
             else:
-                out += (ctx.q[t, i] - task_f[rest_row(ctx.Lt, i), QPOS_REST_F.rest]) ** 2
+                out += square(ctx.q[t, i] - task_f[rest_row(ctx.Lt, i), QPOS_REST_F.rest])
         return out
 
     @staticmethod

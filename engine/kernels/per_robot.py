@@ -26,7 +26,7 @@ from .avoid import link_ball
 from .fk import HINGE
 from .kinds import kind_of
 from .per_robot_fk import UNROLLED_COMPILE
-from .quat import qrot
+from .quat import qrot, square
 from .solver import STEP, loop_block_dim, run_thread, start_value
 from .spec import RobotSpec
 from .tables import AVOID_HEAD, COLLIDE, DOF_I, QPOS_REST_F, SOLVE_I, TASK_F, box_col, dof_row, rest_row, task_row
@@ -372,9 +372,9 @@ def _build(spec: RobotSpec, structure):
             out = 0.0
             for i in ti.static(range(spec.n_qs)):
                 if ti.static(start):
-                    out += task_f[rest_row(Lt, i), QPOS_REST_F.span] * (S[0][i] - ctx.q0[e, i]) ** 2
+                    out += task_f[rest_row(Lt, i), QPOS_REST_F.span] * square(S[0][i] - ctx.q0[e, i])
                 else:
-                    out += (S[0][i] - task_f[rest_row(Lt, i), QPOS_REST_F.rest]) ** 2
+                    out += square(S[0][i] - task_f[rest_row(Lt, i), QPOS_REST_F.rest])
             return out
 
         @staticmethod

@@ -37,6 +37,15 @@ TAN_PI_8 = 0.41421356237309503
 
 
 @ti.func
+def square(x):
+    """x * x. Kernels write this, never ``x ** 2``: taichi lowers a power with an integer exponent
+    to a loop (exponentiation by squaring) that SPIR-V keeps, and on lavapipe every loop counts
+    against its per-invocation loop limit on every pass, branches not taken included
+    (docs/backends.md, item 4)."""
+    return x * x
+
+
+@ti.func
 def _poly(u, coeffs: ti.template()):
     """sum(coeffs[i] * u^i) by Horner's rule."""
     n = ti.static(len(coeffs))

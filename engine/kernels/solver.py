@@ -62,7 +62,7 @@ score and rest distance; ``best_err`` (T, Lt, 6): each task's error (m, rad; unw
 
 import taichi as ti
 
-from .quat import atan2_upper, qcolumn, qconj, qlog, qmul, qrot
+from .quat import atan2_upper, qcolumn, qconj, qlog, qmul, qrot, square
 from .tables import BEST_I, KEPT_F, RESUME_F, RESUME_I, SOLVE_F, SOLVE_I, TARGET, TASK_F, TASK_I, task_row
 
 BIG = 1 << 30
@@ -254,7 +254,7 @@ def look_at_rows(a, u, dist):
         Sv = (Cv.transpose() @ c) / s
         Tw = d * Sw - s * Dw
         Tv = d * Sv - s * Dv
-        k = (s * 1.0) ** 2
+        k = square(s)
         Gw = -(theta / s * Cw + c.outer_product(s * Tw - theta * Sw) / k)
         Gv = -(theta / s * Cv + c.outer_product(s * Tv - theta * Sv) / k)
     return Gv, Gw

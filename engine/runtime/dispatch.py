@@ -77,14 +77,17 @@ def fixed_sizes(kernel: str, n_tasks: int, n_dofs: int, n_envs: int) -> tuple[in
     return 0, 0, 0
 
 
-def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, what: str, avoiding: bool = False):
+def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, what: str, avoiding: bool = False,
+              samples_per_thread: int = 1, max_iters: int = 0):
     """The spec to compile the per-robot IK solver from, or None for the generic solver.
 
     ``spec``: the robot's :class:`~engine.kernels.spec.RobotSpec` (None when it does not qualify);
     ``moving_dofs``: the dofs that move the links the tasks use (the per-robot solver spans them,
     so it needs one); ``what``: those links, for the error message. ``avoiding``: the request has
     a collision avoidance task, whose search loops run at run time; on a software Vulkan device
-    only the generic solver can split them over launches (:func:`solver_budget`), so it serves."""
+    only the generic solver can split them over launches (:func:`solver_budget`), so it serves,
+    as it does for more iterations per thread (``samples_per_thread`` x ``max_iters``) than one
+    launch may run there (:func:`per_robot_fits`)."""
     if kernel not in KERNELS:
         raise InvalidValueError(f"kernel: expected one of {', '.join(map(repr, KERNELS))}, got {kernel!r}")
     if kernel == "generic":
@@ -108,10 +111,29 @@ def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, 
             raise InvalidValueError(f"kernel: no joint moves {what}, so there is no per-robot solver for them; use "
                                     "kernel='auto' or 'generic'")
         return None  # auto: the generic solver reports how far the fixed links are from their targets
+    if not per_robot_fits(samples_per_thread, max_iters):
+        if kernel == "per_robot":
+            raise InvalidValueError(f"max_solver_iters: on a software Vulkan device one launch of the per-robot solver "
+                                    f"runs at most {SOFTWARE_LOOP_LIMIT // PER_ROBOT_LOOPS} iterations per thread (the "
+                                    f"device's loop limit: docs/backends.md), got {max_iters} for each of "
+                                    f"{samples_per_thread} restart(s) per thread (max_samples over the envs' restart "
+                                    "slots); use kernel='auto' or 'generic', which split a solve over launches")
+        return None
     return spec
 
 
 SOFTWARE_LOOP_LIMIT = 40_000  # loop iterations one solver launch may run per thread on a software Vulkan device
+# counted loop steps per iteration of the per-robot solver (its inner loops are unrolled): the flat
+# sample loop and the step's direction loop. Measured on lavapipe: a launch stops after 32,767
+# iterations (2 steps each; a dof blocked at a limit repeats the direction: 3)
+PER_ROBOT_LOOPS = 3
+
+
+def per_robot_fits(samples_per_thread: int, max_iters: int) -> bool:
+    """Whether one launch of the per-robot solver, which cannot split a solve over launches, runs
+    within a software Vulkan device's loop limit (:func:`solver_budget`): ``samples_per_thread``
+    restarts of up to ``max_iters`` iterations each. Always true on the CPU and GPUs."""
+    return not STATE.software or samples_per_thread * (max_iters + 1) * PER_ROBOT_LOOPS <= SOFTWARE_LOOP_LIMIT
 
 
 def solver_budget(n_links: int, n_joints: int, n_tasks: int, n_dofs: int, com: bool, avoid_loops: int = 0) -> int:
