@@ -9,6 +9,7 @@ memory, kernel launches, and every choice of which compiled form runs and how.
 - :mod:`.memory`: arrays that live on the device on a GPU.
 - :mod:`.launch`: cheap repeated kernel launches and bounded caches of compiled kernels.
 - :mod:`.kernel_cache`: taichi's disk cache of kernels kept usable beside other processes (its lock).
+- :mod:`.spirv_cache`: Vulkan kernels in that cache without SPIR-V debug names (loads in seconds).
 - :mod:`.threads`: serial or pooled CPU launches, chosen by timing both.
 - :mod:`.dispatch`: which compiled solver and FK form run, and launch budgets.
 

@@ -34,7 +34,7 @@ for _name in FROZEN_IMPORTLIB:
 
 import taichi as ti  # noqa: E402  (the environment must be set first)
 
-from . import devices, frontend, kernel_cache, locking, memory, randomness  # noqa: E402
+from . import devices, frontend, kernel_cache, locking, memory, randomness, spirv_cache  # noqa: E402
 from .state import LOCK, STATE  # noqa: E402
 
 frontend.install()  # before the engine's kernels are defined: their definitions ask taichi a costly question
@@ -212,6 +212,8 @@ def init(backend: str = "gpu", precision: str = "32", seed: int | None = None, d
         # the first kernel reads taichi's cache index (taking its lock, where there is one): not while
         # another process holds the lock, which taichi would take for "no cache"
         kernel_cache.settle(folder, wait_s=kernel_cache.STALE_S if kernel_cache.has_index(folder) else 0.0)
+        if chosen == ti.vulkan:  # the kernels written since the last runtime: loaded in seconds, not tens
+            spirv_cache.drop_debug_names(folder)
         with kernel_cache.holding(folder):
             _materialize()
     return current()
