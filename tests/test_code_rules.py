@@ -127,14 +127,18 @@ def _taichi_powers(path: Path) -> list[str]:
     def visit(node, folded: bool):
         if isinstance(node, ast.Call) and ast.unparse(node.func) == "ti.static":
             folded = True
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not folded and not (
-                isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant)):
+        power = (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)
+                 and not (isinstance(node.left, ast.Constant) and isinstance(node.right, ast.Constant))) or (
+            isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Pow)) or (
+            isinstance(node, ast.Call) and ast.unparse(node.func) in ("pow", "ti.pow", "ti.math.pow"))
+        if power and not folded:
             out.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
         for child in ast.iter_child_nodes(node):
             visit(child, folded)
 
+    taichi = ("ti.func", "ti.kernel", "ti.real_func")
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.FunctionDef) and any(ast.unparse(d).split("(")[0] in ("ti.func", "ti.kernel")
+        if isinstance(node, ast.FunctionDef) and any(ast.unparse(d).split("(")[0] in taichi
                                                      for d in node.decorator_list):
             for statement in node.body:
                 visit(statement, False)
@@ -150,7 +154,9 @@ def test_the_power_reader_finds_powers(tmp_path):
     probe = REPO / "engine" / "_probe_for_test.py"
     try:
         probe.write_text("import taichi as ti\n\n@ti.func\ndef f(x):\n"
-                         "    return x ** 2 + ti.static(2 ** x) + 2 ** 3\n\ndef g(x):\n    return x ** 2\n")
-        assert [line.split(": ", 1)[1] for line in _taichi_powers(probe)] == ["x ** 2"]
+                         "    return x ** 2 + ti.static(2 ** x) + 2 ** 3\n\ndef g(x):\n    return x ** 2\n\n"
+                         "@ti.real_func\ndef h(y):\n    y **= 2\n    return ti.pow(y, 2) + pow(y, 3)\n")
+        assert [line.split(": ", 1)[1] for line in _taichi_powers(probe)] == ["x ** 2", "y **= 2", "ti.pow(y, 2)",
+                                                                               "pow(y, 3)"]
     finally:
         probe.unlink()

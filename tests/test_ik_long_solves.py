@@ -93,13 +93,30 @@ def test_a_solve_longer_than_one_launch_allows_is_answered_whole(panda, ref):
     _judge(ref, res, goal)
 
 
+def test_the_guard_s_bound_is_the_one_it_names():
+    """The largest ``max_solver_iters`` the refusal names is the largest the guard lets through."""
+    from engine.runtime import dispatch
+    from engine.runtime.state import STATE
+
+    software = STATE.software
+    STATE.software = True
+    try:
+        for per_thread, most in ((1, 13_332), (2, 6_665), (7, 1_903)):
+            assert dispatch.per_robot_fits(per_thread, most) and not dispatch.per_robot_fits(per_thread, most + 1)
+            with pytest.raises(InvalidValueError, match=f"takes at most {most} with {per_thread} restart"):
+                dispatch.ik_solver("per_robot", object(), (0,), "robot", "'hand'", samples_per_thread=per_thread,
+                                   max_iters=most + 1)
+    finally:
+        STATE.software = software
+
+
 def test_the_per_robot_solver_refuses_a_solve_one_launch_cannot_hold_on_a_software_device(panda, ref):
     """``kernel="per_robot"`` with 50,000 iterations: refused by name on a software Vulkan device,
     the robot's qpos untouched; answered whole on every other backend."""
     before = panda.get_qpos().copy()
     if current().software:
-        with pytest.raises(InvalidValueError, match=r"max_solver_iters: .* at most 13333 iterations per thread"
-                                                    r".* got 50000 for each of 1 restart"):
+        with pytest.raises(InvalidValueError, match=r"max_solver_iters: .* takes at most 13332 with 1 restart"
+                                                    r".* got 50000"):
             _solve(panda, 4e-5, 50_000, "per_robot")
         np.testing.assert_array_equal(panda.get_qpos(), before)
         return

@@ -99,7 +99,8 @@ def test_damaged_and_foreign_files_are_left_as_they_are(vulkan, tmp_path):
     flipped = bytearray(data)
     flipped[len(data) // 2] ^= 0x10
     damaged = {"truncated": data[:len(data) // 2], "flipped": bytes(flipped), "empty": b"",
-               "hash_cut": data[:-1], "head_only": data[:8], "cpu": data[:4] + struct.pack("<I", 0) + data[8:]}
+               "hash_cut": data[:-1], "head_only": data[:8], "cpu": data[:4] + struct.pack("<I", 0) + data[8:],
+               **{f"head_{n}": data[:n] for n in range(1, 8)}}
     for name, content in damaged.items():
         (cache / f"{name}.tic").write_bytes(content)
     assert spirv_cache.drop_debug_names(cache) >= 1
@@ -110,6 +111,19 @@ def test_damaged_and_foreign_files_are_left_as_they_are(vulkan, tmp_path):
     assert index[good.name] == [good.stat().st_size, good.stat().st_mtime_ns]
     assert spirv_cache.drop_debug_names(cache) == 0  # looked at once
     assert spirv_cache.drop_debug_names(tmp_path / "no such folder") == 0 and spirv_cache.drop_debug_names(None) == 0
+
+
+@pytest.mark.parametrize("index", ["[" * 100_000, "[1, 2]", "\udcff", "{\"a\": 1}", "not json"],
+                         ids=["nested", "a_list", "not_utf8", "odd_values", "not_json"])
+def test_a_damaged_index_or_odd_files_never_raise_nor_wait(tmp_path, index):
+    """A nested, foreign or garbled index starts afresh; a FIFO named like a kernel file (whose
+    open would wait for a writer) and a folder so named are passed over."""
+    (tmp_path / spirv_cache.INDEX_NAME).write_text(index, errors="surrogateescape")
+    os.mkfifo(tmp_path / "Tfifo.tic")
+    (tmp_path / "Tfolder.tic").mkdir()
+    (tmp_path / "Tshort.tic").write_bytes(b"TIC\0\n")
+    assert spirv_cache.drop_debug_names(tmp_path) == 0
+    assert isinstance(json.loads((tmp_path / spirv_cache.INDEX_NAME).read_text()), dict)
 
 
 def test_a_module_keeps_every_instruction_but_its_names():

@@ -113,11 +113,12 @@ def ik_solver(kernel: str, spec, moving_dofs: tuple[int, ...], robot_name: str, 
         return None  # auto: the generic solver reports how far the fixed links are from their targets
     if not per_robot_fits(samples_per_thread, max_iters):
         if kernel == "per_robot":
+            most = max(SOFTWARE_LOOP_LIMIT // (PER_ROBOT_LOOPS * samples_per_thread) - 1, 0)
             raise InvalidValueError(f"max_solver_iters: on a software Vulkan device one launch of the per-robot solver "
-                                    f"runs at most {SOFTWARE_LOOP_LIMIT // PER_ROBOT_LOOPS} iterations per thread (the "
-                                    f"device's loop limit: docs/backends.md), got {max_iters} for each of "
-                                    f"{samples_per_thread} restart(s) per thread (max_samples over the envs' restart "
-                                    "slots); use kernel='auto' or 'generic', which split a solve over launches")
+                                    f"takes at most {most} with {samples_per_thread} restart(s) per thread "
+                                    f"(max_samples over the envs' restart slots; the device's loop limit: "
+                                    f"docs/backends.md), got {max_iters}; use kernel='auto' or 'generic', which "
+                                    "split a solve over launches")
         return None
     return spec
 

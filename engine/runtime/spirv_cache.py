@@ -29,6 +29,7 @@ import json
 import os
 import struct
 from pathlib import Path
+from stat import S_ISREG
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def drop_debug_names(folder) -> int:
         seen = json.loads(index_path.read_text())
         if not isinstance(seen, dict):
             seen = {}
-    except (OSError, ValueError):
+    except Exception:  # unreadable, not UTF-8, not JSON, nested past the recursion limit: start afresh
         seen = {}
     rewritten, changed = 0, False
     try:
@@ -64,9 +65,14 @@ def drop_debug_names(folder) -> int:
             stat = path.stat()
         except OSError:
             continue
+        if not S_ISREG(stat.st_mode):  # a folder, a FIFO (whose open would wait for a writer): not taichi's
+            continue
         if seen.get(path.name) == [stat.st_size, stat.st_mtime_ns]:
             continue
-        lean = _lean_file(path)
+        try:
+            lean = _lean_file(path)
+        except Exception:  # a format this reader does not expect: the file stays as taichi wrote it
+            lean = None
         if lean is not None and _replace(path, lean):
             rewritten += 1
             with contextlib.suppress(OSError):
@@ -85,7 +91,8 @@ def _lean_file(path: Path) -> bytes | None:
     try:
         with open(path, "rb") as f:
             head = f.read(len(HEAD) + 4)
-            if head[:len(HEAD)] != HEAD or struct.unpack_from("<I", head, len(HEAD))[0] != VULKAN_ARCH:
+            if len(head) < len(HEAD) + 4 or head[:len(HEAD)] != HEAD or \
+                    struct.unpack_from("<I", head, len(HEAD))[0] != VULKAN_ARCH:
                 return None
             data = head + f.read()
     except OSError:
@@ -167,7 +174,7 @@ def without_names(words: np.ndarray) -> np.ndarray:
 
 def _replace(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` in one step (a temporary file beside it, then a rename)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # unique across hosts too
     try:
         tmp.write_bytes(data)
         os.replace(tmp, path)
