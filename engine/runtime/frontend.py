@@ -57,13 +57,14 @@ import hashlib
 import inspect
 import linecache
 import marshal
-import os
 import sys
 import textwrap
 import weakref
 from pathlib import Path
 
 import taichi
+
+from ..cache_root import write_whole
 
 _ORIGINALS: dict = {}  # taichi's own functions the memos wrap, by name, once installed
 _DIGEST = "_ikstudio_source_digest"  # the attribute a context keeps its source's digest in
@@ -242,12 +243,11 @@ def save_messages() -> bool:
     merged = {**_read_messages(path), **memo}
     if len(merged) > MAX_SAVED:
         merged = dict(memo)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(marshal.dumps(merged))
-        os.replace(tmp, path)  # whole or not at all, whoever else writes it
-    except (OSError, ValueError):
-        tmp.unlink(missing_ok=True)
+        data = marshal.dumps(merged)
+    except ValueError:  # a value marshal cannot write
+        return False
+    if not write_whole(path, data):  # whole or not at all, whoever else writes it
         return False
     _STORE["built"] = 0
     return True

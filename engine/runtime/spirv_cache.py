@@ -26,12 +26,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import struct
 from pathlib import Path
 from stat import S_ISREG
 
 import numpy as np
+
+from ..cache_root import write_whole
 
 HEAD = b"TIC\0"
 VULKAN_ARCH = 10  # taichi 1.7.4's Arch::vulkan
@@ -73,7 +74,7 @@ def drop_debug_names(folder) -> int:
             lean = _lean_file(path)
         except Exception:  # a format this reader does not expect: the file stays as taichi wrote it
             lean = None
-        if lean is not None and _replace(path, lean):
+        if lean is not None and write_whole(path, lean):
             rewritten += 1
             with contextlib.suppress(OSError):
                 stat = path.stat()
@@ -81,7 +82,7 @@ def drop_debug_names(folder) -> int:
         changed = True
     if changed:
         present = {p.name for p in files}
-        _replace(index_path, json.dumps({k: v for k, v in seen.items() if k in present}).encode())
+        write_whole(index_path, json.dumps({k: v for k, v in seen.items() if k in present}).encode())
     return rewritten
 
 
@@ -171,15 +172,3 @@ def without_names(words: np.ndarray) -> np.ndarray:
         keep[s:s + int(length)] = False
     return words[keep]
 
-
-def _replace(path: Path, data: bytes) -> bool:
-    """Write ``data`` to ``path`` in one step (a temporary file beside it, then a rename)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # unique across hosts too
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        return False
-    return True
