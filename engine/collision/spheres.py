@@ -111,36 +111,65 @@ def link_mesh(geoms, grow: bool = True):
     return parts[0] if len(parts) == 1 else trimesh.util.concatenate(parts)
 
 
+def _squared_distances(columns: tuple, point: np.ndarray) -> np.ndarray:
+    """Squared distances ``(m,)`` from the points given as coordinate ``columns`` (x, y, z: each
+    ``(m,)``, contiguous) to ``point`` (3,). The same numbers as ``((points - point) ** 2).sum(1)``,
+    bit for bit (numpy sums a row of three as (x + y) + z), ~4x sooner: a reduction along a short
+    axis costs numpy more than three whole-column operations."""
+    dx, dy, dz = columns[0] - point[0], columns[1] - point[1], columns[2] - point[2]
+    return (dx * dx + dy * dy) + dz * dz
+
+
+def _columns(points: np.ndarray) -> tuple:
+    """The coordinate columns of ``points`` ``(m, 3)``, each contiguous ``(m,)``."""
+    return tuple(np.ascontiguousarray(points[:, i]) for i in range(3))
+
+
 def _enclosing(points: np.ndarray, iterations: int = 64) -> tuple[np.ndarray, float]:
     """Near-smallest ball ``(centre (3,), radius)`` around ``points`` ``(m, 3)``: Badoiu-Clarkson
     steps from the box centre; the radius is exact for the centre found."""
-    c = 0.5 * (points.min(0) + points.max(0))
-    for i in range(iterations):
-        far = points[np.argmax(((points - c) ** 2).sum(1))]
-        c = c + (far - c) / (i + 2)
+    columns = _columns(points)
     box = 0.5 * (points.min(0) + points.max(0))
-    r_c = np.sqrt(((points - c) ** 2).sum(1).max())
-    r_box = np.sqrt(((points - box) ** 2).sum(1).max())
+    c = box
+    for i in range(iterations):
+        far = points[np.argmax(_squared_distances(columns, c))]
+        c = c + (far - c) / (i + 2)
+    r_c = np.sqrt(_squared_distances(columns, c).max())
+    r_box = np.sqrt(_squared_distances(columns, box).max())
     return (c, float(r_c)) if r_c <= r_box else (box, float(r_box))
 
 
 def _kmeans(points: np.ndarray, k: int, rng, iterations: int = 20) -> np.ndarray:
-    """``k`` cluster means ``(k, 3)`` of ``points`` ``(m, 3)``: k-means++ seeding, then Lloyd steps."""
+    """``k`` cluster means ``(k, 3)`` of ``points`` ``(m, 3)``: k-means++ seeding, then Lloyd steps.
+    (Distances by columns and means by ``np.bincount``: the numbers of the plain numpy expressions,
+    bit for bit, in a fraction of the time.)"""
+    columns = _columns(points)
     means = [points[rng.integers(len(points))]]
-    d2 = ((points - means[0]) ** 2).sum(1)
+    d2 = _squared_distances(columns, means[0])
     for _ in range(1, k):
         total = d2.sum()
         pick = rng.integers(len(points)) if total <= 0 else rng.choice(len(points), p=d2 / total)
         means.append(points[pick])
-        d2 = np.minimum(d2, ((points - points[pick]) ** 2).sum(1))
+        d2 = np.minimum(d2, _squared_distances(columns, points[pick]))
     means = np.array(means)
     for _ in range(iterations):
-        label = np.argmin(((points[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
-        moved = np.array([points[label == j].mean(0) if np.any(label == j) else means[j] for j in range(k)])
+        label = _nearest(columns, means)
+        count = np.bincount(label, minlength=k)
+        sums = np.stack([np.bincount(label, weights=col, minlength=k) for col in columns], axis=1)
+        moved = np.where(count[:, None] > 0, sums / np.maximum(count, 1)[:, None], means)
         if np.allclose(moved, means):
             break
         means = moved
     return means
+
+
+def _nearest(columns: tuple, centers: np.ndarray) -> np.ndarray:
+    """For each point (coordinate ``columns``), the index of the nearest of ``centers`` ``(k, 3)``
+    (the first one on a tie): ``argmin`` over the same squared distances as above."""
+    dx = columns[0][:, None] - centers[:, 0]
+    dy = columns[1][:, None] - centers[:, 1]
+    dz = columns[2][:, None] - centers[:, 2]
+    return np.argmin((dx * dx + dy * dy) + dz * dz, axis=1)
 
 
 def fit_spheres(vertices: np.ndarray, faces: np.ndarray, max_spheres: int = DEFAULT_SPHERES_PER_LINK,
@@ -169,7 +198,7 @@ def fit_spheres(vertices: np.ndarray, faces: np.ndarray, max_spheres: int = DEFA
         c, r = _enclosing(vertices)
         return c[None], np.array([r])
     means = _kmeans(sample, k, rng)
-    label = np.argmin(((centroids[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
+    label = _nearest(_columns(centroids), means)
     centers, radii = [], []
     for j in np.unique(label):
         c, r = _enclosing(tri[label == j].reshape(-1, 3))
