@@ -146,3 +146,36 @@ def replaced_scene() -> dict:
                 "meshes_freed": sum(m() is None for m in meshes)}
     finally:
         c.close()
+
+
+def test_wait_frame_returns_an_image_of_the_camera_as_it_is_now(ctl):
+    """A render in flight when ``wait_frame`` is called shows the camera it was asked with: the call
+    waits for the image asked for after it (the window's screenshot after ``frames=40`` once showed
+    the robots one env cell off their centres, on a busy machine)."""
+    from concurrent.futures import Future
+
+    wait_for(ctl, lambda: ctl.last_frame is not None and ctl.sim.latest_image() is not None, timeout=300)
+    ctl.playing = False  # nothing moves but the camera
+    ctl.wait_frame()
+    vis = ctl.sim.visualizer
+    request, hold, held = vis.request_frame, threading.Event(), threading.Event()
+
+    def slow_request():  # the next render is finished only once the test lets it
+        inner, outer = request(), Future()
+
+        def finish():
+            hold.wait(30)
+            outer.set_result(inner.result())
+        held.set()
+        threading.Thread(target=finish, daemon=True).start()
+        return outer
+
+    vis.request_frame = slow_request
+    ctl.camera.orbit(80.0, 0.0)  # camera A: its image is rendered, and held
+    wait_for(ctl, held.is_set)
+    vis.request_frame = request
+    ctl.camera.orbit(80.0, 0.0)  # camera B, then the call
+    threading.Timer(0.5, hold.set).start()
+    shown = ctl.wait_frame()
+    again = ctl.wait_frame()  # nothing changed since: an image of camera B
+    assert np.array_equal(shown, again), "wait_frame returned the image of the camera before"

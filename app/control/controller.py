@@ -90,7 +90,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.history = EditHistory(self)  # undo / redo of both editors' edits (a new one per scene)
         self.show_spheres = False  # the robot's collision spheres are drawn (debug objects)
         self._pointer: dict | None = None  # the mouse button held over the 3D view, if any
-        self._image_seen = 0
+        self._image_seen = self._image_requests = 0  # the newest image handed over: its number, render_requests
         self.latest_image: np.ndarray | None = None
         self.spec = scenefile.load(scene_path or DEFAULT_SCENE)
         self.sim = Sim(self)
@@ -407,7 +407,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         latest = self.sim.latest_image()
         if latest is None or latest[0] == self._image_seen:
             return None
-        self._image_seen = latest[0]
+        self._image_seen, self._image_requests = latest[0], latest[4]
         self.latest_image = latest[1]
         return self.latest_image
 
@@ -428,8 +428,8 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.render_requests += 1
         self.update()
         while time.perf_counter() - t0 < timeout:
-            img = self.poll_frame()
-            if img is not None and self._image_seen > seen:
+            img = self.poll_frame()  # the render in flight may finish first, showing the camera it had
+            if img is not None and self._image_seen > seen and self._image_requests >= self.render_requests:
                 self.adopt()
                 return img
             time.sleep(0.005)

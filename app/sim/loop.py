@@ -84,7 +84,8 @@ class Sim:
         self.last_frame = None
         self.pending = None  # Future of the image being rendered
         self._pending_answers = False  # ... which shows this scene's solved answers (not robots at rest)
-        self._image: tuple | None = None  # (sequence number, image, render ms, generation) of the newest
+        self._pending_requests = 0  # ... and the controller's render_requests when it was asked for
+        self._image: tuple | None = None  # (sequence number, image, render ms, generation, requests) of the newest
         self._image_seq = 0
         self._requested = None  # (version, camera) of the last image requested
         self._synced_edits = -1  # the controller's edit count last copied into the runner's spec
@@ -303,9 +304,8 @@ class Sim:
         return frame
 
     def first_image_due(self) -> bool:
-        """This scene has no image yet: the sim renders one before it solves (the robots reach the
-        screen without waiting for the IK kernels), once the GUI has framed its camera for it (or
-        after a second, for a GUI that does not)."""
+        """This scene has no image yet: the sim renders one before it solves (the robots reach the screen
+        before the IK kernels), once the GUI has framed its camera for it (or after 1 s: a GUI that does not)."""
         if self._first_image_done or self.scene is None or self._solve_before_first_image():
             return False
         framed = self.c.camera_generation == self.generation
@@ -336,8 +336,7 @@ class Sim:
         return not (self._stepped_unrendered and (self.busy_rendering() or self._image_paced()))
 
     def _image_paced(self) -> bool:
-        """The window's pacing (``c.pacing``, app.control.image_pacing) holds the next image back;
-        never the scene's first one."""
+        """The window's pacing (``c.pacing``, app.control.image_pacing) holds the next image back (never the first)."""
         pacing = self.c.pacing
         return (pacing is not None and self._first_image_done and self._image is not None
                 and self._image[3] == self.generation and not pacing.due(self._frames_at_request))
@@ -407,7 +406,8 @@ class Sim:
         if self.scene is None or self.busy_rendering() or self._solve_before_first_image():
             return False
         self.collect()
-        if not force and self._image_paced():
+        asked = self._requested is None or self.c.render_requests != self._requested[2]  # wait_frame: now
+        if not (force or asked) and self._image_paced():
             return False
         if self.first_image_due() and self.c.camera_generation != self.generation:
             return False  # the GUI is about to frame the camera for this scene: render that
@@ -422,6 +422,7 @@ class Sim:
         self.pending, self._requested, self._stepped_unrendered = fut, key, False
         self._pending_answers = self._warm  # the state it shows was solved at least once
         self._pending_version = (self.generation, self.version)
+        self._pending_requests = key[2]  # the GUI's render-request count this image answers
         if self.on_image is not None:
             fut.add_done_callback(lambda f: self.on_image())
         return True
@@ -454,7 +455,7 @@ class Sim:
         if self._pending_answers:
             self.startup.setdefault("answers_seq", self._image_seq)
         ms = float(self.visualizer.last_timing.get("total_ms", 0.0))
-        self._image = (self._image_seq, image, ms, self.generation)
+        self._image = (self._image_seq, image, ms, self.generation, self._pending_requests)
         recorder = self.c.recorder
         if recorder is not None:
             recorder.offer(image)
@@ -480,8 +481,8 @@ class Sim:
         return self.startup.get("answers_seq")
 
     def latest_image(self) -> tuple | None:
-        """(sequence number, image (H, W, 3) uint8, its render ms, scene generation) of the newest
-        collected image, or None; any thread may read it."""
+        """(sequence number, image (H, W, 3) uint8, render ms, scene generation, the controller's
+        render_requests when it was asked for) of the newest collected image, or None; any thread."""
         return self._image
 
     def wait_image(self, timeout: float = 30.0) -> np.ndarray:
