@@ -406,7 +406,7 @@ class Sim:
         if self.scene is None or self.busy_rendering() or self._solve_before_first_image():
             return False
         self.collect()
-        asked = self._requested is None or self.c.render_requests != self._requested[2]  # wait_frame: now
+        asked = self._requested is None or self.c.render_requests != self._requested[2]  # by wait_frame: unpaced
         if not (force or asked) and self._image_paced():
             return False
         if self.first_image_due() and self.c.camera_generation != self.generation:
