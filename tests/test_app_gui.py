@@ -52,6 +52,7 @@ def test_default_scene_shows_16_robot_cells(launch, tmp_path, display, monkeypat
     assert "Traceback" not in app.log(), app.log()
     r = app.read()
     assert r["frames_shown"] == 40 and r["images"] >= 1
+    assert r["image_sizes"] == [r["view_size"]]  # never an image of the view before its layout, scaled up
     assert not [m for m in r["messages"] if m[0] == "error"]
     img = imageio.imread(shot)[..., :3]
     assert img.shape[:2] == tuple(r["window_size"][::-1]) == gui.window_size(screen)[::-1]  # fitted

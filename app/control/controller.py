@@ -75,6 +75,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.kept_velocity = None  # a scene's solver.max_joint_velocity while "smooth" is off (set_smooth)
         self.always_render = False  # render every tick even when nothing changed
         self.view_size = self.res  # the 3D view's size, px; the camera renders at it or at render_size
+        self.view_laid_out = True  # view_size is the view's own (a window: False until its first layout)
         self._framing = None  # how the camera was last framed by the app: see CameraMixin.resize_view
         self.render_size: tuple[int, int] | None = None  # a recording's fixed size
         self.init_recording()
@@ -385,7 +386,7 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         Threaded: adopt the newest snapshot and hand the camera to the sim thread (None)."""
         if self.view is not None and self.follow:
             self.camera.target = self.env_center(self.selected_env)
-        self._hand_camera()
+        self.hand_camera()
         if self.worker is not None:
             self.adopt()
             self.worker.wake()
@@ -394,11 +395,6 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         self.adopt()
         self.sim.request_frame()
         return readout
-
-    def _hand_camera(self) -> None:
-        """The camera as it is now, for the sim's next image (and which scene it was framed for)."""
-        self.camera_params = self.current_camera_params()
-        self.camera_generation = 0 if self.view is None else self.view.generation
 
     def poll_frame(self) -> np.ndarray | None:
         """The newest rendered image (H, W, 3) uint8 if one finished since the last call, else None."""
@@ -418,9 +414,10 @@ class AppController(StatusMixin, CameraMixin, PointerMixin, RecordingMixin):
         return self.worker is None or self.worker.kernels_ready.wait(timeout)
 
     def wait_frame(self, timeout: float = 30.0) -> np.ndarray:
-        """Block until an image of the current state is ready (for tests and headless use)."""
+        """Block until an image of the current state is ready, and return it (for tests and headless use;
+        a window shows it: it is taken, and the next poll_frame has no new image)."""
         if self.worker is None:
-            self._hand_camera()
+            self.hand_camera()
             self.sim.wait_image(timeout)
             return self.poll_frame()
         seen = self._image_seen

@@ -57,12 +57,20 @@ class CameraMixin:
                                                 lookat=tuple(float(x) for x in np.asarray(self.camera.target).round(4)),
                                                 fov=float(self.camera.fov_deg))
 
+    def hand_camera(self) -> None:
+        """The camera as it is now, for the sim's next image, and the scene it was framed for: none
+        while a window's view is not laid out yet (the sim holds the scene's first image for it)."""
+        self.camera_params = self.current_camera_params()
+        framed = self.view is not None and self.view_laid_out
+        self.camera_generation = self.view.generation if framed else 0
+
     def resize_view(self, width: int, height: int) -> None:
         """The 3D view's widget changed size: render at the new size (unless a recording fixes it).
         A camera the app framed and nobody moved since is framed again for the new shape: every env
         after "frame all" (the view first laid out, or made narrower, would cut envs off at its
         sides: a laptop's screen), and a scene file's camera only while it still shows every env."""
         self.view_size = (max(int(width), 16), max(int(height), 16))
+        self.view_laid_out = True
         before = (self.camera.width, self.camera.height)
         self.apply_render_size()
         framing = self._framing

@@ -31,6 +31,7 @@ def write_report(app, path: Path) -> None:
     data = {"view_origin": [x0, y0], "view_size": list(app.view.size), "ready": c.ready,
             "window_size": [dpg.get_viewport_client_width(), dpg.get_viewport_client_height()],
             "frames": app.n_frames, "images": app.n_images, "frames_shown": app.frames_shown,
+            "image_sizes": app.view.sizes_shown,
             "image_current": c.sim.image_is_current() and c.latest_image is not None,
             "pointer_events": app.pointer_events,
             "longest_frame_gap": app.clock.report(), "late_imports": app.late_imports(),

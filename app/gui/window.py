@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import dearpygui.dearpygui as dpg
+import numpy as np
 
 from ..control.controller import AppController
 from ..control.image_pacing import ImagePacing
@@ -49,6 +50,8 @@ class App:
         self.size = size
         self.controller = AppController(scene_path, res=(size[0] - 2 * SIDE_W - 40, size[1] - 120), threaded=True)
         self.controller.pacing = ImagePacing()  # images spaced while this window's frames are slow
+        self.controller.view_laid_out = False  # no image of the view before it has its size (frame)
+        self._center_rect: tuple = ()  # the view's panel's size last frame, px (laid out once it stays)
         self.screenshot_dir = Path(screenshot_dir or ".")
         self.show_help = False
         self.n_frames = self.n_images = 0  # GUI frames run, rendered images shown
@@ -234,18 +237,14 @@ class App:
         self._mouse_at = mouse
         dpg.run_callbacks(dpg.get_callback_queue())
         self._dispatch_keys()
-        w, h = dpg.get_item_rect_size("center")
-        self.view.resize(w - 16, h - STATUS_H - 16)
+        w, h = rect = tuple(dpg.get_item_rect_size("center"))
+        if rect == self._center_rect and w > 0 and h > 0:  # laid out: the first frames' rects are smaller
+            self.view.resize(w - 16, h - STATUS_H - 16)
+        self._center_rect = rect
         if c.ready:
             self._poll_mouse()
         c.update()  # the camera and the edits of this frame go to the sim thread
-        img = c.poll_frame()
-        if img is not None:
-            self.n_images += 1
-            _keep_last(self._image_times, t0)
-            if self.t_first_image is None:
-                self.t_first_image, self._first_image_frame = t0, self.n_frames
-            self.view.show_image(img)
+        self._show(c.poll_frame(), t0)
         self.view.draw_overlay()
         self.panels.refresh()
         dpg.render_dearpygui_frame()
@@ -321,6 +320,16 @@ class App:
         late = self.controller.sim.kernels_prepared_since(max(self._kernels_at_window, start))
         return [[p.kernel, round(p.seconds, 3), p.thread] for p in late]
 
+    def _show(self, img: np.ndarray | None, t0: float) -> None:
+        """Put a new rendered image (H, W, 3) uint8 (None: none came) on screen at frame time ``t0``."""
+        if img is None:
+            return
+        self.n_images += 1
+        _keep_last(self._image_times, t0)
+        if self.t_first_image is None:
+            self.t_first_image, self._first_image_frame = t0, self.n_frames
+        self.view.show_image(img)
+
     @property
     def frames_shown(self) -> int:
         """GUI frames run since the first image (the robots) reached the screen."""
@@ -337,7 +346,7 @@ class App:
                     self.report(report)
                 if frames is not None and self.frames_shown >= frames:
                     if screenshot is not None:
-                        self.controller.wait_frame()
+                        self._show(self.controller.wait_frame(), time.perf_counter())  # (poll_frame: None now)
                         for _ in range(3):  # let the last image reach the texture
                             self.frame()
                         dpg.output_frame_buffer(file=str(screenshot))
