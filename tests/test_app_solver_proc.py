@@ -335,3 +335,87 @@ def test_the_generic_warm_up_runs_below_the_app_in_its_own_session_too(tmp_path,
     finally:
         warm.proc.kill()
         warm.proc.wait(timeout=60)
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` runs (not ended, nor a zombie waiting for init to reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads Linux's /proc")
+def test_a_killed_apps_spare_ends_at_once_even_mid_warm_up(tmp_path):
+    """An app killed (SIGKILL: nothing of it runs after) takes its spare child with it, even while the
+    spare prepares the generic solver with the GIL held (an empty kernel cache: a compile, seconds
+    long, after which the spare alone would have read its closed stdin and ended); a spare started
+    from a thread that ended at once (the warm-up's watcher renews the spare) lives on with its pool."""
+    import signal
+    import subprocess
+    import sys
+
+    app = subprocess.Popen([sys.executable, "-c", (
+        "import threading, time, engine as ik; ik.init(backend='cpu')\n"
+        "from app.sim import solver_proc\n"
+        "pool = solver_proc.SolverPool(warm_generic=False)\n"
+        "t = threading.Thread(target=pool.settled); t.start(); t.join()  # a spare taken, the next from a thread\n"
+        "first = pool.take(); t = threading.Thread(target=pool.settled); t.start(); t.join()\n"
+        "spare = pool.take(); t = threading.Thread(target=pool.settled); t.start(); t.join()\n"
+        "time.sleep(1.0)\n"
+        "print('pids', first.proc.pid, spare.proc.pid, spare.proc.poll(), flush=True)\n"
+        "spare.send('warm', reply=False)\n"
+        "time.sleep(600)\n")], cwd=str(solver_proc.PACKAGE_ROOT), stdout=subprocess.PIPE, text=True,
+        env=dict(solver_proc.child_env(), TI_OFFLINE_CACHE_FILE_PATH=str(tmp_path / "ticache")))
+    try:
+        line = app.stdout.readline()
+        while line and not line.startswith("pids "):  # (the engine's own lines)
+            line = app.stdout.readline()
+        first, spare, ended = line.split()[1:]
+        assert ended == "None", "a spare started from a thread that then ended did not live on"
+        first, spare = int(first), int(spare)
+        assert _alive(spare)
+        time.sleep(0.5)  # into its compile
+        app.send_signal(signal.SIGKILL)
+        app.wait(timeout=60)
+        deadline = time.monotonic() + 2.0
+        while _alive(spare) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not _alive(spare), "the killed app's spare ran on"
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait(timeout=60)
+
+
+def test_no_second_warm_up_starts_and_one_started_stops_before_taichi(tmp_path, monkeypatch):
+    """While a warm-up holds a cache folder's lock, the app starts no other; a second one started
+    anyway (two apps at once) sees the lock before importing taichi (~1 s of a core)."""
+    import subprocess
+    import sys
+
+    ik.init(backend="cpu")
+    from taichi.lang import impl
+
+    cache = tmp_path / "ticache"
+    monkeypatch.setattr(impl.current_cfg(), "offline_cache_file_path", str(cache))
+    monkeypatch.setenv("TI_OFFLINE_CACHE_FILE_PATH", str(cache))
+    assert not solver_proc.warmup_running(cache)
+    warm = solver_proc.GenericWarmup()
+    try:
+        deadline = time.monotonic() + 60
+        while not solver_proc.warmup_running(cache) and time.monotonic() < deadline:
+            assert warm.proc.poll() is None, f"the warm-up ended (exit {warm.proc.returncode})"
+            time.sleep(0.05)
+        assert solver_proc.warmup_running(cache)
+        assert solver_proc.GenericWarmup().proc is None  # not started beside it
+        code = ("import sys; from app.sim import solver_proc as s; "
+                "rc = s.warm_generic(); print(rc, 'taichi' in sys.modules)")
+        env = dict(solver_proc.child_env(), IKSTUDIO_WARM_CACHE=str(cache))
+        out = subprocess.run([sys.executable, "-c", code], cwd=str(solver_proc.PACKAGE_ROOT), env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert out.stdout.split() == ["3", "False"], out.stdout + out.stderr
+    finally:
+        warm.proc.kill()
+        warm.proc.wait(timeout=60)
+    assert not solver_proc.warmup_running(cache)  # the lock went with its holder

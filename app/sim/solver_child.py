@@ -36,6 +36,7 @@ class Child:
         self.override = "generic"  # what the spec's "generic" runs as ("auto" until it is cached)
         self.ahead = None  # (spec as asked, n_envs, generic cached, runner): built by preload
         self.initialised = False
+        self.has_scene = False  # asked to build one (a spare until then: see die_with_parent)
 
     def init(self, init_args: dict) -> None:
         """``engine.init(**init_args)`` unless the engine already runs that way (a preload started it:
@@ -114,6 +115,9 @@ def serve(inp, out) -> None:
             kind, args = pickle.load(inp)
         except EOFError:
             return
+        if kind in ("preload", "build") and not child.has_scene:
+            child.has_scene = True
+            die_with_parent(False)  # it finishes its command and caches its kernels if the parent ends now
         if kind in ("preload", "warm"):  # no reply
             getattr(child, kind)(*args)
             continue
@@ -141,6 +145,24 @@ def serve(inp, out) -> None:
             out.flush()
         except (BrokenPipeError, OSError):  # the parent is gone: nobody to answer
             return
+
+
+def die_with_parent(on: bool) -> bool:
+    """Linux: (``on``) have the kernel kill this process when the parent's thread that started it ends
+    (``PR_SET_PDEATHSIG``), or (not ``on``) no longer. A spare is killed so: it has nothing to finish
+    nor to cache, and a killed app's spare would otherwise run on until it next read its stdin (a
+    warm load: 1-2 s of a core, with the GIL held, so no thread of its own could stop it). A child
+    with a scene ends by its stdin the normal way (taichi caches the kernels it compiled). Returns
+    whether the kernel took the setting (False elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(1, signal.SIGKILL if on else 0, 0, 0, 0) == 0  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
 
 
 def prepare_kernels(runner) -> bool:
@@ -219,6 +241,9 @@ def main() -> int:
         from .solver_proc import warm_generic
 
         return warm_generic()
+    parent = os.environ.get("IKSTUDIO_SOLVER_PARENT")
+    if die_with_parent(True) and parent and os.getppid() != int(parent):
+        return 0  # the parent ended before the kernel was told
     out = os.fdopen(os.dup(1), "wb")  # the replies; prints (taichi's, the engine's) go to stderr
     os.dup2(2, 1)
     import engine  # noqa: F401  (taichi and the engine, imported while the parent starts: see start_early)

@@ -28,7 +28,8 @@ first child is started by ``ikstudio`` itself before its heavy imports, and buil
 its command line while the parent starts (:func:`start_early`); each child prepares its first
 frame's kernels right after its build (:func:`app.sim.solver_child.prepare_kernels`). Messages are
 pickled over the child's stdin / stdout; the child's own prints go to stderr. Closing a child's stdin ends it
-the normal way, so taichi writes the kernels it compiled to its cache.
+the normal way, so taichi writes the kernels it compiled to its cache; a spare, which has nothing to
+cache, is killed instead, and dies with the app (:func:`app.sim.solver_child.die_with_parent`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import pickle
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding app/ and engine/
@@ -74,8 +76,9 @@ class SolverProcess:
     """One child solving one scene; :meth:`build` then :meth:`step` per frame (from one thread)."""
 
     def __init__(self, init_args: dict | None = None, initialise: bool = True, per_robot_first: bool = False):
+        env = dict(child_env(), IKSTUDIO_SOLVER_PARENT=str(os.getpid()))  # see solver_child.die_with_parent
         self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, env=child_env(), cwd=str(PACKAGE_ROOT))
+                                     stdout=subprocess.PIPE, env=env, cwd=str(PACKAGE_ROOT))
         self._pending: list[str] = []  # the commands whose replies are not read yet, oldest first
         self.built_ahead: bool | None = None  # the last build's reply: the child took a scene built ahead
         self._sent_edits = None
@@ -191,6 +194,12 @@ class SolverProcess:
         return ([t.model_copy() for t in spec.targets], spec.solver.model_copy(),
                 [o.model_copy() for o in spec.obstacles])
 
+    def discard(self) -> None:
+        """Kill a child that never had a scene (a spare): it compiled nothing worth caching, and the
+        normal way would first finish what it was doing (a spare's warm load: 1-2 s of a core)."""
+        self.proc.kill()
+        self.close()
+
     def close(self, timeout: float = 10.0) -> None:
         """End the child the normal way (taichi writes its cache), killing it after ``timeout`` s."""
         proc = self.proc
@@ -221,6 +230,9 @@ class SolverPool:
         self._init_args = engine_init_args()
         self._spare: SolverProcess | None = None
         self._lock = threading.Lock()
+        # the spares start from a thread that lives as long as the pool: a spare dies with the thread that
+        # started it (app.sim.solver_child.die_with_parent), and the warm-up's watcher thread ends at once
+        self._starter = ThreadPoolExecutor(1, thread_name_prefix="ikstudio-spares")
         self._warm_generic = warm_generic
         self.warmup: GenericWarmup | None = None
         # the first scene's child starts now (or started with the command: start_early): its python, taichi
@@ -249,7 +261,7 @@ class SolverPool:
     def _new_spare(self) -> SolverProcess:
         """A spare child; where the generic solver is cached, it loads it now with a small scene
         (``warm``), so that its first scene (a robot switch) waits only for its build."""
-        spare = SolverProcess(self._init_args)
+        spare = self._starter.submit(SolverProcess, self._init_args).result()
         if generic_ready():
             spare.send("warm", reply=False)
         return spare
@@ -259,13 +271,14 @@ class SolverPool:
         with self._lock:
             old, self._spare = self._spare, self._new_spare()
         if old is not None:
-            old.close()
+            old.discard()
 
     def close(self) -> None:
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is not None:
-            spare.close()
+            spare.discard()
+        self._starter.shutdown(wait=False)
 
 
 # -- the first child, started with the command -------------------------------------------------------------
@@ -357,9 +370,10 @@ class GenericWarmup:
 
     def __init__(self, on_done=None):
         self.proc = None
-        if generic_ready():
+        if generic_ready() or warmup_running(_cache_dir()):
             return
-        env = dict(child_env(), IKSTUDIO_WARM_BACKEND=engine_init_args()["backend"])
+        env = dict(child_env(), IKSTUDIO_WARM_BACKEND=engine_init_args()["backend"],
+                   IKSTUDIO_WARM_CACHE=str(_cache_dir()))
         self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child", "--warm-generic"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, env=env, cwd=str(PACKAGE_ROOT),
@@ -411,13 +425,17 @@ def warm_generic() -> int:
     up, 4 when taichi could not write its cache (its lock stayed taken): no marker then, so the
     next start tries again."""
     lowest_priority()
+    folder = os.environ.get("IKSTUDIO_WARM_CACHE")  # the parent's cache: the lock is tried before taichi starts
+    lock = _one_warmup_lock(Path(folder)) if folder else True
+    if lock is None:
+        return 3  # another process is warming this cache up
     import engine
     from engine.runtime import kernel_cache
 
     engine.init(backend=os.environ.get("IKSTUDIO_WARM_BACKEND", "cpu"))
-    lock = _one_warmup_lock()
+    lock = lock if folder else _one_warmup_lock(_cache_dir())
     if lock is None:
-        return 3  # another process is warming this cache up
+        return 3
     marker = marker_path()
     folder = marker.parent
     before = _kernel_files(folder)
@@ -446,14 +464,24 @@ def _kernel_files(folder: Path) -> set[str]:
         return set()
 
 
-def _one_warmup_lock():
-    """An exclusive lock on the cache folder's warm-up lock file (held until this process exits), or
-    None when another warm-up holds it; where there is no flock, no lock is taken."""
+def warmup_running(folder: Path) -> bool:
+    """A warm-up holds cache ``folder``'s lock now (one starting beside it would stop at once)."""
+    lock = _one_warmup_lock(folder)
+    if lock is None:
+        return True
+    if lock is not True:
+        lock.close()  # closing the file lets the lock go
+    return False
+
+
+def _one_warmup_lock(folder: Path):
+    """An exclusive lock on cache ``folder``'s warm-up lock file (held until this process exits or the
+    returned file is closed), or None when another warm-up holds it; where there is no flock, no lock
+    is taken (True)."""
     try:
         import fcntl
     except ImportError:
         return True
-    folder = _cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     f = open(folder / f"{MARKER_PREFIX}lock", "w")  # kept open: the lock lives as long as the process
     try:
