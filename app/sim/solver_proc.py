@@ -425,15 +425,15 @@ def warm_generic() -> int:
     up, 4 when taichi could not write its cache (its lock stayed taken): no marker then, so the
     next start tries again."""
     lowest_priority()
-    folder = os.environ.get("IKSTUDIO_WARM_CACHE")  # the parent's cache: the lock is tried before taichi starts
-    lock = _one_warmup_lock(Path(folder)) if folder else True
+    cache = os.environ.get("IKSTUDIO_WARM_CACHE")  # the parent's cache folder: its lock is tried before taichi starts
+    lock = _one_warmup_lock(Path(cache)) if cache else True
     if lock is None:
         return 3  # another process is warming this cache up
     import engine
     from engine.runtime import kernel_cache
 
     engine.init(backend=os.environ.get("IKSTUDIO_WARM_BACKEND", "cpu"))
-    lock = lock if folder else _one_warmup_lock(_cache_dir())
+    lock = lock if cache else _one_warmup_lock(_cache_dir())
     if lock is None:
         return 3
     marker = marker_path()
