@@ -233,6 +233,7 @@ class SolverPool:
         # the spares start from a thread that lives as long as the pool: a spare dies with the thread that
         # started it (app.sim.solver_child.die_with_parent), and the warm-up's watcher thread ends at once
         self._starter = ThreadPoolExecutor(1, thread_name_prefix="ikstudio-spares")
+        self._closed = False
         self._warm_generic = warm_generic
         self.warmup: GenericWarmup | None = None
         # the first scene's child starts now (or started with the command: start_early): its python, taichi
@@ -253,6 +254,8 @@ class SolverPool:
     def settled(self) -> None:
         """A scene solved: start the spare and, once, the generic solver's warm-up."""
         with self._lock:
+            if self._closed:
+                return
             if self._spare is None:
                 self._spare = self._new_spare()
             if self._warm_generic and self.warmup is None:
@@ -269,13 +272,15 @@ class SolverPool:
     def _renew_spare(self) -> None:
         """The generic solver is cached: a spare started from now on sees it."""
         with self._lock:
+            if self._closed:  # the warm-up ended after the app closed: no spare to renew
+                return
             old, self._spare = self._spare, self._new_spare()
         if old is not None:
             old.discard()
 
     def close(self) -> None:
         with self._lock:
-            spare, self._spare = self._spare, None
+            spare, self._spare, self._closed = self._spare, None, True
         if spare is not None:
             spare.discard()
         self._starter.shutdown(wait=False)
