@@ -30,7 +30,7 @@ SIM_MEMBERS = frozenset({
 CONTROLLER_FIELDS = frozenset({
     "spec", "edit_lock", "edit_count",       # the spec the GUI edits, its lock and edit counter
     "playing", "speed", "manual", "step_requests", "render_requests", "always_render",  # the clock
-    "camera_params", "camera_generation", "lod",  # how to draw
+    "camera_params", "camera_generation", "view_laid_out", "lod",  # how to draw
     "pacing",  # the window's image pacing: frames drawn, frames per image (app.control.image_pacing)
     "show_spheres", "recorder", "metrics",   # what else to draw and record, where readouts go
     "selected_env",                          # whose planned path to draw (solver.plan)

@@ -81,7 +81,7 @@ def time_start(cache_dir: str, timeout: float = 600.0) -> dict:
 
 def _wait_for_warmup(cache: str, timeout: float = 300.0) -> float:
     """Wait until no generic-solver warm-up holds the cache's lock (the one the previous start began
-    outlives its app: app/sim/solver_proc.GenericWarmup), so that a warm start is timed on an idle
+    outlives its app: app/sim/warmup.GenericWarmup), so that a warm start is timed on an idle
     machine, as a user's next start meets it. Returns the seconds waited."""
     import fcntl
     import time

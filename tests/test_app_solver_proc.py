@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import engine as ik
-from app.sim import solver_proc
+from app.sim import children, solver_proc, warmup
 from engine import scenefile
 from engine.runtime import kernel_cache
 
@@ -116,40 +116,40 @@ def test_the_generic_marker_is_per_cache_folder_and_code(tmp_path, monkeypatch):
     from taichi.lang import impl
 
     monkeypatch.setattr(impl.current_cfg(), "offline_cache_file_path", str(tmp_path / "cache"))
-    assert not solver_proc.generic_ready()
-    marker = solver_proc.marker_path()
+    assert not warmup.generic_ready()
+    marker = warmup.marker_path()
     assert marker.parent == tmp_path / "cache"
     marker.parent.mkdir()
     marker.write_text("ok\n")
-    assert not solver_proc.generic_ready(), "a marker in a cache without taichi's index (ti cache clean)"
+    assert not warmup.generic_ready(), "a marker in a cache without taichi's index (ti cache clean)"
     (marker.parent / kernel_cache.INDEX_NAME).write_bytes(b"index")
-    assert solver_proc.generic_ready()
+    assert warmup.generic_ready()
     marker.write_text("ok\nTsolver.tic\n")  # the kernel files the warm-up wrote: one was dropped since
-    assert not solver_proc.generic_ready()
+    assert not warmup.generic_ready()
     (marker.parent / "Tsolver.tic").write_bytes(b"kernel")
-    assert solver_proc.generic_ready()
+    assert warmup.generic_ready()
     code = tmp_path / "pkg"
     (code / "engine" / "kernels").mkdir(parents=True)
     (code / "engine" / "kernels" / "ik.py").write_text("# other kernel code\n")
-    monkeypatch.setattr(solver_proc, "PACKAGE_ROOT", code)
-    assert solver_proc.marker_path() != marker and not solver_proc.generic_ready()
+    monkeypatch.setattr(warmup, "PACKAGE_ROOT", code)
+    assert warmup.marker_path() != marker and not warmup.generic_ready()
 
 
 def test_the_child_is_started_where_it_finds_the_app():
     """The child runs ``python -m app.sim.solver_proc`` from PACKAGE_ROOT with it on PYTHONPATH:
     that folder must hold the ``app`` and ``engine`` packages (a module move once broke it)."""
     for package in ("app", "engine"):
-        assert (solver_proc.PACKAGE_ROOT / package / "__init__.py").is_file(), solver_proc.PACKAGE_ROOT
-    assert solver_proc.child_env()["PYTHONPATH"].split(os.pathsep)[0] == str(solver_proc.PACKAGE_ROOT)
+        assert (children.PACKAGE_ROOT / package / "__init__.py").is_file(), children.PACKAGE_ROOT
+    assert children.child_env()["PYTHONPATH"].split(os.pathsep)[0] == str(children.PACKAGE_ROOT)
 
 
 def test_children_turn_mujocos_gl_off_unless_the_user_set_it(monkeypatch):
     """A solver child only compiles models with mujoco: its GL (a GLFW probe at import) is off, unless
     the user's MUJOCO_GL says otherwise."""
     monkeypatch.delenv("MUJOCO_GL", raising=False)
-    assert solver_proc.child_env()["MUJOCO_GL"] == "disable"
+    assert children.child_env()["MUJOCO_GL"] == "disable"
     monkeypatch.setenv("MUJOCO_GL", "egl")
-    assert solver_proc.child_env()["MUJOCO_GL"] == "egl"
+    assert children.child_env()["MUJOCO_GL"] == "egl"
 
 
 def test_the_child_prepares_the_first_frames_kernels_before_they_are_asked_for(pool):
@@ -265,8 +265,8 @@ def test_a_child_ignores_ctrl_c_and_ends_quietly_with_its_parent():
 
     for closing in ("stdin", "both"):
         child = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child"], stdin=subprocess.PIPE,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(solver_proc.PACKAGE_ROOT),
-                                 env=solver_proc.child_env())
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(children.PACKAGE_ROOT),
+                                 env=children.child_env())
         time.sleep(0.3)  # importing taichi and the engine
         child.send_signal(signal.SIGINT)
         time.sleep(0.2)
@@ -315,7 +315,7 @@ def test_the_generic_warm_up_runs_below_the_app_in_its_own_session_too(tmp_path,
     cache = tmp_path / "ticache"
     monkeypatch.setattr(impl.current_cfg(), "offline_cache_file_path", str(cache))
     monkeypatch.setenv("TI_OFFLINE_CACHE_FILE_PATH", str(cache))
-    warm = solver_proc.GenericWarmup()
+    warm = warmup.GenericWarmup()
     assert warm.proc is not None
     pid = warm.proc.pid
     try:
@@ -359,14 +359,15 @@ def test_a_killed_apps_spare_ends_at_once_even_mid_warm_up(tmp_path):
         "import threading, time, engine as ik; ik.init(backend='cpu')\n"
         "from app.sim import solver_proc\n"
         "pool = solver_proc.SolverPool(warm_generic=False)\n"
-        "t = threading.Thread(target=pool.settled); t.start(); t.join()  # a spare taken, the next from a thread\n"
-        "first = pool.take(); t = threading.Thread(target=pool.settled); t.start(); t.join()\n"
-        "spare = pool.take(); t = threading.Thread(target=pool.settled); t.start(); t.join()\n"
-        "time.sleep(1.0)\n"
+        "first, box = pool.take(), []\n"
+        "def renew():  # asks for a spare, takes it, and ends once the spare asked for the death signal\n"
+        "    pool.settled(); box.append(pool.take()); box[0].receive()  # (its init's reply comes after)\n"
+        "t = threading.Thread(target=renew); t.start(); t.join()\n"
+        "spare = box[0]; time.sleep(1.0)\n"
         "print('pids', first.proc.pid, spare.proc.pid, spare.proc.poll(), flush=True)\n"
         "spare.send('warm', reply=False)\n"
-        "time.sleep(600)\n")], cwd=str(solver_proc.PACKAGE_ROOT), stdout=subprocess.PIPE, text=True,
-        env=dict(solver_proc.child_env(), TI_OFFLINE_CACHE_FILE_PATH=str(tmp_path / "ticache")))
+        "time.sleep(600)\n")], cwd=str(children.PACKAGE_ROOT), stdout=subprocess.PIPE, text=True,
+        env=dict(children.child_env(), TI_OFFLINE_CACHE_FILE_PATH=str(tmp_path / "ticache")))
     try:
         line = app.stdout.readline()
         while line and not line.startswith("pids "):  # (the engine's own lines)
@@ -400,22 +401,22 @@ def test_no_second_warm_up_starts_and_one_started_stops_before_taichi(tmp_path, 
     cache = tmp_path / "ticache"
     monkeypatch.setattr(impl.current_cfg(), "offline_cache_file_path", str(cache))
     monkeypatch.setenv("TI_OFFLINE_CACHE_FILE_PATH", str(cache))
-    assert not solver_proc.warmup_running(cache)
-    warm = solver_proc.GenericWarmup()
+    assert not warmup.warmup_running(cache)
+    warm = warmup.GenericWarmup()
     try:
         deadline = time.monotonic() + 60
-        while not solver_proc.warmup_running(cache) and time.monotonic() < deadline:
+        while not warmup.warmup_running(cache) and time.monotonic() < deadline:
             assert warm.proc.poll() is None, f"the warm-up ended (exit {warm.proc.returncode})"
             time.sleep(0.05)
-        assert solver_proc.warmup_running(cache)
-        assert solver_proc.GenericWarmup().proc is None  # not started beside it
-        code = ("import sys; from app.sim import solver_proc as s; "
+        assert warmup.warmup_running(cache)
+        assert warmup.GenericWarmup().proc is None  # not started beside it
+        code = ("import sys; from app.sim import warmup as s; "
                 "rc = s.warm_generic(); print(rc, 'taichi' in sys.modules)")
-        env = dict(solver_proc.child_env(), IKSTUDIO_WARM_CACHE=str(cache))
-        out = subprocess.run([sys.executable, "-c", code], cwd=str(solver_proc.PACKAGE_ROOT), env=env,
+        env = dict(children.child_env(), IKSTUDIO_WARM_CACHE=str(cache))
+        out = subprocess.run([sys.executable, "-c", code], cwd=str(children.PACKAGE_ROOT), env=env,
                              capture_output=True, text=True, timeout=120)
         assert out.stdout.split() == ["3", "False"], out.stdout + out.stderr
     finally:
         warm.proc.kill()
         warm.proc.wait(timeout=60)
-    assert not solver_proc.warmup_running(cache)  # the lock went with its holder
+    assert not warmup.warmup_running(cache)  # the lock went with its holder

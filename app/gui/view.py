@@ -44,7 +44,7 @@ class View:
 
     def resize(self, width: int, height: int) -> None:
         width, height = max(int(width), 64), max(int(height), 64)
-        if (width, height) == self.size:
+        if (width, height) == self.size and self.app.controller.view_laid_out:
             return
         self.size = (width, height)
         dpg.configure_item(self.drawlist, width=width, height=height)

@@ -304,12 +304,12 @@ class Sim:
         return frame
 
     def first_image_due(self) -> bool:
-        """This scene has no image yet: the sim renders one before it solves (the robots reach the screen
-        before the IK kernels), once the GUI has framed its camera for it (or after 1 s: a GUI that does not)."""
+        """This scene has no image yet: the sim renders one before it solves (the robots reach the screen before
+        the IK kernels), once the GUI framed its camera for it (a window: once laid out; other GUIs: or 1 s)."""
         if self._first_image_done or self.scene is None or self._solve_before_first_image():
             return False
         framed = self.c.camera_generation == self.generation
-        return framed or time.perf_counter() - self._installed_at < 1.0
+        return framed or not self.c.view_laid_out or time.perf_counter() - self._installed_at < 1.0
 
     def busy_rendering(self) -> bool:
         return self.pending is not None and not self.pending.done()

@@ -12,7 +12,7 @@ prepares the scene the GUI will open while the parent is still starting
 engine and the same scene then take what it built. ``warm`` (no answer): a spare child loads
 the generic solver from taichi's cache before it has a scene (:meth:`Child.warm`).
 ``--warm-generic`` runs the generic solver's warm-up instead
-(:func:`app.sim.solver_proc.warm_generic`).
+(:func:`app.sim.warmup.warm_generic`).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class Child:
         runs from taichi's cache, with a small scene that is then dropped (``solve_generic_once``), so that
         this child's first scene waits only for its build; errors are ignored (the build meets
         them)."""
-        from .solver_proc import solve_generic_once
+        from .warmup import solve_generic_once
 
         try:
             solve_generic_once()
@@ -187,7 +187,7 @@ def prepare_kernels(runner) -> bool:
 
 def _resolved_init_args() -> dict:
     """This process's engine as ``engine.init`` arguments (the form the parent sends)."""
-    from .solver_proc import engine_init_args
+    from .children import engine_init_args
 
     return engine_init_args()
 
@@ -238,7 +238,7 @@ def _edit(runner, targets, solver, obstacles, override: str) -> None:
 
 def main() -> int:
     if "--warm-generic" in sys.argv:
-        from .solver_proc import warm_generic
+        from .warmup import warm_generic
 
         return warm_generic()
     parent = os.environ.get("IKSTUDIO_SOLVER_PARENT")
