@@ -10,8 +10,8 @@ back (:meth:`engine.scenefile.runner.Runner.apply`); waiting on the pipe release
 answers are the ones the same runner gives in-process (same spec, same seeds, same kernel).
 
 Kernel choice: scene files run the generic solver by default, which compiles ~5x slower than the
-per-robot one. Until it is in taichi's cache (:func:`generic_ready`, written by
-:class:`GenericWarmup`, a child that compiles it at the lowest priority) a child solves with
+per-robot one. Until it is in taichi's cache (:func:`app.sim.warmup.generic_ready`, written by
+:class:`app.sim.warmup.GenericWarmup`, a child that compiles it at the lowest priority) a child solves with
 "auto" instead (the per-robot solver where the robot has one: the same algorithm and
 tolerances), so a fresh machine answers within seconds. A child reads taichi's cache index when it
 starts, so only children started after the warm-up see the generic solver. The first child of
