@@ -420,3 +420,32 @@ def test_no_second_warm_up_starts_and_one_started_stops_before_taichi(tmp_path, 
         warm.proc.kill()
         warm.proc.wait(timeout=60)
     assert not warmup.warmup_running(cache)  # the lock went with its holder
+
+
+def test_a_pool_made_in_a_thread_that_ended_still_solves():
+    """The pool starts every child from a thread of its own: its first child, taken in a thread that
+    ends once the child has asked for the parent-death signal, still builds its scene and solves."""
+    import threading
+
+    ik.init(backend="cpu")
+    box = []
+
+    def make():
+        pool = solver_proc.SolverPool(warm_generic=False)
+        child = pool.take()
+        child.receive()  # its init's reply: the child has asked for the signal by then
+        box.append((pool, child))
+
+    t = threading.Thread(target=make)
+    t.start()
+    t.join()
+    pool, child = box[0]
+    try:
+        time.sleep(0.3)
+        assert child.proc.poll() is None, f"the child ended with the thread (exit {child.proc.returncode})"
+        runner = _runner("auto")
+        child.build(runner.spec, runner.n_envs)
+        assert child.step(runner, 0.05, edits=0).success.any()
+    finally:
+        child.close()
+        pool.close()

@@ -226,13 +226,13 @@ class SolverPool:
             early.initialise(self._init_args)
             self._spare = early
         else:
-            self._spare = SolverProcess(self._init_args)
+            self._spare = self._start_child()
 
     def take(self) -> SolverProcess:
         """The spare (or a new child when there is none); the next spare starts at :meth:`settled`."""
         with self._lock:
             taken, self._spare = self._spare, None
-        return taken or SolverProcess(self._init_args)
+        return taken or self._start_child()
 
     def settled(self) -> None:
         """A scene solved: start the spare and, once, the generic solver's warm-up."""
@@ -244,10 +244,14 @@ class SolverPool:
             if self._warm_generic and self.warmup is None:
                 self.warmup = GenericWarmup(on_done=self._renew_spare)
 
+    def _start_child(self) -> SolverProcess:
+        """A new child, started from the pool's own thread (see ``_starter``)."""
+        return self._starter.submit(SolverProcess, self._init_args).result()
+
     def _new_spare(self) -> SolverProcess:
         """A spare child; where the generic solver is cached, it loads it now with a small scene
         (``warm``), so that its first scene (a robot switch) waits only for its build."""
-        spare = self._starter.submit(SolverProcess, self._init_args).result()
+        spare = self._start_child()
         if generic_ready():
             spare.send("warm", reply=False)
         return spare
