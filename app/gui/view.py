@@ -30,7 +30,7 @@ class View:
         self.size = (640, 360)
         self.upload_ms = 0.0  # time of the last texture upload
         self._buf = None
-        self.sizes_shown: list[tuple[int, int]] = []  # (width, height) px of the images shown, a new entry per change
+        self.sizes_shown: list[tuple[int, int]] = []  # (width, height) px of the images shown: an entry per change
         self.textures = dpg.add_texture_registry()  # one for every image: a new registry per image piled up
         self.tex = dpg.add_static_texture(*self.size, np.zeros(self.size[0] * self.size[1] * 4, np.float32),
                                           parent=self.textures)
@@ -62,7 +62,7 @@ class View:
         h, w = img.shape[:2]
         t0 = time.perf_counter()
         if not self.sizes_shown or self.sizes_shown[-1] != (w, h):
-            self.sizes_shown.append((w, h))
+            self.sizes_shown = [*self.sizes_shown[-31:], (w, h)]  # the last 32
         if self._buf is None or self._buf.shape != (h, w, 4):
             self._buf = np.ones((h, w, 4), np.float32)  # alpha stays 1
         np.multiply(img, np.float32(1.0 / 255.0), out=self._buf[..., :3])
