@@ -84,10 +84,9 @@ class Sim:
         self.last_frame = None
         self.pending = None  # Future of the image being rendered
         self._pending_answers = False  # ... which shows this scene's solved answers (not robots at rest)
-        self._pending_requests = 0  # ... and the controller's render_requests when it was asked for
         self._image: tuple | None = None  # (sequence number, image, render ms, generation, requests) of the newest
         self._image_seq = 0
-        self._requested = None  # (version, camera) of the last image requested
+        self._requested = None  # (version, camera, the controller's render_requests) of the last image asked for
         self._synced_edits = -1  # the controller's edit count last copied into the runner's spec
         self._solved_edits = -1  # ... and last solved
         self._steps_seen = 0
@@ -422,7 +421,6 @@ class Sim:
         self.pending, self._requested, self._stepped_unrendered = fut, key, False
         self._pending_answers = self._warm  # the state it shows was solved at least once
         self._pending_version = (self.generation, self.version)
-        self._pending_requests = key[2]  # the GUI's render-request count this image answers
         if self.on_image is not None:
             fut.add_done_callback(lambda f: self.on_image())
         return True
@@ -455,7 +453,7 @@ class Sim:
         if self._pending_answers:
             self.startup.setdefault("answers_seq", self._image_seq)
         ms = float(self.visualizer.last_timing.get("total_ms", 0.0))
-        self._image = (self._image_seq, image, ms, self.generation, self._pending_requests)
+        self._image = (self._image_seq, image, ms, self.generation, self._requested[2])  # (asked for with it)
         recorder = self.c.recorder
         if recorder is not None:
             recorder.offer(image)

@@ -69,10 +69,10 @@ class GenericWarmup:
 
     def __init__(self, on_done=None):
         self.proc = None
-        if generic_ready() or warmup_running(_cache_dir()):
+        cache = _cache_dir()
+        if generic_ready() or warmup_running(cache):
             return
-        env = dict(child_env(), IKSTUDIO_WARM_BACKEND=engine_init_args()["backend"],
-                   IKSTUDIO_WARM_CACHE=str(_cache_dir()))
+        env = dict(child_env(), IKSTUDIO_WARM_BACKEND=engine_init_args()["backend"], IKSTUDIO_WARM_CACHE=str(cache))
         self.proc = subprocess.Popen([sys.executable, "-m", "app.sim.solver_child", "--warm-generic"],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, env=env, cwd=str(PACKAGE_ROOT),
